@@ -1,0 +1,3 @@
+from edgebench.cli.app import main
+
+main()

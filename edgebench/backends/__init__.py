@@ -1,0 +1,29 @@
+"""Backends by name, imported lazily so a missing runtime only matters when it is used."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from edgebench.backends.base import Backend
+from edgebench.errors import UserError
+
+# name -> (module, class, pip extra that provides the runtime)
+_BACKENDS: dict[str, tuple[str, str, str | None]] = {
+    "llama": ("edgebench.backends.llama_cpp", "LlamaCppBackend", "llama"),
+    "fake": ("edgebench.backends.fake", "FakeBackend", None),
+}
+
+
+def backend_names() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+def create_backend(name: str, **options: Any) -> Backend:
+    """Instantiate backend `name`; options must be picklable (they cross to a worker)."""
+    try:
+        module_name, class_name, _extra = _BACKENDS[name]
+    except KeyError:
+        raise UserError(f"unknown backend '{name}' (known: {', '.join(backend_names())})") from None
+    module = importlib.import_module(module_name)
+    return getattr(module, class_name)(**options)

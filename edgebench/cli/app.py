@@ -1,0 +1,38 @@
+"""The `edgebench` command: a thin layer that parses options and calls the library."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from edgebench.errors import UserError
+
+app = typer.Typer(
+    name="edgebench",
+    help="Benchmark small language models on structured JSON extraction, on this device.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+err_console = Console(stderr=True)
+
+
+def _register_commands() -> None:
+    # Each command group lives in its own module; importing registers it on `app`.
+    from edgebench.cli import data_cmd, models_cmd, run_cmd  # noqa: F401
+
+
+def main() -> None:
+    """Entry point: user mistakes become one red line and exit code 2, never a traceback."""
+    _register_commands()
+    try:
+        app(standalone_mode=False)
+    except UserError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        sys.exit(130)

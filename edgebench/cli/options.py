@@ -1,0 +1,48 @@
+"""Option types shared by commands, so every command spells them the same way."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def default_threads() -> int:
+    """Physical cores where known: llama.cpp gains nothing from hyper-threads."""
+    try:
+        import psutil
+
+        physical = psutil.cpu_count(logical=False)
+    except ImportError:
+        physical = None
+    return physical or os.cpu_count() or 1
+
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="Registry name, a local .gguf path, or hf:REPO/FILE. Default: smollm2-135m-instruct.",
+    ),
+]
+ThreadsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--threads", "-t", min=1, help="CPU threads for the model (default: physical cores)."
+    ),
+]
+MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget per answer.")]
+NCtxOpt = Annotated[
+    int | None,
+    typer.Option("--n-ctx", min=64, help="Context size (default: longest prompt + max tokens)."),
+]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", "-n", min=1, help="Run only the first N examples.")
+]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Run folder to create (default: runs/<time>-<model>-<task>)."),
+]

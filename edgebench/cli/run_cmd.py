@@ -1,0 +1,75 @@
+"""`edgebench run`: benchmark one model on one task and print the summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from edgebench.cli.app import app
+from edgebench.cli.options import (
+    LimitOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    NCtxOpt,
+    OutOpt,
+    ThreadsOpt,
+    default_threads,
+)
+from edgebench.report.table import RichProgress, render_summary
+from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.run import RunSettings, execute
+from edgebench.tasks import get_task
+
+
+@app.command()
+def run(
+    model: ModelOpt = None,
+    task: Annotated[str, typer.Option("--task", help="Task name.")] = "edgejson",
+    dataset: Annotated[
+        Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
+    ] = None,
+    schemas: Annotated[
+        Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
+    ] = None,
+    limit: LimitOpt = None,
+    threads: ThreadsOpt = None,
+    max_tokens: MaxTokensOpt = 512,
+    n_ctx: NCtxOpt = None,
+    out: OutOpt = None,
+    warmup: Annotated[
+        bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
+    ] = True,
+) -> None:
+    """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
+
+    Example: edgebench run --model smollm2-135m-instruct --limit 20 --threads 2
+    """
+    console = Console(stderr=True)
+    settings = RunSettings(
+        model=model,
+        task=task,
+        dataset=dataset,
+        schemas=schemas,
+        limit=limit,
+        threads=threads or default_threads(),
+        max_tokens=max_tokens,
+        n_ctx=n_ctx,
+        out=out,
+        warmup=warmup,
+    )
+    task_impl = get_task(settings.task)
+    examples, dataset_info = load_examples(task_impl, settings)
+    model_info = model_under_test(settings.model, console=console)
+    result = execute(
+        settings,
+        model_info,
+        task_impl,
+        examples,
+        dataset_info,
+        progress=RichProgress(console),
+    )
+    Console().print(render_summary(result.summary))
+    console.print(f"run folder: [bold]{result.run_dir}[/]")

@@ -1,0 +1,66 @@
+"""Writes that survive a crash: atomic replace for whole files, fsync per JSONL record."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temporary file in the same folder, fsync it, then rename over
+    `path`, so readers see the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class JsonlAppender:
+    """Appends one JSON record per line, flushed and fsynced, so a crash loses at most
+    the record being written."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._handle = path.open("a", encoding="utf-8")
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records of a JSONL file this tool wrote; a torn last line (crash) is ignored."""
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                if not line.endswith("\n"):
+                    break  # the last write was cut short
+                raise
+    return records

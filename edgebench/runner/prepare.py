@@ -1,0 +1,65 @@
+"""Turn what the user named (a model spec, a task and dataset) into what the runner needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from edgebench.models.gguf import read_gguf, special_tokens
+from edgebench.models.resolve import resolve_model
+from edgebench.prompts import PromptFormat
+from edgebench.runner.manifest import dataset_hash
+from edgebench.runner.run import ModelUnderTest, RunSettings
+from edgebench.tasks.base import Example, Task
+
+
+def model_under_test(spec: str | None, *, console: Console | None = None) -> ModelUnderTest:
+    """Resolve (and pull if needed) the model and read its prompt format from the GGUF
+    header, without loading any weights in this process."""
+    resolved = resolve_model(spec)
+    header = read_gguf(resolved.path)
+    tokens = special_tokens(header.metadata)
+    prompt_format = PromptFormat(
+        style=resolved.prompt_style,
+        chat_template=header.chat_template,
+        bos_token=tokens["bos_token"],
+        eos_token=tokens["eos_token"],
+    )
+    entry = resolved.entry
+    details: dict[str, Any] = {
+        "registry_name": entry.name if entry else None,
+        "architecture": header.architecture,
+        "gguf_name": header.name,
+        "quantization": header.quantization,
+        "parameters": header.parameter_count,
+        "context_length": header.context_length,
+        "license": entry.license if entry else None,
+    }
+    return ModelUnderTest(
+        label=resolved.label,
+        path=resolved.path,
+        sha256=resolved.sha256,
+        size_bytes=resolved.size_bytes,
+        prompt_format=prompt_format,
+        n_ctx_train=header.context_length,
+        details=details,
+        stop=tuple(resolved.stop),
+    )
+
+
+def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], dict[str, Any]]:
+    """The task's examples (first `limit` of them) and the dataset's identity."""
+    dataset, schemas = task.resolve_paths(settings.dataset, settings.schemas)
+    examples = task.load(dataset, schemas)
+    if settings.limit is not None:
+        examples = examples[: settings.limit]
+    info = {
+        "path": str(dataset),
+        "schemas": str(schemas) if schemas else None,
+        "sha256": dataset_hash(Path(dataset), Path(schemas) if schemas else None),
+        "n_examples": len(examples),
+        "limit": settings.limit,
+    }
+    return examples, info

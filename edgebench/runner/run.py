@@ -1,0 +1,260 @@
+"""One benchmark run: resolve the model, load the task, decode every example in a worker,
+score it, and write the run folder (manifest.json, samples.jsonl, summary.json)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from edgebench.backends.base import DecodeSettings, Generation, LoadInfo, now
+from edgebench.errors import UserError
+from edgebench.io import JsonlAppender, write_json_atomic
+from edgebench.prompts import PromptFormat
+from edgebench.runner import manifest as mf
+from edgebench.runner.memory import MemoryPeak
+from edgebench.runner.summary import summarize
+from edgebench.runner.timing import compute_timings
+from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
+from edgebench.tasks.base import Example, Task
+
+CONTEXT_ROUND = 256  # n_ctx is rounded up to a multiple of this
+
+
+class Worker(Protocol):
+    def count_tokens(self, prompts: list[str]) -> list[int]: ...
+    def load(self, n_ctx: int) -> tuple[LoadInfo, float]: ...
+    def generate(self, prompt: str, settings: DecodeSettings) -> Generation: ...
+    def close(self) -> MemoryPeak: ...
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything that decides what a run measures; all of it lands in the manifest."""
+
+    model: str | None = None
+    task: str = "edgejson"
+    dataset: Path | None = None
+    schemas: Path | None = None
+    limit: int | None = None
+    threads: int = 2
+    max_tokens: int = 512
+    n_ctx: int | None = None  # None: sized to the longest prompt + max_tokens
+    out: Path | None = None
+    warmup: bool = True
+
+
+@dataclass
+class ModelUnderTest:
+    """The model as the runner needs it: a label, a file, its identity and prompt format."""
+
+    label: str
+    path: Path
+    sha256: str
+    size_bytes: int
+    prompt_format: PromptFormat
+    n_ctx_train: int | None
+    backend: str = "llama"
+    details: dict[str, Any] = field(default_factory=dict)
+    stop: tuple[str, ...] = ()
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    summary: dict[str, Any]
+
+
+class Progress(Protocol):
+    def start(self, total: int, description: str) -> None: ...
+    def advance(self, sample: dict[str, Any]) -> None: ...
+    def stop(self) -> None: ...
+
+
+def size_context(
+    examples: list[Example],
+    prompt_tokens: list[int],
+    settings: RunSettings,
+    n_ctx_train: int | None,
+) -> int:
+    """The smallest context (rounded up) that fits every prompt plus max_tokens; a prompt
+    that cannot fit is the user's to fix, so it is an error naming the example."""
+    limit = settings.n_ctx or n_ctx_train
+    for example, count in zip(examples, prompt_tokens, strict=True):
+        if limit is not None and count + settings.max_tokens > limit:
+            source = "--n-ctx" if settings.n_ctx else "the model's context length"
+            raise UserError(
+                f"example '{example.id}': prompt of {count} tokens + --max-tokens "
+                f"{settings.max_tokens} does not fit {source} ({limit})"
+            )
+    if settings.n_ctx:
+        return settings.n_ctx
+    needed = max(prompt_tokens, default=0) + settings.max_tokens
+    rounded = -(-needed // CONTEXT_ROUND) * CONTEXT_ROUND
+    return min(rounded, n_ctx_train) if n_ctx_train else rounded
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
+
+
+def make_run_dir(settings: RunSettings, model_label: str, started: str) -> Path:
+    if settings.out is not None:
+        run_dir = settings.out
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise UserError(f"output folder {run_dir} is not empty; choose another --out")
+    else:
+        stamp = started.replace(":", "").replace("-", "").replace("+0000", "")[:15]
+        run_dir = Path("runs") / f"{stamp}-{_slug(model_label)}-{settings.task}"
+        suffix = 1
+        while run_dir.exists():
+            suffix += 1
+            run_dir = run_dir.with_name(f"{run_dir.name.rsplit('~', 1)[0]}~{suffix}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
+
+
+def build_sample(
+    index: int, example: Example, prompt: str, gen: Generation, task: Task
+) -> dict[str, Any]:
+    scored = task.score(gen.text, example)
+    return {
+        "index": index,
+        "id": example.id,
+        "schema_id": example.schema_id,
+        "groups": example.groups,
+        "prompt": prompt,
+        "raw_output": gen.text,
+        "expected": example.expected,
+        **scored,
+        "finish_reason": gen.finish_reason,
+        "hit_token_limit": gen.finish_reason == "length",
+        "prompt_tokens": gen.prompt_tokens,
+        "output_tokens": gen.output_tokens,
+        "generated_tokens": gen.generated_tokens,
+        "timings": compute_timings(gen).to_dict(),
+        "runtime_counters": gen.runtime_counters,
+        "error": gen.error,
+    }
+
+
+def _warmup(worker: Worker, prompt: str) -> None:
+    """One short untimed generation so the first measured example pays no first-call
+    costs (page faults on the mmapped weights, thread pool start)."""
+    worker.generate(prompt, DecodeSettings(max_tokens=8))
+
+
+def _remote_user_error(exc: WorkerError) -> UserError | None:
+    return UserError(str(exc)) if exc.remote_type == "UserError" else None
+
+
+def execute(
+    settings: RunSettings,
+    model: ModelUnderTest,
+    task: Task,
+    examples: list[Example],
+    dataset_info: dict[str, Any],
+    *,
+    worker_factory: Callable[[], Worker] | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run `examples` through `model` and write the run folder."""
+    if not examples:
+        raise UserError("the dataset has no examples to run")
+    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
+    stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+    decode = DecodeSettings(max_tokens=settings.max_tokens, stop=stop)
+
+    started = mf.utc_now()
+    run_dir = make_run_dir(settings, model.label, started)
+    manifest: dict[str, Any] = {
+        "run_id": run_dir.name,
+        "status": "running",
+        "started_at": started,
+        "command": sys.argv,
+        "settings": {
+            k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()
+        },
+        "decoding": {"strategy": "greedy", **asdict(decode)},
+        "model": {
+            "label": model.label,
+            "path": str(model.path),
+            "sha256": model.sha256,
+            "size_bytes": model.size_bytes,
+            "backend": model.backend,
+            "prompt_format": model.prompt_format.describe(),
+            **model.details,
+        },
+        "task": {"name": task.name, "prompt_template": task.prompt_template},
+        "dataset": dataset_info,
+        "device": mf.device_info(settings.threads),
+        "packages": mf.package_versions(),
+        "git": mf.git_commit(),
+    }
+    write_json_atomic(run_dir / "manifest.json", manifest)
+
+    t_run = now()
+    worker = (
+        worker_factory()
+        if worker_factory
+        else BackendWorker(
+            model.backend, {"model_path": str(model.path), "n_threads": settings.threads}
+        )
+    )
+    samples: list[dict[str, Any]] = []
+    failure: BaseException | None = None
+    memory: MemoryPeak | None = None
+    try:
+        counts = worker.count_tokens(prompts)
+        n_ctx = size_context(examples, counts, settings, model.n_ctx_train)
+        load_info, load_s = worker.load(n_ctx)
+        manifest.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+        write_json_atomic(run_dir / "manifest.json", manifest)
+        if settings.warmup:
+            _warmup(worker, prompts[0])
+        if progress:
+            progress.start(len(examples), f"{task.name} · {model.label}")
+        with JsonlAppender(run_dir / "samples.jsonl") as log:
+            for index, (example, prompt) in enumerate(zip(examples, prompts, strict=True)):
+                gen = worker.generate(prompt, decode)
+                sample = build_sample(index, example, prompt, gen, task)
+                log.append(sample)
+                samples.append(sample)
+                if progress:
+                    progress.advance(sample)
+    except WorkerError as exc:
+        failure = _remote_user_error(exc) or exc
+    except (WorkerDied, UserError, KeyboardInterrupt) as exc:
+        failure = exc
+    finally:
+        if progress:
+            progress.stop()
+        memory = worker.close()
+
+    manifest["memory"] = memory.to_dict() if memory else None
+    manifest["wall_s"] = now() - t_run
+    manifest["finished_at"] = mf.utc_now()
+    manifest["status"] = _status(failure)
+    if failure is not None:
+        manifest["error"] = str(failure) or type(failure).__name__
+    write_json_atomic(run_dir / "manifest.json", manifest)
+    summary = summarize(manifest, samples)
+    write_json_atomic(run_dir / "summary.json", summary)
+    if failure is not None:
+        if isinstance(failure, UserError | KeyboardInterrupt):
+            raise failure
+        raise UserError(f"{failure}; {len(samples)} completed examples kept in {run_dir}")
+    return RunResult(run_dir=run_dir, summary=summary)
+
+
+def _status(failure: BaseException | None) -> str:
+    if failure is None:
+        return "completed"
+    if isinstance(failure, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(failure, WorkerDied):
+        return "crashed"
+    return "failed"

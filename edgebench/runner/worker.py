@@ -1,0 +1,170 @@
+"""Run a backend in its own process so its memory is its own and its crashes are not ours.
+
+The parent keeps every result; a worker that dies (SIGSEGV in native code, SIGILL from a
+llama.cpp built for another CPU, the OOM killer) becomes a `WorkerDied` error that names
+the signal, and the parent decides what to do next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import signal
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+from edgebench.backends import create_backend
+from edgebench.backends.base import Backend, DecodeSettings, Generation, LoadInfo, now
+from edgebench.runner.memory import MemoryPeak, MemorySampler
+
+_POLL_S = 0.05
+
+
+class WorkerDied(Exception):
+    """The worker process ended without answering."""
+
+    def __init__(self, exitcode: int | None, during: str) -> None:
+        self.exitcode = exitcode
+        self.during = during
+        super().__init__(f"the model worker {describe_exit(exitcode)} during {during}")
+
+
+class WorkerError(Exception):
+    """The backend raised inside the worker; `remote_type` names the exception class."""
+
+    def __init__(self, remote_type: str, message: str, remote_traceback: str) -> None:
+        self.remote_type = remote_type
+        self.remote_traceback = remote_traceback
+        super().__init__(message)
+
+
+def describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "stopped answering"
+    if exitcode < 0:
+        try:
+            sig = signal.Signals(-exitcode)
+        except ValueError:
+            return f"was killed by signal {-exitcode}"
+        hint = ""
+        if sig == signal.SIGILL:
+            hint = " (llama-cpp-python built for another CPU? reinstall with ./install.sh)"
+        elif sig == signal.SIGKILL:
+            hint = " (out of memory?)"
+        return f"was killed by {sig.name} ({signal.strsignal(sig)}){hint}"
+    return f"exited with code {exitcode}"
+
+
+def timed_load(backend: Backend, n_ctx: int) -> tuple[LoadInfo, float]:
+    start = now()
+    info = backend.load(n_ctx)
+    return info, now() - start
+
+
+def _dispatch(backend: Backend, op: str, args: tuple[Any, ...]) -> Any:
+    if op == "count_tokens":
+        return backend.count_tokens(*args)
+    if op == "load":
+        return timed_load(backend, *args)
+    if op == "generate":
+        return backend.generate(*args)
+    raise ValueError(f"unknown worker operation {op!r}")
+
+
+def serve(conn: Connection, backend_name: str, options: dict[str, Any]) -> None:
+    """Worker main loop: answer requests until told to close."""
+    # Ctrl-C reaches the whole process group; the parent handles it and closes us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    backend = create_backend(backend_name, **options)
+    while True:
+        op, args = conn.recv()
+        if op == "close":
+            backend.close()
+            conn.send(("ok", None))
+            return
+        try:
+            conn.send(("ok", _dispatch(backend, op, args)))
+        except Exception as exc:  # report every backend failure to the parent
+            conn.send(("error", (type(exc).__name__, str(exc), traceback.format_exc())))
+
+
+class BackendWorker:
+    """The parent's handle on a worker process, with its memory sampled throughout."""
+
+    def __init__(self, backend_name: str, options: dict[str, Any]) -> None:
+        ctx = mp.get_context("spawn")
+        self._conn, child_conn = ctx.Pipe()
+        self.process = ctx.Process(
+            target=serve, args=(child_conn, backend_name, options), daemon=True
+        )
+        self.process.start()
+        child_conn.close()
+        assert self.process.pid is not None
+        self.memory = MemorySampler(self.process.pid).start()
+
+    def _call(self, op: str, *args: Any, timeout: float | None = None) -> Any:
+        self._conn.send((op, args))
+        deadline = None if timeout is None else now() + timeout
+        while not self._conn.poll(_POLL_S):
+            if not self.process.is_alive() and not self._conn.poll(0):
+                self.process.join(1)
+                raise WorkerDied(self.process.exitcode, op)
+            if deadline is not None and now() > deadline:
+                raise TimeoutError(f"the model worker did not answer {op} within {timeout} s")
+        try:
+            status, payload = self._conn.recv()
+        except EOFError:
+            self.process.join(1)
+            raise WorkerDied(self.process.exitcode, op) from None
+        if status == "error":
+            raise WorkerError(*payload)
+        return payload
+
+    def count_tokens(self, prompts: list[str]) -> list[int]:
+        return self._call("count_tokens", prompts)
+
+    def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
+        return self._call("load", n_ctx)
+
+    def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
+        return self._call("generate", prompt, settings)
+
+    def close(self) -> MemoryPeak:
+        """Stop the worker and return its memory peak (read just before it exits)."""
+        self.memory.sample()
+        if self.process.is_alive():
+            # A worker that cannot close cleanly is killed below.
+            with contextlib.suppress(WorkerDied, TimeoutError, OSError, EOFError):
+                self._call("close", timeout=10)
+        peak = self.memory.stop()
+        self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
+        self._conn.close()
+        return peak
+
+
+class InProcessWorker:
+    """The same interface around a backend object in this process (unit tests)."""
+
+    def __init__(self, backend: Backend) -> None:
+        import os
+
+        self.backend = backend
+        self.memory = MemorySampler(os.getpid()).start()
+
+    def count_tokens(self, prompts: list[str]) -> list[int]:
+        return self.backend.count_tokens(prompts)
+
+    def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
+        return timed_load(self.backend, n_ctx)
+
+    def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
+        return self.backend.generate(prompt, settings)
+
+    def close(self) -> MemoryPeak:
+        self.backend.close()
+        self.memory.sample()
+        return self.memory.stop()

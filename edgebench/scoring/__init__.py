@@ -1,0 +1,1 @@
+"""Parsing model output, JSON equality, offline schema validation and the task metrics."""

@@ -1,0 +1,50 @@
+"""What a task is: examples with a schema and an expected output, a prompt, and scores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Example:
+    """One benchmark item.
+
+    `text` is the input the model reads; `groups` holds the labels results are broken
+    down by (for EdgeJSON: {"complexity": "simple", "schema": "notification"}).
+    """
+
+    id: str
+    text: str
+    schema_id: str
+    schema: dict[str, Any]
+    expected: Any
+    groups: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt before the model's chat template is applied."""
+
+    system: str | None
+    user: str
+
+
+class Task(Protocol):
+    """A task loads examples, turns one into a prompt, and scores a model's output."""
+
+    name: str
+    prompt_template: str  # recorded verbatim in the manifest
+
+    def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, Path | None]:
+        """The dataset and schema locations to use, filling in the task's defaults."""
+        ...
+
+    def load(self, dataset: Path, schemas: Path | None) -> list[Example]: ...
+
+    def build_prompt(self, example: Example) -> Prompt: ...
+
+    def score(self, raw_output: str, example: Example) -> dict[str, Any]:
+        """Parse `raw_output` and return the parse record plus the task's scores."""
+        ...

@@ -1,0 +1,88 @@
+"""Memory readings from /proc and the timing arithmetic."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from edgebench.backends.base import Generation
+from edgebench.backends.llama_cpp import _cut_at_stop
+from edgebench.runner.memory import MemorySampler, read_status
+from edgebench.runner.timing import compute_timings
+
+STATUS = """Name:\tpython
+VmHWM:\t  204800 kB
+VmRSS:\t  102400 kB
+RssAnon:\t   40960 kB
+RssFile:\t   61440 kB
+"""
+
+
+def test_read_status_splits_anon_and_file(tmp_path: Path) -> None:
+    (tmp_path / "42").mkdir()
+    (tmp_path / "42" / "status").write_text(STATUS)
+    values = read_status(42, proc_root=tmp_path)
+    assert values == {
+        "hwm": 200 * 2**20,
+        "rss": 100 * 2**20,
+        "anon": 40 * 2**20,
+        "file": 60 * 2**20,
+    }
+    assert read_status(43, proc_root=tmp_path) is None
+
+
+def test_sampler_reports_own_process_peak() -> None:
+    sampler = MemorySampler(os.getpid()).start()
+    ballast = bytearray(64 * 2**20)  # touch 64 MB
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    sampler.sample()
+    peak = sampler.stop()
+    assert peak.peak_rss_mb >= 64
+    if peak.source == "proc":
+        assert peak.peak_rss_anon_mb is not None and peak.peak_rss_anon_mb >= 64
+
+
+def gen(**kw) -> Generation:
+    base = dict(
+        text="",
+        prompt_tokens=100,
+        output_tokens=10,
+        generated_tokens=11,
+        finish_reason="stop",
+        t_start=10.0,
+        t_first_token=10.5,
+        t_end=11.5,
+    )
+    base.update(kw)
+    return Generation(**base)
+
+
+def test_timings_from_timestamps() -> None:
+    t = compute_timings(gen())
+    assert t.ttft_s == pytest.approx(0.5)
+    assert t.prefill_tok_s == pytest.approx(200.0)
+    assert t.decode_tok_s == pytest.approx(10.0)  # 10 forward passes after the first token
+    assert t.latency_s == pytest.approx(1.5)
+
+
+def test_timings_without_tokens_have_no_rates() -> None:
+    t = compute_timings(gen(t_first_token=None, generated_tokens=0, output_tokens=0))
+    assert t.ttft_s is None and t.decode_tok_s is None and t.latency_s == pytest.approx(1.5)
+    one = compute_timings(gen(generated_tokens=1, output_tokens=0, t_end=10.5))
+    assert one.decode_tok_s is None and one.ttft_s == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "expected", "found"),
+    [
+        (b'{"a": 1}\n```', 0, b'{"a": 1}\n', True),
+        (b'{"a": 1}\n``', 0, b'{"a": 1}\n``', False),
+        (b"``` earlier ``` later", 10, b"``` earlier ", True),
+    ],
+)
+def test_stop_string_cut(text: bytes, start: int, expected: bytes, found: bool) -> None:
+    out = bytearray(text)
+    assert _cut_at_stop(out, [b"```"], start) is found
+    assert bytes(out) == expected

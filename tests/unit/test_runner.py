@@ -1,0 +1,185 @@
+"""The runner with a fake backend: run folder contents, timings, errors, partial results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.errors import UserError
+from edgebench.io import read_jsonl
+from edgebench.prompts import STYLE_COMPLETION, PromptFormat
+from edgebench.runner.run import ModelUnderTest, RunSettings, execute, size_context
+from edgebench.runner.worker import BackendWorker, InProcessWorker
+from edgebench.tasks.base import Example, Prompt
+
+
+class EchoTask:
+    """A minimal task: the prompt is the example text; exact match on the raw output."""
+
+    name = "echo"
+    prompt_template = "{text}"
+
+    def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, None]:
+        raise NotImplementedError  # not used by execute()
+
+    def load(self, dataset: Path, schemas: Path | None) -> list[Example]:
+        raise NotImplementedError  # not used by execute()
+
+    def build_prompt(self, example: Example) -> Prompt:
+        return Prompt(system=None, user=example.text)
+
+    def score(self, raw_output: str, example: Example) -> dict[str, Any]:
+        exact = int(raw_output == example.expected)
+        return {"parsed": raw_output, "scores": {"json_exact": exact, "valid_json": 1}}
+
+
+def examples(n: int) -> list[Example]:
+    return [
+        Example(
+            id=f"ex{i}",
+            text=" ".join(["word"] * (i + 2)),
+            schema_id="s",
+            schema={},
+            expected="a b c",
+            groups={"complexity": "simple" if i % 2 else "complex", "schema": "s"},
+        )
+        for i in range(n)
+    ]
+
+
+def model() -> ModelUnderTest:
+    return ModelUnderTest(
+        label="fake-model",
+        path=Path("/nonexistent/fake.gguf"),
+        sha256="0" * 64,
+        size_bytes=1,
+        prompt_format=PromptFormat(style=STYLE_COMPLETION),
+        n_ctx_train=4096,
+        backend="fake",
+    )
+
+
+def run_fake(tmp_path: Path, backend: FakeBackend, n: int = 3, **settings: Any):
+    cfg = RunSettings(out=tmp_path / "run", warmup=False, **settings)
+    return execute(
+        cfg,
+        model(),
+        EchoTask(),
+        examples(n),
+        {"path": "mem"},
+        worker_factory=lambda: InProcessWorker(backend),
+    )
+
+
+def test_run_folder_has_manifest_samples_and_summary(tmp_path: Path) -> None:
+    backend = FakeBackend(["a b c", "x y", "a b c"])
+    result = run_fake(tmp_path, backend)
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    samples = read_jsonl(result.run_dir / "samples.jsonl")
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+
+    assert manifest["status"] == "completed"
+    assert manifest["task"]["prompt_template"] == "{text}"
+    assert manifest["model"]["prompt_format"]["style"] == "completion"
+    assert [s["id"] for s in samples] == ["ex0", "ex1", "ex2"]
+    assert [s["scores"]["json_exact"] for s in samples] == [1, 0, 1]
+    assert summary["metrics"]["json_exact"] == pytest.approx(2 / 3)
+    assert summary["by_complexity"]["complex"]["n"] == 2
+    assert summary["by_complexity"]["simple"]["json_exact"] == 0.0
+    assert set(summary["perf"]) >= {
+        "load_s",
+        "peak_rss_mb",
+        "ttft_s",
+        "latency_s",
+        "prefill_tok_s",
+        "decode_tok_s",
+        "prompt_tokens_total",
+        "output_tokens_total",
+    }
+
+
+def test_timings_come_from_the_backend_clock(tmp_path: Path) -> None:
+    # 3 output tokens + end token = 4 sampled; 3 decode steps of 10 ms -> 100 tok/s.
+    backend = FakeBackend(["a b c"], timings=FakeTimings(0.001, 0.01))
+    result = run_fake(tmp_path, backend, n=1)
+    sample = read_jsonl(result.run_dir / "samples.jsonl")[0]
+    prompt_tokens = len(sample["prompt"].split())
+    assert sample["prompt_tokens"] == prompt_tokens
+    assert sample["output_tokens"] == 3 and sample["generated_tokens"] == 4
+    assert sample["timings"]["ttft_s"] == pytest.approx(prompt_tokens * 0.001)
+    assert sample["timings"]["prefill_tok_s"] == pytest.approx(1000.0)
+    assert sample["timings"]["decode_tok_s"] == pytest.approx(100.0)
+    assert sample["timings"]["latency_s"] == pytest.approx(prompt_tokens * 0.001 + 0.03)
+    perf = result.summary["perf"]
+    assert perf["decode_tok_s"]["p50"] == pytest.approx(100.0)
+    assert perf["output_tokens_total"] == 3
+
+
+def test_token_limit_is_recorded(tmp_path: Path) -> None:
+    backend = FakeBackend(["a b c d e f"])
+    result = run_fake(tmp_path, backend, n=1, max_tokens=4)
+    sample = read_jsonl(result.run_dir / "samples.jsonl")[0]
+    assert sample["finish_reason"] == "length" and sample["hit_token_limit"] is True
+    assert sample["raw_output"] == "a b c d"
+    assert result.summary["perf"]["hit_token_limit"] == 1
+
+
+def test_context_is_sized_to_the_longest_prompt() -> None:
+    settings = RunSettings(max_tokens=100)
+    assert size_context(examples(2), [10, 300], settings, 8192) == 512
+    assert size_context(examples(1), [10], RunSettings(n_ctx=1024), 8192) == 1024
+
+
+def test_prompt_longer_than_context_names_the_example() -> None:
+    with pytest.raises(UserError, match=r"example 'ex1': prompt of 900 tokens.*--n-ctx \(1000\)"):
+        size_context(examples(2), [10, 900], RunSettings(n_ctx=1000, max_tokens=200), 8192)
+    with pytest.raises(UserError, match="model's context length"):
+        size_context(examples(1), [8000], RunSettings(max_tokens=512), 8192)
+
+
+def test_non_empty_output_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "old.txt").write_text("x")
+    with pytest.raises(UserError, match="not empty"):
+        run_fake(tmp_path, FakeBackend())
+
+
+def test_worker_process_generates_and_reports_memory() -> None:
+    from edgebench.backends.base import DecodeSettings
+
+    worker = BackendWorker("fake", {"outputs": ["{ }"]})
+    try:
+        assert worker.count_tokens(["a b", "c"]) == [2, 1]
+        info, load_s = worker.load(256)
+        assert info.n_ctx == 256 and load_s >= 0
+        gen = worker.generate("x y", DecodeSettings(max_tokens=8))
+        assert gen.text == "{ }"
+    finally:
+        peak = worker.close()
+    assert peak.peak_rss_mb > 5 and peak.samples >= 1
+
+
+def test_crashed_worker_keeps_completed_samples(tmp_path: Path) -> None:
+    exs = examples(3)
+    exs[2] = Example("boom", "CRASH here", "s", {}, "a b c", {"complexity": "simple"})
+    cfg = RunSettings(out=tmp_path / "run", warmup=False)
+    with pytest.raises(UserError, match=r"SIGSEGV.*2 completed examples kept"):
+        execute(
+            cfg,
+            model(),
+            EchoTask(),
+            exs,
+            {"path": "mem"},
+            worker_factory=lambda: BackendWorker(
+                "fake", {"outputs": ["a b c"], "crash_marker": "CRASH"}
+            ),
+        )
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "crashed"
+    assert [s["id"] for s in read_jsonl(tmp_path / "run" / "samples.jsonl")] == ["ex0", "ex1"]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["n_examples"] == 2
