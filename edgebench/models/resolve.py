@@ -1,0 +1,117 @@
+"""Turn what the user typed for `--model` into a model file on disk.
+
+A spec is a registry name (`smollm2-135m-instruct`, pulled when missing), a path to a
+`.gguf` file, or `hf:OWNER/REPO/FILE.gguf` (downloaded from the Hugging Face Hub, which
+needs the `hf` extra and internet). None means the default model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edgebench.errors import UserError
+from edgebench.models.fetch import cache_state, cached_file, pull_entry
+from edgebench.models.gguf import read_gguf
+from edgebench.models.hashing import sha256_file
+from edgebench.models.registry import (
+    DEFAULT_MODEL,
+    ModelEntry,
+    load_registry,
+    unknown_model_error,
+)
+from edgebench.paths import model_cache_dir
+
+HF_PREFIX = "hf:"
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model file ready to load, and how to prompt it."""
+
+    spec: str  # what the user asked for
+    label: str  # short name for reports: the registry name, file stem or hf: spec
+    path: Path
+    entry: ModelEntry | None  # None for local paths and hf: files
+    sha256: str
+    size_bytes: int
+    prompt_style: str  # "chat" (the GGUF's chat template) or "completion"
+    stop: list[str] = field(default_factory=list)
+
+
+def resolve_model(spec: str | None, *, pull_missing: bool = True) -> ResolvedModel:
+    """Resolve a registry name, a `.gguf` path or `hf:OWNER/REPO/FILE`; None = default."""
+    spec = DEFAULT_MODEL if spec is None else spec.strip()
+    registry = load_registry()
+    if spec in registry:
+        return _from_registry(spec, registry[spec], pull_missing=pull_missing)
+    if spec.startswith(HF_PREFIX):
+        return _from_local(spec, _hf_download(spec), label=spec)
+    if _looks_like_path(spec):
+        path = Path(spec).expanduser()
+        return _from_local(spec, path, label=path.stem)
+    raise unknown_model_error(spec, list(registry))
+
+
+def _looks_like_path(spec: str) -> bool:
+    return "/" in spec or "\\" in spec or spec.lower().endswith(".gguf") or Path(spec).exists()
+
+
+def _from_registry(spec: str, entry: ModelEntry, *, pull_missing: bool) -> ResolvedModel:
+    state = cache_state(entry)
+    if state != "yes":
+        if not pull_missing:
+            problem = "is not in the cache" if state == "no" else "has a wrong sha256 in the cache"
+            raise UserError(f"model {entry.name!r} {problem}: run `edgebench models pull {spec}`")
+        pull_entry(entry, force=True)
+    return ResolvedModel(
+        spec=spec,
+        label=entry.name,
+        path=cached_file(entry),
+        entry=entry,
+        sha256=entry.sha256,
+        size_bytes=entry.size_bytes,
+        prompt_style=entry.prompt_style,
+        stop=list(entry.stop),
+    )
+
+
+def _from_local(spec: str, path: Path, *, label: str) -> ResolvedModel:
+    if not path.exists():
+        raise UserError(f"model file not found: {path}")
+    if not path.is_file():
+        raise UserError(f"model path is not a file: {path}")
+    # Without a registry entry the file itself says how to prompt it (and reading it
+    # checks that it is a GGUF file at all).
+    style = "chat" if read_gguf(path).chat_template else "completion"
+    return ResolvedModel(
+        spec=spec,
+        label=label,
+        path=path,
+        entry=None,
+        sha256=sha256_file(path),
+        size_bytes=path.stat().st_size,
+        prompt_style=style,
+    )
+
+
+def _hf_download(spec: str) -> Path:
+    parts = spec[len(HF_PREFIX) :].strip("/").split("/")
+    if len(parts) < 3 or not all(parts):
+        raise UserError(f"bad model spec {spec!r}: expected hf:OWNER/REPO/FILE.gguf")
+    repo_id, filename = "/".join(parts[:2]), "/".join(parts[2:])
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise UserError(
+            f"{spec}: downloading from the Hugging Face Hub needs huggingface_hub: "
+            "pip install 'edgebench[hf]'"
+        ) from None
+    try:
+        local = hf_hub_download(repo_id, filename, cache_dir=model_cache_dir() / "hf")
+    except Exception as exc:  # the hub raises many types (HTTP, offline, auth, missing file)
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(
+            f"could not download {filename} from Hugging Face repo {repo_id} (offline?): {reason}"
+        ) from exc
+    return Path(local)

@@ -1,0 +1,233 @@
+"""The pure-Python GGUF reader: values, tensors, derived facts, and hostile files."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+from gguf_factory import (
+    ARRAY,
+    BOOL,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    STRING,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    Typed,
+    build_gguf,
+    gguf_string,
+    header,
+    kv,
+    sample_metadata,
+    tensor_info,
+    u32,
+    u64,
+    write_gguf,
+)
+
+from edgebench.errors import UserError
+from edgebench.models.gguf import GGUFFile, quantization_name, read_gguf, special_tokens
+
+
+def test_reads_every_value_type(tmp_path: Path) -> None:
+    meta = {
+        "u8": Typed(UINT8, 255),
+        "i8": Typed(INT8, -128),
+        "u16": Typed(UINT16, 65535),
+        "i16": Typed(INT16, -32768),
+        "u32": Typed(UINT32, 2**32 - 1),
+        "i32": Typed(INT32, -(2**31)),
+        "u64": Typed(UINT64, 2**64 - 1),
+        "i64": Typed(INT64, -(2**63)),
+        "f32": Typed(FLOAT32, 0.5),
+        "f64": Typed(FLOAT64, 1e300),
+        "yes": Typed(BOOL, True),
+        "text": "héllo ✓",
+        "empty": "",
+        "ints": Typed(ARRAY, [1, -2, 3], INT64),
+        "words": ["a", "", "ü"],
+        "nested": [[1, 2], [3]],
+        "no_items": Typed(ARRAY, [], STRING),
+    }
+    gguf = read_gguf(write_gguf(tmp_path / "m.gguf", meta))
+    expected = {k: (v.value if isinstance(v, Typed) else v) for k, v in meta.items()}
+    assert gguf.metadata == expected
+    assert gguf.version == 3
+    assert gguf.tensors == []
+
+
+def test_tensors_give_the_parameter_count(tmp_path: Path) -> None:
+    path = write_gguf(tmp_path / "m.gguf", {"a": 1}, tensors=[("w", (3, 5)), ("b", (7,))])
+    gguf = read_gguf(path)
+    assert [(t.name, t.dims) for t in gguf.tensors] == [("w", (3, 5)), ("b", (7,))]
+    assert gguf.parameter_count == 22
+
+
+def test_declared_parameter_count_wins(tmp_path: Path) -> None:
+    meta = {"general.parameter_count": Typed(UINT64, 135_000_000)}
+    path = write_gguf(tmp_path / "m.gguf", meta, tensors=[("w", (3, 5))])
+    assert read_gguf(path).parameter_count == 135_000_000
+
+
+def test_derived_facts(tmp_path: Path) -> None:
+    gguf = read_gguf(write_gguf(tmp_path / "m.gguf"))
+    assert gguf.architecture == "llama"
+    assert gguf.name == "Tiny Test Model"
+    assert gguf.quantization == "Q4_1"
+    assert gguf.context_length == 2048
+    assert gguf.vocab_size == 8
+    assert gguf.chat_template is not None and "<|im_start|>" in gguf.chat_template
+    assert gguf.parameter_count == 36
+    assert special_tokens(gguf.metadata) == {"bos_token": "<|im_start|>", "eos_token": "<|im_end|>"}
+
+
+def test_version_2_and_no_chat_template(tmp_path: Path) -> None:
+    path = write_gguf(tmp_path / "m.gguf", sample_metadata(chat=False), version=2)
+    gguf = read_gguf(path)
+    assert gguf.version == 2
+    assert gguf.chat_template is None
+
+
+@pytest.mark.parametrize(
+    ("file_type", "name"),
+    [(0, "F32"), (1, "F16"), (3, "Q4_1"), (7, "Q8_0"), (15, "Q4_K_M"), (18, "Q6_K"), (32, "BF16")],
+)
+def test_quantization_names(file_type: int, name: str) -> None:
+    assert quantization_name({"general.file_type": file_type}) == name
+    # llama_cpp's `llm.metadata` holds the same values as strings.
+    assert quantization_name({"general.file_type": str(file_type)}) == name
+
+
+def test_quantization_unknown_or_absent() -> None:
+    assert quantization_name({"general.file_type": 999}) == "ftype 999"
+    assert quantization_name({}) is None
+    assert quantization_name({"general.file_type": True}) is None
+
+
+def test_special_tokens_missing_or_out_of_range() -> None:
+    tokens = ["<s>", "</s>"]
+    assert special_tokens({}) == {"bos_token": None, "eos_token": None}
+    meta = {"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.bos_token_id": 0}
+    meta["tokenizer.ggml.eos_token_id"] = 5
+    assert special_tokens(meta) == {"bos_token": "<s>", "eos_token": None}
+    meta = {"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.bos_token_id": -1}
+    assert special_tokens(meta)["bos_token"] is None
+    # llama_cpp's `llm.metadata` gives ids as strings.
+    meta = {"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.eos_token_id": "1"}
+    assert special_tokens(meta)["eos_token"] == "</s>"
+
+
+def test_large_vocabulary_is_fast(tmp_path: Path) -> None:
+    # Gemma 3 has 262,144 tokens plus scores and types of the same length.
+    n = 262_144
+    meta = {
+        "tokenizer.ggml.tokens": [f"▁token{i}" for i in range(n)],
+        "tokenizer.ggml.scores": Typed(ARRAY, [0.0] * n, FLOAT32),
+        "tokenizer.ggml.token_type": Typed(ARRAY, [1] * n, INT32),
+    }
+    path = write_gguf(tmp_path / "big.gguf", meta)
+    started = time.perf_counter()
+    gguf = read_gguf(path)
+    assert time.perf_counter() - started < 1.0
+    assert len(gguf.metadata["tokenizer.ggml.tokens"]) == n
+    assert gguf.metadata["tokenizer.ggml.tokens"][-1] == f"▁token{n - 1}"
+
+
+# --- hostile and corrupt files: always a UserError naming the file ----------------------
+
+HUGE = 2**63
+
+
+def _tail(*parts: bytes) -> bytes:
+    return b"".join(parts) + bytes(64)  # some slack so only the field under test is wrong
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"", "not a GGUF file"),
+        (b"GG", "not a GGUF file"),
+        (b"PK\x03\x04" + bytes(60), "not a GGUF file"),
+        (b"GGUF\x03\x00", "truncated"),
+        (header()[:-3], "truncated"),
+        (_tail(header(version=1)), "version 1"),
+        (_tail(b"GGUF", (3).to_bytes(4, "big"), u64(0), u64(0)), "big-endian"),
+        (_tail(header(n_tensors=HUGE)), "tensor count"),
+        (_tail(header(n_kv=2**40)), "key/value count"),
+        (_tail(header(n_kv=1000)), "key/value count"),
+        (_tail(header(n_kv=1), u64(HUGE), b"key"), "string length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(8), u64(10**12)), "string length"),
+        (header(n_kv=1) + gguf_string("k") + u32(8) + u64(5) + b"ab", "string length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(77)), "unknown value type 77"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(42), u64(1)), "element type 42"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(4), u64(HUGE)), "array length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(8), u64(2**30)), "array length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(8), u64(3), u64(HUGE)), "length"),
+        (_tail(header(n_kv=2), kv("k", 1), kv("k", 2)), "duplicate key"),
+        (_tail(header(n_tensors=1), tensor_info("w", (1, 2, 3, 4, 5))), "5 dimensions"),
+        (_tail(header(n_tensors=1), tensor_info("w", (2**40, 2**40))), "overflows"),
+        (_tail(header(n_tensors=1), tensor_info("w", (4,), offset=10**9)), "past the end"),
+        (_tail(header(n_kv=1), kv("general.alignment", 3)), "alignment"),
+    ],
+)
+def test_hostile_files_give_user_errors(tmp_path: Path, content: bytes, problem: str) -> None:
+    path = tmp_path / "evil.gguf"
+    path.write_bytes(content)
+    with pytest.raises(UserError) as info:
+        read_gguf(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert problem in message
+    assert "\n" not in message
+
+
+def test_deep_nesting_is_refused(tmp_path: Path) -> None:
+    nested: bytes = u32(4) + u64(0)  # innermost: empty array of uint32
+    for _ in range(20):
+        nested = u32(ARRAY) + u64(1) + nested
+    path = tmp_path / "deep.gguf"
+    path.write_bytes(_tail(header(n_kv=1), gguf_string("k"), u32(ARRAY), nested))
+    with pytest.raises(UserError, match="nested deeper"):
+        read_gguf(path)
+
+
+def test_every_truncation_and_random_damage_is_a_user_error(tmp_path: Path) -> None:
+    good = build_gguf(sample_metadata(), [("w", (4, 8))])
+    path = tmp_path / "damaged.gguf"
+    rng = random.Random(1234)
+    variants = [good[:cut] for cut in range(len(good))]
+    for _ in range(300):
+        damaged = bytearray(good)
+        for _ in range(rng.randint(1, 4)):
+            damaged[rng.randrange(4, len(damaged))] = rng.randrange(256)
+        variants.append(bytes(damaged))
+    for content in variants:
+        path.write_bytes(content)
+        try:
+            read_gguf(path)
+        except UserError as exc:
+            assert str(path) in str(exc)
+
+
+def test_missing_file_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="cannot read"):
+        read_gguf(tmp_path / "absent.gguf")
+
+
+@pytest.mark.model
+def test_real_smollm2_metadata(smollm2: Path) -> None:
+    # `smollm2` (tests/conftest.py) skips without the pulled file, and fails in CI.
+    gguf: GGUFFile = read_gguf(smollm2)
+    assert gguf.architecture == "llama"
+    assert gguf.chat_template and "<|im_start|>" in gguf.chat_template
+    assert gguf.quantization == "Q4_1"
+    assert gguf.vocab_size == 49152
+    assert special_tokens(gguf.metadata)["eos_token"] == "<|im_end|>"
