@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 from rich.console import Console
 
@@ -27,21 +26,13 @@ def _register_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user mistakes become one red line and exit code 2, never a traceback."""
+    """Entry point: user mistakes become one red line and exit code 2, never a traceback.
+
+    Click handles its own usage errors (exit 2) and Ctrl-C in standalone mode; our
+    `UserError` passes through it and is printed here."""
     _register_commands()
     try:
-        result = app(args=argv, standalone_mode=False)
-    except click.ClickException as exc:  # bad option or argument: click's own message
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        err_console.print("[yellow]aborted[/]")
-        sys.exit(130)
+        app(args=argv)
     except UserError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        sys.exit(130)
-    # Without standalone mode click returns `typer.Exit` codes instead of exiting.
-    sys.exit(result if isinstance(result, int) else 0)

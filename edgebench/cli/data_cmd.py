@@ -1,0 +1,134 @@
+"""`edgebench data`: generate the built-in datasets and validate datasets in EdgeJSON format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from edgebench.datagen import edgejson
+from edgebench.errors import UserError
+from edgebench.resources import resource_dir
+
+data_app = typer.Typer(
+    help="Generate the built-in datasets and check datasets in the EdgeJSON format.",
+    no_args_is_help=True,
+)
+generate_app = typer.Typer(
+    help="Generate a built-in dataset with the project's own seeded generator.",
+    no_args_is_help=True,
+)
+data_app.add_typer(generate_app, name="generate")
+
+console = Console()
+_STYLE = {
+    edgejson.Status.PASS: "green",
+    edgejson.Status.FAIL: "bold red",
+    edgejson.Status.SKIP: "yellow",
+}
+_PROBLEMS_SHOWN = 10
+
+
+def _builtin_dir() -> Path:
+    return resource_dir("data") / "edgejson"
+
+
+@generate_app.command("edgejson")
+def generate_edgejson(
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder to write (default: the repo's data/edgejson)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = edgejson.DEFAULT_SEED,
+    examples_per_schema: Annotated[
+        int, typer.Option("--examples-per-schema", help="Rows per schema type.")
+    ] = edgejson.DEFAULT_EXAMPLES_PER_SCHEMA,
+) -> None:
+    """Write the EdgeJSON-style test split: test.jsonl, schemas/ and generation.json.
+
+    The same seed always writes byte-identical files.
+
+    Example: edgebench data generate edgejson --seed 7
+    """
+    folder = out or _builtin_dir()
+    manifest = edgejson.write_dataset(folder, seed=seed, examples_per_schema=examples_per_schema)
+    levels = ", ".join(
+        f"{level} {count}" for level, count in manifest["rows_per_complexity"].items()
+    )
+    console.print(
+        f"wrote {manifest['rows']} rows ({levels}) of {manifest['schema_types']} schema types"
+        f" to {folder} (seed {seed})"
+    )
+    console.print(
+        f"sha256 of {edgejson.DATASET_FILE}: {manifest['files'][edgejson.DATASET_FILE]['sha256']}"
+    )
+
+
+def _inputs(
+    directory: Path | None, dataset: Path | None, schemas: Path | None
+) -> tuple[Path, Path]:
+    """The dataset file and schemas folder: explicit options win over DIR and the default."""
+    folder = directory or (dataset.parent if dataset else _builtin_dir())
+    if dataset is None:
+        candidates = [folder / name for name in (edgejson.DATASET_FILE, "train.jsonl")]
+        dataset = next((path for path in candidates if path.is_file()), None)
+        if dataset is None:
+            raise UserError(
+                f"{folder}: no {edgejson.DATASET_FILE} or train.jsonl; pass --dataset FILE"
+            )
+    return dataset, schemas or folder / "schemas"
+
+
+def _show(results: list[edgejson.CheckResult]) -> None:
+    table = Table(title="EdgeJSON dataset checks")
+    table.add_column("check")
+    table.add_column("result")
+    table.add_column("details", overflow="fold")
+    for result in results:
+        style = _STYLE[result.status]
+        table.add_row(result.name, f"[{style}]{result.status.value}[/]", result.detail)
+    console.print(table)
+    for result in results:
+        if not result.problems:
+            continue
+        console.print(f"[bold]{result.name}[/]: {len(result.problems)} problems")
+        for problem in result.problems[:_PROBLEMS_SHOWN]:
+            console.print(f"  {problem}", highlight=False, markup=False)
+        if len(result.problems) > _PROBLEMS_SHOWN:
+            console.print(f"  ... and {len(result.problems) - _PROBLEMS_SHOWN} more")
+
+
+@data_app.command("validate")
+def validate(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(help="Dataset folder with test.jsonl (or train.jsonl) and schemas/."),
+    ] = None,
+    dataset: Annotated[Path | None, typer.Option("--dataset", help="The JSONL file.")] = None,
+    schemas: Annotated[
+        Path | None, typer.Option("--schemas", help="Folder of schemas/<complexity>/<id>.json.")
+    ] = None,
+) -> None:
+    """Check a dataset: rows, schemas, outputs, duplicates, complexity, totals, prose, counts.
+
+    Exit code 0 when every check passes, 1 when one fails, 2 on unreadable input.
+    Without arguments it checks the built-in data/edgejson.
+
+    Example: edgebench data validate --dataset train.jsonl --schemas schemas
+    """
+    dataset_path, schemas_path = _inputs(directory, dataset, schemas)
+    results = edgejson.run_checks(edgejson.load_dataset(dataset_path, schemas_path))
+    _show(results)
+    failed = [result.name for result in results if result.status is edgejson.Status.FAIL]
+    if failed:
+        console.print(f"[bold red]{len(failed)} of {len(results)} checks failed[/]")
+        raise typer.Exit(code=1)
+    console.print(f"[green]all {len(results)} checks passed[/]")
+
+
+from edgebench.cli.app import app  # noqa: E402  (registered last, once data_app is complete)
+
+app.add_typer(data_app, name="data")
