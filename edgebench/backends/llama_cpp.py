@@ -130,7 +130,12 @@ class LlamaCppBackend:
             buf = (self.L.llama_token * capacity)()
             n = self.L.llama_tokenize(self.vocab, data, len(data), buf, capacity, True, True)
             if n >= 0:
-                return list(buf[:n])
+                tokens = list(buf[:n])
+                # A chat template that writes BOS itself plus add_bos would give two.
+                bos = self.L.llama_vocab_bos(self.vocab)
+                if len(tokens) > 1 and tokens[0] == tokens[1] == bos:
+                    del tokens[0]
+                return tokens
             capacity = -n
         raise RuntimeError("llama_tokenize failed")
 
