@@ -34,7 +34,14 @@ ThreadsOpt = Annotated[
         "--threads", "-t", min=1, help="CPU threads for the model (default: physical cores)."
     ),
 ]
-MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget per answer.")]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help="Token budget per answer (default: the dataset's longest expected answer + 25%).",
+    ),
+]
 NCtxOpt = Annotated[
     int | None,
     typer.Option("--n-ctx", min=64, help="Context size (default: longest prompt + max tokens)."),

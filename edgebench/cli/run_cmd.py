@@ -36,7 +36,7 @@ def run(
     ] = None,
     limit: LimitOpt = None,
     threads: ThreadsOpt = None,
-    max_tokens: MaxTokensOpt = 512,
+    max_tokens: MaxTokensOpt = None,
     n_ctx: NCtxOpt = None,
     out: OutOpt = None,
     warmup: Annotated[

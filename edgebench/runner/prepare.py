@@ -50,16 +50,14 @@ def model_under_test(spec: str | None, *, console: Console | None = None) -> Mod
 
 
 def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], dict[str, Any]]:
-    """The task's examples (first `limit` of them) and the dataset's identity."""
+    """All of the task's examples (the run applies `--limit`) and the dataset's identity."""
     dataset, schemas = task.resolve_paths(settings.dataset, settings.schemas)
     examples = task.load(dataset, schemas)
-    if settings.limit is not None:
-        examples = examples[: settings.limit]
     info = {
         "path": str(dataset),
         "schemas": str(schemas) if schemas else None,
         "sha256": dataset_hash(Path(dataset), Path(schemas) if schemas else None),
-        "n_examples": len(examples),
+        "n_examples": len(examples),  # in the dataset; the run may take the first --limit
         "limit": settings.limit,
     }
     return examples, info

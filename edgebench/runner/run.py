@@ -3,6 +3,7 @@ score it, and write the run folder (manifest.json, samples.jsonl, summary.json).
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -22,6 +23,11 @@ from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 from edgebench.tasks.base import Example, Task
 
 CONTEXT_ROUND = 256  # n_ctx is rounded up to a multiple of this
+# The automatic token budget: the longest expected answer of the whole dataset, as the
+# tokenizer counts it pretty-printed, plus this much headroom, rounded up. Answers that
+# run away (a small model looping inside a string) stop there, flagged as "length".
+BUDGET_HEADROOM = 1.25
+BUDGET_ROUND = 32
 
 
 class Worker(Protocol):
@@ -41,7 +47,7 @@ class RunSettings:
     schemas: Path | None = None
     limit: int | None = None
     threads: int = 2
-    max_tokens: int = 512
+    max_tokens: int | None = None  # None: sized to the dataset's longest expected answer
     n_ctx: int | None = None  # None: sized to the longest prompt + max_tokens
     out: Path | None = None
     warmup: bool = True
@@ -74,9 +80,27 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
+def token_budget(settings: RunSettings, reference_tokens: list[int]) -> tuple[int, str]:
+    """`--max-tokens` when given, else the automatic budget; with how it was chosen."""
+    if settings.max_tokens is not None:
+        return settings.max_tokens, "--max-tokens"
+    longest = max(reference_tokens, default=0)
+    rounded = -(-int(longest * BUDGET_HEADROOM) // BUDGET_ROUND) * BUDGET_ROUND
+    rule = (
+        f"auto: longest expected answer in the dataset ({longest} tokens pretty-printed) "
+        f"x {BUDGET_HEADROOM}, rounded up to {BUDGET_ROUND}"
+    )
+    return max(2 * BUDGET_ROUND, rounded), rule
+
+
+def reference_text(example: Example) -> str:
+    return json.dumps(example.expected, indent=2, ensure_ascii=False)
+
+
 def size_context(
     examples: list[Example],
     prompt_tokens: list[int],
+    max_tokens: int,
     settings: RunSettings,
     n_ctx_train: int | None,
 ) -> int:
@@ -84,15 +108,15 @@ def size_context(
     that cannot fit is the user's to fix, so it is an error naming the example."""
     limit = settings.n_ctx or n_ctx_train
     for example, count in zip(examples, prompt_tokens, strict=True):
-        if limit is not None and count + settings.max_tokens > limit:
+        if limit is not None and count + max_tokens > limit:
             source = "--n-ctx" if settings.n_ctx else "the model's context length"
             raise UserError(
-                f"example '{example.id}': prompt of {count} tokens + --max-tokens "
-                f"{settings.max_tokens} does not fit {source} ({limit})"
+                f"example '{example.id}': prompt of {count} tokens + max tokens "
+                f"{max_tokens} does not fit {source} ({limit})"
             )
     if settings.n_ctx:
         return settings.n_ctx
-    needed = max(prompt_tokens, default=0) + settings.max_tokens
+    needed = max(prompt_tokens, default=0) + max_tokens
     rounded = -(-needed // CONTEXT_ROUND) * CONTEXT_ROUND
     return min(rounded, n_ctx_train) if n_ctx_train else rounded
 
@@ -161,12 +185,14 @@ def execute(
     worker_factory: Callable[[], Worker] | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
-    """Run `examples` through `model` and write the run folder."""
+    """Run the first `settings.limit` of `examples` (the whole dataset) through `model`
+    and write the run folder."""
+    dataset = examples
+    examples = dataset[: settings.limit] if settings.limit else dataset
     if not examples:
         raise UserError("the dataset has no examples to run")
     prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
     stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
-    decode = DecodeSettings(max_tokens=settings.max_tokens, stop=stop)
 
     started = mf.utc_now()
     run_dir = make_run_dir(settings, model.label, started)
@@ -178,7 +204,6 @@ def execute(
         "settings": {
             k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()
         },
-        "decoding": {"strategy": "greedy", **asdict(decode)},
         "model": {
             "label": model.label,
             "path": str(model.path),
@@ -208,8 +233,16 @@ def execute(
     failure: BaseException | None = None
     memory: MemoryPeak | None = None
     try:
-        counts = worker.count_tokens(prompts)
-        n_ctx = size_context(examples, counts, settings, model.n_ctx_train)
+        counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
+        prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
+        max_tokens, budget_rule = token_budget(settings, reference_counts)
+        decode = DecodeSettings(max_tokens=max_tokens, stop=stop)
+        manifest["decoding"] = {
+            "strategy": "greedy",
+            **asdict(decode),
+            "max_tokens_rule": budget_rule,
+        }
+        n_ctx = size_context(examples, prompt_counts, max_tokens, settings, model.n_ctx_train)
         load_info, load_s = worker.load(n_ctx)
         manifest.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
         write_json_atomic(run_dir / "manifest.json", manifest)

@@ -30,6 +30,10 @@ class WorkerDied(Exception):
         super().__init__(f"the model worker {describe_exit(exitcode)} during {during}")
 
 
+class WorkerTimeout(Exception):
+    """The worker did not answer in time (not an OSError, unlike TimeoutError)."""
+
+
 class WorkerError(Exception):
     """The backend raised inside the worker; `remote_type` names the exception class."""
 
@@ -76,13 +80,22 @@ def serve(conn: Connection, backend_name: str, options: dict[str, Any]) -> None:
     """Worker main loop: answer requests until told to close."""
     # Ctrl-C reaches the whole process group; the parent handles it and closes us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    backend = create_backend(backend_name, **options)
+    backend: Backend | None = None
+    startup_error = None
+    try:
+        backend = create_backend(backend_name, **options)
+    except Exception as exc:  # e.g. the runtime is not installed: tell the parent
+        startup_error = (type(exc).__name__, str(exc), traceback.format_exc())
     while True:
         op, args = conn.recv()
         if op == "close":
-            backend.close()
+            if backend is not None:
+                backend.close()
             conn.send(("ok", None))
             return
+        if backend is None:
+            conn.send(("error", startup_error))
+            continue
         try:
             conn.send(("ok", _dispatch(backend, op, args)))
         except Exception as exc:  # report every backend failure to the parent
@@ -104,22 +117,24 @@ class BackendWorker:
         self.memory = MemorySampler(self.process.pid).start()
 
     def _call(self, op: str, *args: Any, timeout: float | None = None) -> Any:
-        self._conn.send((op, args))
-        deadline = None if timeout is None else now() + timeout
-        while not self._conn.poll(_POLL_S):
-            if not self.process.is_alive() and not self._conn.poll(0):
-                self.process.join(1)
-                raise WorkerDied(self.process.exitcode, op)
-            if deadline is not None and now() > deadline:
-                raise TimeoutError(f"the model worker did not answer {op} within {timeout} s")
         try:
-            status, payload = self._conn.recv()
-        except EOFError:
+            status, payload = self._exchange(op, args, timeout)
+        except (EOFError, OSError):  # the pipe broke: the worker is gone
             self.process.join(1)
             raise WorkerDied(self.process.exitcode, op) from None
         if status == "error":
             raise WorkerError(*payload)
         return payload
+
+    def _exchange(self, op: str, args: tuple[Any, ...], timeout: float | None) -> Any:
+        self._conn.send((op, args))
+        deadline = None if timeout is None else now() + timeout
+        while not self._conn.poll(_POLL_S):
+            if not self.process.is_alive() and not self._conn.poll(0):
+                raise EOFError
+            if deadline is not None and now() > deadline:
+                raise WorkerTimeout(f"the model worker did not answer {op} within {timeout} s")
+        return self._conn.recv()
 
     def count_tokens(self, prompts: list[str]) -> list[int]:
         return self._call("count_tokens", prompts)
@@ -135,7 +150,7 @@ class BackendWorker:
         self.memory.sample()
         if self.process.is_alive():
             # A worker that cannot close cleanly is killed below.
-            with contextlib.suppress(WorkerDied, TimeoutError, OSError, EOFError):
+            with contextlib.suppress(WorkerDied, WorkerTimeout, OSError, EOFError):
                 self._call("close", timeout=10)
         peak = self.memory.stop()
         self.process.join(5)

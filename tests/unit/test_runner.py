@@ -12,7 +12,13 @@ from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
-from edgebench.runner.run import ModelUnderTest, RunSettings, execute, size_context
+from edgebench.runner.run import (
+    ModelUnderTest,
+    RunSettings,
+    execute,
+    size_context,
+    token_budget,
+)
 from edgebench.runner.worker import BackendWorker, InProcessWorker
 from edgebench.tasks.base import Example, Prompt
 
@@ -129,16 +135,32 @@ def test_token_limit_is_recorded(tmp_path: Path) -> None:
 
 
 def test_context_is_sized_to_the_longest_prompt() -> None:
-    settings = RunSettings(max_tokens=100)
-    assert size_context(examples(2), [10, 300], settings, 8192) == 512
-    assert size_context(examples(1), [10], RunSettings(n_ctx=1024), 8192) == 1024
+    assert size_context(examples(2), [10, 300], 100, RunSettings(), 8192) == 512
+    assert size_context(examples(1), [10], 100, RunSettings(n_ctx=1024), 8192) == 1024
 
 
 def test_prompt_longer_than_context_names_the_example() -> None:
     with pytest.raises(UserError, match=r"example 'ex1': prompt of 900 tokens.*--n-ctx \(1000\)"):
-        size_context(examples(2), [10, 900], RunSettings(n_ctx=1000, max_tokens=200), 8192)
+        size_context(examples(2), [10, 900], 200, RunSettings(n_ctx=1000), 8192)
     with pytest.raises(UserError, match="model's context length"):
-        size_context(examples(1), [8000], RunSettings(max_tokens=512), 8192)
+        size_context(examples(1), [8000], 512, RunSettings(), 8192)
+
+
+def test_automatic_token_budget_covers_the_longest_expected_answer() -> None:
+    budget, rule = token_budget(RunSettings(), [10, 324, 50])
+    assert budget == 416 and "324 tokens" in rule  # 324 * 1.25 = 405 -> 416
+    assert token_budget(RunSettings(), [3])[0] == 64
+    assert token_budget(RunSettings(max_tokens=99), [324]) == (99, "--max-tokens")
+
+
+def test_limit_takes_the_first_examples_and_budget_uses_the_whole_dataset(
+    tmp_path: Path,
+) -> None:
+    result = run_fake(tmp_path, FakeBackend(), n=5, limit=2)
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert result.summary["n_examples"] == 2
+    assert manifest["decoding"]["max_tokens"] == 64
+    assert manifest["decoding"]["max_tokens_rule"].startswith("auto")
 
 
 def test_non_empty_output_folder_is_refused(tmp_path: Path) -> None:
@@ -183,3 +205,32 @@ def test_crashed_worker_keeps_completed_samples(tmp_path: Path) -> None:
     assert [s["id"] for s in read_jsonl(tmp_path / "run" / "samples.jsonl")] == ["ex0", "ex1"]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["n_examples"] == 2
+
+
+def test_backend_that_fails_to_start_reports_its_error() -> None:
+    from edgebench.runner.worker import WorkerError
+
+    worker = BackendWorker("fake", {"no_such_option": 1})  # the constructor raises
+    try:
+        with pytest.raises(WorkerError, match="no_such_option") as info:
+            worker.count_tokens(["a"])
+        assert info.value.remote_type == "TypeError"
+    finally:
+        worker.close()
+
+
+def test_worker_killed_between_requests_is_reported() -> None:
+    import os
+    import signal
+
+    from edgebench.runner.worker import WorkerDied
+
+    worker = BackendWorker("fake", {})
+    try:
+        assert worker.count_tokens(["a"]) == [1]
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.join(5)
+        with pytest.raises(WorkerDied, match=r"SIGKILL.*out of memory"):
+            worker.count_tokens(["a"])
+    finally:
+        worker.close()
