@@ -1,6 +1,7 @@
 """Full built-in EdgeJSON run for each registry model; prints a Markdown table.
 
 Usage: python benchmarks/edgejson_full.py [--threads 2] [--out runs/bench] [MODEL ...]
+       python benchmarks/edgejson_full.py --table RUN_DIR ...   (table of finished runs)
 
 Each model runs through `edgebench run` (its own worker process, so peak RSS is the
 model's own), one after the other on the same machine, and the table is read back from
@@ -11,17 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from edgebench.models.registry import load_registry
-from edgebench.runner.manifest import device_info
 
 
-def run_model(model: str, threads: int, out: Path) -> dict:
+def run_model(model: str, threads: int, out: Path) -> Path:
     run_dir = out / model
     command = [
         sys.executable,
@@ -36,11 +35,8 @@ def run_model(model: str, threads: int, out: Path) -> dict:
         str(run_dir),
     ]
     print("$", " ".join(["edgebench", *command[3:]]), flush=True)
-    start = time.perf_counter()
     subprocess.run(command, check=True)
-    summary = json.loads((run_dir / "summary.json").read_text())
-    summary["_command_wall_s"] = time.perf_counter() - start
-    return summary
+    return run_dir
 
 
 def row(model: str, s: dict) -> str:
@@ -70,21 +66,28 @@ def main() -> None:
     parser.add_argument("models", nargs="*", default=sorted(load_registry()))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs") / f"bench-{int(time.time())}")
+    parser.add_argument("--table", type=Path, nargs="+", help="only print finished runs")
     args = parser.parse_args()
-    summaries = {m: run_model(m, args.threads, args.out) for m in args.models}
-    device = device_info(args.threads)
-    print(
-        f"\n{device['cpu_model']}, {device['logical_cores']} cores, "
-        f"{device['ram_total_mb']} MB RAM, {platform.platform()}, threads {args.threads}\n"
-    )
+    if args.table:
+        runs = {d.name: d for d in args.table}
+    else:
+        runs = {m: run_model(m, args.threads, args.out) for m in args.models}
+    print()
+    for name, run_dir in runs.items():
+        device = json.loads((run_dir / "manifest.json").read_text())["device"]
+        print(
+            f"{name}: {device['cpu_model']}, {device['logical_cores']} cores, "
+            f"{device['ram_total_mb']} MB RAM, {device['os']}, threads {device['threads_used']}"
+        )
+    print()
     print(
         "| model | n | JSONExact | Field F1 | Schema | valid JSON | TTFT p50 s | latency p50 s "
         "| latency p95 s | decode tok/s p50 | prefill tok/s p50 | peak RSS MB | load s "
         "| hit max_tokens | wall s |"
     )
     print("|" + "---|" * 15)
-    for model, summary in summaries.items():
-        print(row(model, summary))
+    for name, run_dir in runs.items():
+        print(row(name, json.loads((run_dir / "summary.json").read_text())))
 
 
 if __name__ == "__main__":
