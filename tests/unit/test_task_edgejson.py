@@ -35,7 +35,8 @@ ROW_WITH_SCHEMA_NAME = {
     "expected_output": {"total": 9.5},
 }
 
-PUBLIC = Path("/work/shared/datasets/edgejson_v3")
+# The public split lives in the workplace's shared/ folder, beside the checkout.
+PUBLIC = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "edgejson_v3"
 
 
 def write_dataset(root: Path, lines: list[str | dict]) -> tuple[Path, Path]:
