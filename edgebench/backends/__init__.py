@@ -8,10 +8,10 @@ from typing import Any
 from edgebench.backends.base import Backend
 from edgebench.errors import UserError
 
-# name -> (module, class, pip extra that provides the runtime)
-_BACKENDS: dict[str, tuple[str, str, str | None]] = {
-    "llama": ("edgebench.backends.llama_cpp", "LlamaCppBackend", "llama"),
-    "fake": ("edgebench.backends.fake", "FakeBackend", None),
+# name -> (module, class); a backend whose runtime is missing says how to install it
+_BACKENDS: dict[str, tuple[str, str]] = {
+    "llama": ("edgebench.backends.llama_cpp", "LlamaCppBackend"),
+    "fake": ("edgebench.backends.fake", "FakeBackend"),
 }
 
 
@@ -22,7 +22,7 @@ def backend_names() -> list[str]:
 def create_backend(name: str, **options: Any) -> Backend:
     """Instantiate backend `name`; options must be picklable (they cross to a worker)."""
     try:
-        module_name, class_name, _extra = _BACKENDS[name]
+        module_name, class_name = _BACKENDS[name]
     except KeyError:
         raise UserError(f"unknown backend '{name}' (known: {', '.join(backend_names())})") from None
     module = importlib.import_module(module_name)

@@ -62,7 +62,7 @@ def run(
     )
     task_impl = get_task(settings.task)
     examples, dataset_info = load_examples(task_impl, settings)
-    model_info = model_under_test(settings.model, console=console)
+    model_info = model_under_test(settings.model)
     result = execute(
         settings,
         model_info,

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from edgebench.models.gguf import read_gguf, special_tokens
 from edgebench.models.resolve import resolve_model
 from edgebench.prompts import PromptFormat
@@ -15,7 +13,7 @@ from edgebench.runner.run import ModelUnderTest, RunSettings
 from edgebench.tasks.base import Example, Task
 
 
-def model_under_test(spec: str | None, *, console: Console | None = None) -> ModelUnderTest:
+def model_under_test(spec: str | None) -> ModelUnderTest:
     """Resolve (and pull if needed) the model and read its prompt format from the GGUF
     header, without loading any weights in this process."""
     resolved = resolve_model(spec)

@@ -175,31 +175,18 @@ def _remote_user_error(exc: WorkerError) -> UserError | None:
     return UserError(str(exc)) if exc.remote_type == "UserError" else None
 
 
-def execute(
+def initial_manifest(
+    run_dir: Path,
     settings: RunSettings,
     model: ModelUnderTest,
     task: Task,
-    examples: list[Example],
     dataset_info: dict[str, Any],
-    *,
-    worker_factory: Callable[[], Worker] | None = None,
-    progress: Progress | None = None,
-) -> RunResult:
-    """Run the first `settings.limit` of `examples` (the whole dataset) through `model`
-    and write the run folder."""
-    dataset = examples
-    examples = dataset[: settings.limit] if settings.limit else dataset
-    if not examples:
-        raise UserError("the dataset has no examples to run")
-    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
-    stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
-
-    started = mf.utc_now()
-    run_dir = make_run_dir(settings, model.label, started)
-    manifest: dict[str, Any] = {
+) -> dict[str, Any]:
+    """What is known before the model loads; the run adds decoding, load and memory."""
+    return {
         "run_id": run_dir.name,
         "status": "running",
-        "started_at": started,
+        "started_at": mf.utc_now(),
         "command": sys.argv,
         "settings": {
             k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()
@@ -219,6 +206,28 @@ def execute(
         "packages": mf.package_versions(),
         "git": mf.git_commit(),
     }
+
+
+def execute(
+    settings: RunSettings,
+    model: ModelUnderTest,
+    task: Task,
+    dataset: list[Example],
+    dataset_info: dict[str, Any],
+    *,
+    worker_factory: Callable[[], Worker] | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run the first `settings.limit` examples of `dataset` through `model` and write the
+    run folder. The whole dataset sizes the automatic token budget."""
+    examples = dataset[: settings.limit] if settings.limit else dataset
+    if not examples:
+        raise UserError("the dataset has no examples to run")
+    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
+    stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+
+    run_dir = make_run_dir(settings, model.label, mf.utc_now())
+    manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
     write_json_atomic(run_dir / "manifest.json", manifest)
 
     t_run = now()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import signal
 import traceback
 from multiprocessing.connection import Connection
@@ -165,8 +166,6 @@ class InProcessWorker:
     """The same interface around a backend object in this process (unit tests)."""
 
     def __init__(self, backend: Backend) -> None:
-        import os
-
         self.backend = backend
         self.memory = MemorySampler(os.getpid()).start()
 
