@@ -234,3 +234,19 @@ def test_worker_killed_between_requests_is_reported() -> None:
             worker.count_tokens(["a"])
     finally:
         worker.close()
+
+
+def test_ctrl_c_keeps_completed_samples_and_marks_the_run_interrupted(tmp_path: Path) -> None:
+    class InterruptedBackend(FakeBackend):
+        def generate(self, prompt, settings):  # type: ignore[no-untyped-def]
+            if len(self.prompts) == 2:
+                raise KeyboardInterrupt
+            return super().generate(prompt, settings)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_fake(tmp_path, InterruptedBackend(["a b c"] * 3), n=3)
+    run_dir = tmp_path / "run"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert [s["id"] for s in read_jsonl(run_dir / "samples.jsonl")] == ["ex0", "ex1"]
+    assert json.loads((run_dir / "summary.json").read_text())["n_examples"] == 2
