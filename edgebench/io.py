@@ -8,6 +8,29 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import UserError
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """A UTF-8 text file a user gave us; problems are one-line UserErrors naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: {what} not found") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read {what} ({exc.strerror})") from None
+
+
+def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:
+    """The non-blank lines of a user's JSONL file with their 1-based line numbers.
+
+    Split on "\n" only: str.splitlines would also split inside JSON strings holding
+    U+2028 or U+2029, which JSON allows unescaped."""
+    text = read_text_file(path, what)
+    return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON to a temporary file in the same folder, fsync it, then rename over

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
+from edgebench.io import numbered_lines
 from edgebench.resources import resource_dir
 from edgebench.scoring.edgejson import score_edgejson
 from edgebench.scoring.equality import json_kind
@@ -66,28 +67,17 @@ def _read_schema(path: Path) -> dict[str, Any]:
     return schema
 
 
-def _read_lines(dataset: Path) -> list[str]:
-    if not dataset.is_file():
-        raise UserError(f"{dataset}: dataset file not found")
-    try:
-        return dataset.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{dataset}: cannot read dataset ({exc})") from None
-
-
 def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
     """Load an EdgeJSON JSONL file and the schemas its rows name. Blank lines are skipped.
 
     Every problem is a one-line UserError naming the file and line.
     """
-    lines = _read_lines(dataset)
+    lines = numbered_lines(dataset, "dataset file")
     index = _index_schemas(schemas)
     loaded: dict[str, dict[str, Any]] = {}  # schema_id -> schema, read once each
     first_line: dict[str, int] = {}  # example id -> line, for the duplicate message
     examples: list[Example] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in lines:
         where = f"{dataset}:{number}"
         row = _parse_row(line, where)
         example_id, schema_id = row["id"], row["schema_id"]

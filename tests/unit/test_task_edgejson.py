@@ -217,3 +217,11 @@ def test_public_train_split_loads():
         print(f"check_formats={check_formats}: {len(failures)} of 629 expected outputs fail")
         for example_id, reason in failures[:5]:
             print(f"  {example_id}: {reason}")
+
+
+def test_line_separator_inside_a_json_string_stays_in_its_row(tmp_path):
+    # JSON allows U+2028 unescaped; str.splitlines would cut the row in two there.
+    row = {**ROW_WITH_COMPLEXITY, "prompt": "first\u2028second"}
+    dataset, schemas = write_dataset(tmp_path, [json.dumps(row, ensure_ascii=False)])
+    (example,) = load_edgejson(dataset, schemas)
+    assert example.text == "first\u2028second"

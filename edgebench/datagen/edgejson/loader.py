@@ -13,6 +13,7 @@ from typing import Any
 
 from edgebench.datagen.edgejson.spec import COMPLEXITIES
 from edgebench.errors import UserError
+from edgebench.io import numbered_lines, read_text_file
 
 _TEXT_FIELDS = ("id", "schema_id", "prompt")
 
@@ -49,17 +50,6 @@ class Dataset:
         return found.complexity if found else None
 
 
-def _read_text(path: Path, what: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such {what}") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read {what} ({exc.strerror})") from None
-
-
 def _parse(text: str, where: str) -> Any:
     try:
         return json.loads(text)
@@ -85,11 +75,9 @@ def _row(data: Any, where: str, line: int) -> Row:
 
 def load_rows(path: Path) -> list[Row]:
     rows = []
-    # Split on "\n" only: str.splitlines would also split inside strings holding U+2028.
-    for number, line in enumerate(_read_text(path, "dataset file").split("\n"), start=1):
-        if line.strip():
-            where = f"{path}:{number}"
-            rows.append(_row(_parse(line, where), where, number))
+    for number, line in numbered_lines(path, "dataset file"):
+        where = f"{path}:{number}"
+        rows.append(_row(_parse(line, where), where, number))
     if not rows:
         raise UserError(f"{path}: the dataset has no rows")
     return rows
@@ -100,7 +88,7 @@ def load_schemas(folder: Path) -> dict[str, SchemaFile]:
         raise UserError(f"{folder}: no such schemas folder")
     found: dict[str, SchemaFile] = {}
     for path in sorted(folder.rglob("*.json")):
-        text = _read_text(path, "schema file")
+        text = read_text_file(path, "schema file")
         try:
             schema = json.loads(text)
         except json.JSONDecodeError as exc:
