@@ -7,7 +7,7 @@ same way for every backend (see `edgebench.runner.timing`).
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 FINISH_STOP = "stop"  # end-of-generation token or a stop string
@@ -51,9 +51,6 @@ class Generation:
     # The runtime's own performance counters for this request, for cross-checks.
     runtime_counters: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class LoadInfo:
@@ -61,10 +58,6 @@ class LoadInfo:
 
     n_ctx: int
     runtime: dict[str, Any]  # runtime name, versions, build and system info
-
-
-class PromptTooLong(Exception):
-    """A prompt plus the token budget does not fit the context window."""
 
 
 class Backend(Protocol):
