@@ -11,12 +11,30 @@ from edgebench.errors import UserError
 # name -> (module, class); a backend whose runtime is missing says how to install it
 _BACKENDS: dict[str, tuple[str, str]] = {
     "llama": ("edgebench.backends.llama_cpp", "LlamaCppBackend"),
+    "llama-outlines": ("edgebench.backends.llama_outlines", "OutlinesLlamaBackend"),
     "fake": ("edgebench.backends.fake", "FakeBackend"),
 }
 
 
 def backend_names() -> list[str]:
     return sorted(_BACKENDS)
+
+
+# Which backend runs a constraint mode for a model's runtime, and with what options.
+# A mode missing here is not available for that runtime.
+_CONSTRAINT_BACKENDS: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
+    **{("llama", m): ("llama", {"constraint_mode": m}) for m in ("none", "json", "gbnf", "mask")},
+    ("llama", "outlines"): ("llama-outlines", {}),
+    **{("fake", m): ("fake", {}) for m in ("none", "json", "gbnf", "outlines", "mask")},
+}
+
+
+def backend_for(runtime: str, mode: str) -> tuple[str, dict[str, Any]]:
+    """The backend name and extra options that decode `runtime` models under `mode`."""
+    try:
+        return _CONSTRAINT_BACKENDS[(runtime, mode)]
+    except KeyError:
+        raise UserError(f"constraint '{mode}' is not available for {runtime} models") from None
 
 
 def create_backend(name: str, **options: Any) -> Backend:

@@ -10,9 +10,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
+
 FINISH_STOP = "stop"  # end-of-generation token or a stop string
 FINISH_LENGTH = "length"  # hit max_tokens
 FINISH_ERROR = "error"
+FINISH_UNSUPPORTED = "unsupported"  # the constraint could not be compiled; nothing decoded
 
 
 def now() -> float:
@@ -23,10 +26,14 @@ def now() -> float:
 
 @dataclass(frozen=True)
 class DecodeSettings:
-    """Greedy decoding with a token budget; `stop` strings end the output early."""
+    """Greedy decoding with a token budget; `stop` strings end the output early.
+
+    `constraint` (compiled beforehand with `Backend.compile_constraint`) restricts the
+    output to a grammar; None decodes freely."""
 
     max_tokens: int = 512
     stop: tuple[str, ...] = ()
+    constraint: ConstraintRequest | None = None
 
 
 @dataclass
@@ -35,8 +42,13 @@ class Generation:
 
     `generated_tokens` counts every token the model sampled, including an end-of-turn
     token that is not part of `text`; `output_tokens` counts the tokens of `text`.
-    Decode speed is (generated_tokens - 1) / (t_end - t_first_token): every sampled token
-    after the first needed one forward pass.
+    Decode speed is (generated_tokens - forced_prefix_tokens - 1) / (t_end - t_first_token):
+    the tokens that appeared after the first sampled one.
+
+    Under a grammar some tokens are forced (only one continuation is legal) and appended
+    without sampling; `forced_tokens` counts them, `forced_prefix_tokens` those forced
+    before the first sampled token (they are evaluated with the prompt), and
+    `forward_passes` counts llama_decode calls after the prompt.
     """
 
     text: str
@@ -48,6 +60,9 @@ class Generation:
     t_first_token: float | None
     t_end: float
     error: str | None = None
+    forced_tokens: int = 0
+    forced_prefix_tokens: int = 0
+    forward_passes: int | None = None
     # The runtime's own performance counters for this request, for cross-checks.
     runtime_counters: dict[str, float] = field(default_factory=dict)
 
@@ -70,6 +85,11 @@ class Backend(Protocol):
         ...
 
     def load(self, n_ctx: int) -> LoadInfo: ...
+
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+        """Build (or fetch from the in-memory cache) the grammar for `request`, timed.
+        A grammar the engine cannot handle comes back as `ok=False` with its message."""
+        ...
 
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation: ...
 

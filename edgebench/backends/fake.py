@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from edgebench.backends.base import (
     FINISH_LENGTH,
@@ -14,6 +14,7 @@ from edgebench.backends.base import (
     Generation,
     LoadInfo,
 )
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class FakeTimings:
 
     per_prompt_token: float = 0.001
     per_output_token: float = 0.01
+    compile_first: float = 0.005  # seconds reported for compiling a new constraint
 
 
 class FakeBackend:
@@ -40,6 +42,7 @@ class FakeBackend:
         default_output: str = "{}",
         timings: FakeTimings | None = None,
         crash_marker: str | None = None,
+        unsupported: dict[str, str] | None = None,
     ) -> None:
         self.queue: deque[str] = deque(outputs or [])
         self.default_output = default_output
@@ -49,6 +52,10 @@ class FakeBackend:
         # A prompt containing this text kills the process with SIGSEGV, as a native
         # crash in a runtime would (used to test worker isolation).
         self.crash_marker = crash_marker
+        # schema label -> the engine message for a constraint this fake cannot compile
+        self.unsupported = unsupported or {}
+        self.compiled: dict[str, CompileReport] = {}
+        self.constraints: list[str | None] = []  # the mode of every generate call
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
@@ -60,8 +67,26 @@ class FakeBackend:
     def load(self, n_ctx: int) -> LoadInfo:
         return LoadInfo(n_ctx=n_ctx, runtime={"name": "fake"})
 
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+        if request.key in self.compiled:
+            return replace(self.compiled[request.key], seconds=0.0, cached=True, source="memory")
+        message = self.unsupported.get(request.label)
+        report = CompileReport(
+            request.mode,
+            request.key,
+            request.label,
+            ok=message is None,
+            seconds=self.timings.compile_first,
+            cached=False,
+            source="fake",
+            error=message,
+        )
+        self.compiled[request.key] = report
+        return report
+
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         self.prompts.append(prompt)
+        self.constraints.append(settings.constraint.mode if settings.constraint else None)
         if self.crash_marker is not None and self.crash_marker in prompt:
             os.kill(os.getpid(), signal.SIGSEGV)
         text = self.queue.popleft() if self.queue else self.default_output

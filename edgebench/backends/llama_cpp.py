@@ -4,13 +4,20 @@ edgebench runs its own greedy decode loop instead of `Llama.create_completion`: 
 timestamps the first and last sampled token itself, clears the KV cache before every
 request (reusing a cached prefix changed greedy outputs, see environment.md), and adds
 almost nothing per token, so the tokens/s it reports are llama.cpp's.
+
+Constraints: `json` and `gbnf` put llama.cpp's grammar sampler in front of the greedy
+sampler; `mask` asks llguidance for the legal tokens, picks the best legal logit itself
+and appends tokens the grammar forces without sampling them (fast-forward).
 """
 
 from __future__ import annotations
 
 import ctypes
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from edgebench.backends.base import (
     FINISH_ERROR,
@@ -21,10 +28,14 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
+from edgebench.constraints import gbnf
+from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
 
 _LOG_ERROR = 3
 _MAX_BATCH = 512
+_SUPPORTED = ("none", "json", "gbnf", "mask")
 
 
 def _import_llama_cpp() -> Any:
@@ -43,34 +54,97 @@ class _LlamaLog:
 
     def __init__(self, llama_cpp: Any) -> None:
         self.errors: deque[str] = deque(maxlen=20)
+        self.count = 0  # errors logged so far (the deque keeps only the last 20)
 
         @llama_cpp.llama_log_callback
         def callback(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
             if level == _LOG_ERROR:
-                self.errors.append(text.decode("utf-8", "replace").strip())
+                message = text.decode("utf-8", "replace").strip()
+                if message:
+                    self.errors.append(message)
+                    self.count += 1
 
         self._callback = callback  # keep a reference: C holds only a pointer
         llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
 
+    def mark(self) -> int:
+        return self.count
+
     def last_error(self) -> str:
         return self.errors[-1] if self.errors else "no message from llama.cpp"
+
+    def first_line_since(self, mark: int) -> str | None:
+        """The first line of the first error logged after `mark` (grammar errors come
+        with the whole grammar appended)."""
+        new = min(self.count - mark, len(self.errors))
+        return self.errors[-new].splitlines()[0] if new > 0 else None
+
+
+_LOG: _LlamaLog | None = None
+
+
+def _process_log(llama_cpp: Any) -> _LlamaLog:
+    """One log callback per process, alive until the process ends: llama.cpp keeps a
+    raw pointer to it, and a callback freed with its backend would be called later."""
+    global _LOG
+    if _LOG is None:
+        _LOG = _LlamaLog(llama_cpp)
+    return _LOG
+
+
+@dataclass
+class _Compiled:
+    """A constraint ready to decode with: a sampler chain (grammar modes) or a matcher."""
+
+    report: CompileReport
+    chain: Any = None
+    matcher: Any = None
+
+
+@dataclass
+class _Decoding:
+    """What one request produced so far."""
+
+    out: bytearray = field(default_factory=bytearray)
+    output_tokens: int = 0
+    generated: int = 0
+    forced: int = 0
+    forced_prefix: int = 0
+    passes: int = 0
+    finish: str = FINISH_LENGTH
+    error: str | None = None
+    t_first: float | None = None
 
 
 class LlamaCppBackend:
     name = "llama"
 
-    def __init__(self, model_path: str, n_threads: int, n_batch: int = _MAX_BATCH) -> None:
+    def __init__(
+        self,
+        model_path: str,
+        n_threads: int,
+        n_batch: int = _MAX_BATCH,
+        constraint_mode: str = "none",
+        fast_forward: bool = True,
+    ) -> None:
+        if constraint_mode not in _SUPPORTED:
+            raise UserError(f"the llama backend has no '{constraint_mode}' constraint mode")
         self.model_path = model_path
         self.n_threads = n_threads
         self.n_batch = n_batch
+        self.constraint_mode = constraint_mode
+        self.fast_forward = fast_forward
         self.L = _import_llama_cpp()
         self.L.llama_backend_init()
-        self.log = _LlamaLog(self.L)
+        self.log = _process_log(self.L)
         self.model: Any = None
         self.ctx: Any = None
         self.vocab: Any = None
         self.sampler: Any = None
-        self._vocab_only = False
+        self.llg: Any = None  # llguidance module and tokenizer, for the mask mode
+        self.llg_tokenizer: Any = None
+        self.token_mask: TokenMask | None = None
+        self._compiled: dict[str, _Compiled] = {}
 
     # -- loading -------------------------------------------------------------------
     def _load_model(self, vocab_only: bool) -> None:
@@ -83,7 +157,6 @@ class LlamaCppBackend:
             raise UserError(f"llama.cpp could not load {self.model_path}: {self.log.last_error()}")
         self.model = model
         self.vocab = self.L.llama_model_get_vocab(model)
-        self._vocab_only = vocab_only
 
     def count_tokens(self, prompts: list[str]) -> list[int]:
         if self.model is None:
@@ -108,19 +181,109 @@ class LlamaCppBackend:
         if not ctx:
             raise UserError(f"llama.cpp could not create a context: {self.log.last_error()}")
         self.ctx = ctx
-        self.sampler = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
-        L.llama_sampler_chain_add(self.sampler, L.llama_sampler_init_greedy())
-        return LoadInfo(
-            n_ctx=L.llama_n_ctx(ctx),
-            runtime={
-                "name": "llama.cpp",
-                "llama_cpp_python": getattr(L, "__version__", None),
-                "system_info": L.llama_print_system_info().decode("utf-8", "replace").strip(),
-                "n_ctx_train": n_ctx_train,
-                "n_batch": cparams.n_batch,
-                "n_threads": self.n_threads,
-            },
+        self.sampler = self._greedy_chain()
+        runtime: dict[str, Any] = {
+            "name": "llama.cpp",
+            "llama_cpp_python": getattr(L, "__version__", None),
+            "system_info": L.llama_print_system_info().decode("utf-8", "replace").strip(),
+            "n_ctx_train": n_ctx_train,
+            "n_batch": cparams.n_batch,
+            "n_threads": self.n_threads,
+            "constraint_mode": self.constraint_mode,
+        }
+        if self.constraint_mode == "mask":
+            runtime.update(self._load_llguidance())
+        return LoadInfo(n_ctx=L.llama_n_ctx(ctx), runtime=runtime)
+
+    def _load_llguidance(self) -> dict[str, Any]:
+        """The llguidance tokenizer reads the whole vocabulary once (~1 s); a deployment
+        pays it at start-up, so it is part of loading, reported on its own."""
+        self.llg = import_llguidance()
+        start = now()
+        self.llg_tokenizer = self.llg.llamacpp.lltokenizer_from_vocab(self.vocab)
+        self.token_mask = TokenMask(self.L.llama_vocab_n_tokens(self.vocab))
+        return {
+            "llguidance": self.llg.__version__ if hasattr(self.llg, "__version__") else None,
+            "grammar_tokenizer_s": now() - start,
+            "fast_forward": self.fast_forward,
+        }
+
+    def _greedy_chain(self, grammar: Any = None) -> Any:
+        L = self.L
+        chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+        if grammar is not None:
+            L.llama_sampler_chain_add(chain, grammar)  # the chain owns it from here
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_greedy())
+        return chain
+
+    # -- constraints ---------------------------------------------------------------
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+        if request.mode != self.constraint_mode:
+            raise ValueError(
+                f"this worker decodes under '{self.constraint_mode}', not '{request.mode}'"
+            )
+        start = now()
+        known = self._compiled.get(request.key)
+        if known is not None:
+            old = known.report
+            return CompileReport(
+                old.mode, old.key, old.label, old.ok, now() - start, True, "memory", old.error
+            )
+        compiled = self._compile(request)
+        report = CompileReport(
+            request.mode,
+            request.key,
+            request.label,
+            compiled.report.error is None,
+            now() - start,
+            False,
+            compiled.report.source,
+            compiled.report.error,
         )
+        compiled.report = report
+        self._compiled[request.key] = compiled
+        return report
+
+    def _compile(self, request: ConstraintRequest) -> _Compiled:
+        def failed(source: str, error: str) -> _Compiled:
+            return _Compiled(
+                CompileReport(
+                    request.mode, request.key, request.label, False, 0.0, False, source, error
+                )
+            )
+
+        if request.mode == "mask":
+            assert request.schema is not None
+            try:
+                matcher = compile_schema(self.llg, self.llg_tokenizer, request.schema)
+            except ValueError as exc:
+                return failed("llguidance", str(exc))
+            return _Compiled(_placeholder(request, "llguidance"), matcher=matcher)
+        if request.mode == "json":
+            text, source = gbnf.json_grammar(), "grammars/json.gbnf"
+        else:
+            assert request.schema is not None
+            try:
+                found = gbnf.schema_grammar(request.schema, request.key)
+            except Exception as exc:  # the converter raises on schemas it cannot express
+                return failed("converter", f"json_schema_to_gbnf: {exc}")
+            text, source = found.text, found.source
+        # llama.cpp returns NULL for a grammar it cannot parse; llama-cpp-python's
+        # LlamaGrammar would have carried on and crashed at the first token.
+        mark = self.log.mark()
+        grammar = self.L.llama_sampler_init_grammar(self.vocab, text.encode("utf-8"), b"root")
+        if not grammar:
+            message = self.log.first_line_since(mark) or "llama.cpp could not parse the grammar"
+            return failed(source, f"llama.cpp: {message}")
+        return _Compiled(_placeholder(request, source), chain=self._greedy_chain(grammar))
+
+    def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
+        if request.key not in self._compiled:
+            self.compile_constraint(request)
+        compiled = self._compiled[request.key]
+        if not compiled.report.ok:
+            raise RuntimeError(f"constraint {request.label} unsupported: {compiled.report.error}")
+        return compiled
 
     # -- tokens --------------------------------------------------------------------
     def _tokenize(self, text: str) -> list[int]:
@@ -148,80 +311,62 @@ class LlamaCppBackend:
         return buf.raw[:n]
 
     # -- decoding ------------------------------------------------------------------
-    def _decode(self, tokens: ctypes.Array[Any], start: int, count: int) -> None:
+    def _decode(self, tokens: list[int]) -> None:
+        """Evaluate `tokens` (prompt or generated) in batches of at most n_batch."""
         L = self.L
-        pointer = ctypes.cast(
-            ctypes.addressof(tokens) + start * ctypes.sizeof(L.llama_token),
-            ctypes.POINTER(L.llama_token),
-        )
-        rc = L.llama_decode(self.ctx, L.llama_batch_get_one(pointer, count))
-        if rc != 0:
-            raise RuntimeError(f"llama_decode returned {rc}: {self.log.last_error()}")
+        array = (L.llama_token * len(tokens))(*tokens)
+        n_batch = L.llama_n_batch(self.ctx)
+        for start in range(0, len(tokens), n_batch):
+            count = min(n_batch, len(tokens) - start)
+            pointer = ctypes.cast(
+                ctypes.addressof(array) + start * ctypes.sizeof(L.llama_token),
+                ctypes.POINTER(L.llama_token),
+            )
+            rc = L.llama_decode(self.ctx, L.llama_batch_get_one(pointer, count))
+            if rc != 0:
+                raise RuntimeError(f"llama_decode returned {rc}: {self.log.last_error()}")
 
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         L = self.L
         t_start = now()
         tokens = self._tokenize(prompt)
-        n_prompt = len(tokens)
         n_ctx = L.llama_n_ctx(self.ctx)
-        if n_prompt + settings.max_tokens > n_ctx:
+        if len(tokens) + settings.max_tokens > n_ctx:
             raise UserError(
-                f"prompt of {n_prompt} tokens + max_tokens {settings.max_tokens} "
+                f"prompt of {len(tokens)} tokens + max_tokens {settings.max_tokens} "
                 f"does not fit n_ctx {n_ctx}"
             )
+        request = settings.constraint
+        compiled = self._compiled_for(request) if request is not None else None
         # A fresh KV cache and fresh counters for every request.
         L.llama_memory_clear(L.llama_get_memory(self.ctx), True)
-        L.llama_sampler_reset(self.sampler)
         L.llama_perf_context_reset(self.ctx)
-
-        prompt_array = (L.llama_token * n_prompt)(*tokens)
-        n_batch = L.llama_n_batch(self.ctx)
-        for start in range(0, n_prompt, n_batch):
-            self._decode(prompt_array, start, min(n_batch, n_prompt - start))
-
-        one = (L.llama_token * 1)()
-        piece_buf = ctypes.create_string_buffer(64)
-        out = bytearray()
-        stops = [s.encode("utf-8") for s in settings.stop]
-        longest_stop = max((len(s) for s in stops), default=0)
-        output_tokens = 0
-        generated = 0
-        finish = FINISH_LENGTH
-        error = None
-        t_first: float | None = None
+        state = _Decoding()
         try:
-            while True:
-                token = L.llama_sampler_sample(self.sampler, self.ctx, -1)
-                generated += 1
-                if t_first is None:
-                    t_first = now()
-                if L.llama_vocab_is_eog(self.vocab, token):
-                    finish = FINISH_STOP
-                    break
-                checked_upto = max(0, len(out) - longest_stop + 1)
-                out += self._piece(token, piece_buf)
-                output_tokens += 1
-                if stops and _cut_at_stop(out, stops, checked_upto):
-                    finish = FINISH_STOP
-                    break
-                if output_tokens >= settings.max_tokens:
-                    break
-                one[0] = token
-                self._decode(one, 0, 1)
+            if compiled is not None and compiled.matcher is not None:
+                self._masked_loop(tokens, compiled.matcher, settings, state)
+            else:
+                chain = compiled.chain if compiled is not None else self.sampler
+                L.llama_sampler_reset(chain)
+                self._decode(tokens)
+                self._sampler_loop(chain, settings, state)
         except RuntimeError as exc:
-            finish, error = FINISH_ERROR, str(exc)
+            state.finish, state.error = FINISH_ERROR, str(exc)
         t_end = now()
         perf = L.llama_perf_context(self.ctx)
         return Generation(
-            text=out.decode("utf-8", "replace"),
-            prompt_tokens=n_prompt,
-            output_tokens=output_tokens,
-            generated_tokens=generated,
-            finish_reason=finish,
+            text=state.out.decode("utf-8", "replace"),
+            prompt_tokens=len(tokens),
+            output_tokens=state.output_tokens,
+            generated_tokens=state.generated,
+            finish_reason=state.finish,
             t_start=t_start,
-            t_first_token=t_first,
+            t_first_token=state.t_first,
             t_end=t_end,
-            error=error,
+            error=state.error,
+            forced_tokens=state.forced,
+            forced_prefix_tokens=state.forced_prefix,
+            forward_passes=state.passes,
             runtime_counters={
                 "t_p_eval_ms": perf.t_p_eval_ms,
                 "n_p_eval": perf.n_p_eval,
@@ -230,8 +375,102 @@ class LlamaCppBackend:
             },
         )
 
+    def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: _Decoding) -> None:
+        """Greedy decoding through a llama.cpp sampler chain (with or without grammar)."""
+        L = self.L
+        piece_buf = ctypes.create_string_buffer(64)
+        stops = [s.encode("utf-8") for s in settings.stop]
+        longest_stop = max((len(s) for s in stops), default=0)
+        out = state.out
+        while True:
+            token = L.llama_sampler_sample(chain, self.ctx, -1)
+            state.generated += 1
+            if state.t_first is None:
+                state.t_first = now()
+            if L.llama_vocab_is_eog(self.vocab, token):
+                state.finish = FINISH_STOP
+                return
+            checked_upto = max(0, len(out) - longest_stop + 1)
+            out += self._piece(token, piece_buf)
+            state.output_tokens += 1
+            if stops and _cut_at_stop(out, stops, checked_upto):
+                state.finish = FINISH_STOP
+                return
+            if state.output_tokens >= settings.max_tokens:
+                return
+            self._decode([token])
+            state.passes += 1
+
+    def _masked_loop(
+        self, prompt: list[int], matcher: Any, settings: DecodeSettings, state: _Decoding
+    ) -> None:
+        """Greedy decoding under an llguidance matcher: the best logit among the tokens
+        the grammar allows; forced tokens are appended without sampling and evaluated in
+        one batch with the sampled token before them."""
+        L = self.L
+        mask = self.token_mask
+        assert mask is not None
+        eos = L.llama_vocab_eos(self.vocab)
+        piece_buf = ctypes.create_string_buffer(64)
+        matcher.reset()
+        pending = self._forced(matcher, settings.max_tokens, state, piece_buf)
+        state.forced_prefix = len(pending)
+        self._decode(prompt + pending)
+        while True:
+            mask.fill(matcher)
+            if matcher.is_error():
+                raise RuntimeError(f"llguidance: {matcher.get_error()}")
+            if matcher.is_accepting() and mask.allows_only(eos):
+                # The object is complete: only end-of-text is legal, no pass needed.
+                state.finish = FINISH_STOP
+                return
+            logits = np.ctypeslib.as_array(
+                L.llama_get_logits_ith(self.ctx, -1), shape=(mask.n_vocab,)
+            )
+            allowed = np.flatnonzero(mask.allowed())
+            if allowed.size == 0:
+                raise RuntimeError("llguidance allows no token")
+            token = int(allowed[np.argmax(logits[allowed])])
+            state.generated += 1
+            if state.t_first is None:
+                state.t_first = now()
+            if token == eos or L.llama_vocab_is_eog(self.vocab, token):
+                state.finish = FINISH_STOP
+                return
+            if not matcher.consume_token(token):
+                raise RuntimeError(f"llguidance refused token {token}: {matcher.get_error()}")
+            state.out += self._piece(token, piece_buf)
+            state.output_tokens += 1
+            if state.output_tokens >= settings.max_tokens:
+                return
+            forced = self._forced(matcher, settings.max_tokens, state, piece_buf)
+            if state.output_tokens >= settings.max_tokens:
+                return
+            self._decode([token, *forced])
+            state.passes += 1
+
+    def _forced(self, matcher: Any, max_tokens: int, state: _Decoding, piece_buf: Any) -> list[int]:
+        """Tokens the grammar forces next (within the budget), consumed and appended."""
+        if not self.fast_forward:
+            return []
+        forced = matcher.compute_ff_tokens()[: max_tokens - state.output_tokens]
+        if not forced:
+            return []
+        if not matcher.consume_tokens(forced):
+            raise RuntimeError(f"llguidance refused its forced tokens: {matcher.get_error()}")
+        for token in forced:
+            state.out += self._piece(token, piece_buf)
+        state.output_tokens += len(forced)
+        state.generated += len(forced)
+        state.forced += len(forced)
+        return forced
+
     def _free(self) -> None:
         L = self.L
+        for compiled in self._compiled.values():
+            if compiled.chain is not None:
+                L.llama_sampler_free(compiled.chain)
+        self._compiled.clear()
         if self.sampler is not None:
             L.llama_sampler_free(self.sampler)
             self.sampler = None
@@ -244,6 +483,11 @@ class LlamaCppBackend:
 
     def close(self) -> None:
         self._free()
+
+
+def _placeholder(request: ConstraintRequest, source: str) -> CompileReport:
+    """Filled in with the real timing by `compile_constraint`."""
+    return CompileReport(request.mode, request.key, request.label, True, 0.0, False, source)
 
 
 def _cut_at_stop(out: bytearray, stops: list[bytes], start: int) -> bool:

@@ -18,6 +18,7 @@ from edgebench.cli.options import (
     ThreadsOpt,
     default_threads,
 )
+from edgebench.constraints import parse_modes
 from edgebench.report.table import RichProgress, render_summary
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.runner.run import RunSettings, execute
@@ -39,6 +40,15 @@ def run(
     max_tokens: MaxTokensOpt = None,
     n_ctx: NCtxOpt = None,
     out: OutOpt = None,
+    constraint: Annotated[
+        str,
+        typer.Option(
+            "--constraint",
+            "-c",
+            help="Constraint modes, comma-separated, each run on the same examples: "
+            "none, json, gbnf, outlines, mask.",
+        ),
+    ] = "none",
     warmup: Annotated[
         bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
     ] = True,
@@ -46,6 +56,8 @@ def run(
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
     Example: edgebench run --model smollm2-135m-instruct --limit 20 --threads 2
+
+    Example: edgebench run --constraint none,gbnf,mask --limit 20
     """
     console = Console(stderr=True)
     settings = RunSettings(
@@ -59,6 +71,7 @@ def run(
         n_ctx=n_ctx,
         out=out,
         warmup=warmup,
+        constraints=tuple(parse_modes(constraint)),
     )
     task_impl = get_task(settings.task)
     examples, dataset_info = load_examples(task_impl, settings)
@@ -71,5 +84,8 @@ def run(
         dataset_info,
         progress=RichProgress(console),
     )
-    Console().print(render_summary(result.summary))
+    out_console = Console()
+    if not out_console.is_terminal:
+        out_console = Console(width=160)  # piped: no terminal width to wrap at
+    out_console.print(render_summary(result.summary))
     console.print(f"run folder: [bold]{result.run_dir}[/]")

@@ -79,7 +79,10 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def accuracy_table(summary: dict[str, Any], group: str = "by_complexity") -> Table:
-    title = f"{summary.get('model')} · {summary.get('task')} · {summary.get('n_examples')} examples"
+    title = (
+        f"{summary.get('model')} · {summary.get('task')} · {summary.get('n_examples')} examples"
+        f" · constraint {summary.get('primary_constraint', 'none')}"
+    )
     table = Table(title=title, title_justify="left")
     table.add_column(group.removeprefix("by_"))
     table.add_column("n", justify="right")
@@ -131,4 +134,11 @@ def totals_line(summary: dict[str, Any]) -> str:
 
 
 def render_summary(summary: dict[str, Any]) -> Group:
-    return Group(accuracy_table(summary), perf_table(summary), totals_line(summary))
+    """Accuracy and speed of the run; with several constraint modes, the first mode's
+    detail and then all modes side by side."""
+    parts: list[Any] = [accuracy_table(summary), perf_table(summary), totals_line(summary)]
+    if len(summary.get("by_constraint") or {}) > 1:
+        from edgebench.report.compare import compare_table
+
+        parts.append(compare_table([summary]))
+    return Group(*parts)

@@ -7,11 +7,13 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from edgebench.backends.base import DecodeSettings, Generation, LoadInfo, now
+from edgebench.backends import backend_for
+from edgebench.backends.base import FINISH_UNSUPPORTED, DecodeSettings, Generation, LoadInfo, now
+from edgebench.constraints import CompileReport, ConstraintRequest, request_for
 from edgebench.errors import UserError
 from edgebench.io import JsonlAppender, write_json_atomic
 from edgebench.prompts import PromptFormat
@@ -33,8 +35,12 @@ BUDGET_ROUND = 32
 class Worker(Protocol):
     def count_tokens(self, prompts: list[str]) -> list[int]: ...
     def load(self, n_ctx: int) -> tuple[LoadInfo, float]: ...
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport: ...
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation: ...
     def close(self) -> MemoryPeak: ...
+
+
+WorkerFactory = Callable[[str], Worker]  # constraint mode -> a fresh worker
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class RunSettings:
     n_ctx: int | None = None  # None: sized to the longest prompt + max_tokens
     out: Path | None = None
     warmup: bool = True
+    constraints: tuple[str, ...] = ("none",)
 
 
 @dataclass
@@ -142,7 +149,13 @@ def make_run_dir(settings: RunSettings, model_label: str, started: str) -> Path:
 
 
 def build_sample(
-    index: int, example: Example, prompt: str, gen: Generation, task: Task
+    index: int,
+    example: Example,
+    prompt: str,
+    gen: Generation,
+    task: Task,
+    constraint: str = "none",
+    compile_report: CompileReport | None = None,
 ) -> dict[str, Any]:
     scored = task.score(gen.text, example)
     return {
@@ -150,6 +163,8 @@ def build_sample(
         "id": example.id,
         "schema_id": example.schema_id,
         "groups": example.groups,
+        "constraint": constraint,
+        "constraint_status": _constraint_status(constraint, compile_report),
         "prompt": prompt,
         "raw_output": gen.text,
         "expected": example.expected,
@@ -159,16 +174,42 @@ def build_sample(
         "prompt_tokens": gen.prompt_tokens,
         "output_tokens": gen.output_tokens,
         "generated_tokens": gen.generated_tokens,
+        "forced_tokens": gen.forced_tokens,
+        "forward_passes": gen.forward_passes,
         "timings": compute_timings(gen).to_dict(),
         "runtime_counters": gen.runtime_counters,
         "error": gen.error,
     }
 
 
-def _warmup(worker: Worker, prompt: str) -> None:
+def _constraint_status(constraint: str, report: CompileReport | None) -> str:
+    if constraint == "none":
+        return "none"
+    return "applied" if report is None or report.ok else "unsupported"
+
+
+def unsupported_generation(report: CompileReport) -> Generation:
+    """The record for an example whose constraint the engine could not compile: nothing
+    was decoded, and the engine's message is the error."""
+    t = now()
+    return Generation(
+        text="",
+        prompt_tokens=0,
+        output_tokens=0,
+        generated_tokens=0,
+        finish_reason=FINISH_UNSUPPORTED,
+        t_start=t,
+        t_first_token=None,
+        t_end=t,
+        error=f"unsupported by {report.mode}: {report.error}",
+    )
+
+
+def _warmup(worker: Worker, prompt: str, constraint: ConstraintRequest | None) -> None:
     """One short untimed generation so the first measured example pays no first-call
-    costs (page faults on the mmapped weights, thread pool start)."""
-    worker.generate(prompt, DecodeSettings(max_tokens=8))
+    costs (page faults on the mmapped weights, thread pool start, JIT compilation in a
+    grammar engine)."""
+    worker.generate(prompt, DecodeSettings(max_tokens=8, constraint=constraint))
 
 
 def _remote_user_error(exc: WorkerError) -> UserError | None:
@@ -208,6 +249,68 @@ def initial_manifest(
     }
 
 
+@dataclass
+class _Plan:
+    """What every constraint arm of a run shares: the examples, prompts and decoding."""
+
+    examples: list[Example]
+    prompts: list[str]
+    max_tokens: int
+    stop: tuple[str, ...]
+    n_ctx: int
+
+
+def compile_schemas(
+    worker: Worker, mode: str, examples: list[Example]
+) -> tuple[dict[str, CompileReport], list[dict[str, Any]]]:
+    """Compile each distinct schema once (timed), then again to time the cached path.
+
+    Returns the first report per request key and the records for the manifest."""
+    reports: dict[str, CompileReport] = {}
+    records: list[dict[str, Any]] = []
+    for example in examples:
+        request = request_for(mode, example.schema, example.schema_id)
+        if request is None or request.key in reports:
+            continue
+        first = worker.compile_constraint(request)
+        again = worker.compile_constraint(request)
+        reports[request.key] = first
+        records.append({**first.to_dict(), "cached_seconds": again.seconds})
+    return reports, records
+
+
+def _run_arm(
+    mode: str,
+    worker: Worker,
+    plan: _Plan,
+    task: Task,
+    settings: RunSettings,
+    arm: dict[str, Any],
+    on_sample: Callable[[dict[str, Any]], None],
+) -> None:
+    """Load the model in `worker`, compile the constraint per schema, decode every
+    example; the manifest's record for this arm is filled in as things happen."""
+    load_info, load_s = worker.load(plan.n_ctx)
+    arm.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+    reports, arm["compile"] = compile_schemas(worker, mode, plan.examples)
+    requests = [request_for(mode, ex.schema, ex.schema_id) for ex in plan.examples]
+    # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
+    decode = DecodeSettings(max_tokens=plan.max_tokens, stop=plan.stop if mode == "none" else ())
+    if settings.warmup:
+        first = requests[0]
+        usable = first is None or reports[first.key].ok
+        _warmup(worker, plan.prompts[0], first if usable else None)
+    for index, (example, prompt, request) in enumerate(
+        zip(plan.examples, plan.prompts, requests, strict=True)
+    ):
+        report = reports[request.key] if request is not None else None
+        if report is not None and not report.ok:
+            gen = unsupported_generation(report)
+        else:
+            gen = worker.generate(prompt, replace(decode, constraint=request))
+        on_sample(build_sample(index, example, prompt, gen, task, mode, report))
+
+
 def execute(
     settings: RunSettings,
     model: ModelUnderTest,
@@ -215,68 +318,99 @@ def execute(
     dataset: list[Example],
     dataset_info: dict[str, Any],
     *,
-    worker_factory: Callable[[], Worker] | None = None,
+    worker_factory: WorkerFactory | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
-    """Run the first `settings.limit` examples of `dataset` through `model` and write the
-    run folder. The whole dataset sizes the automatic token budget."""
+    """Run the first `settings.limit` examples of `dataset` through `model`, once per
+    constraint mode (each in a fresh worker), and write the run folder. The whole
+    dataset sizes the automatic token budget."""
     examples = dataset[: settings.limit] if settings.limit else dataset
     if not examples:
         raise UserError("the dataset has no examples to run")
     prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
     stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
 
+    def make_worker(mode: str) -> Worker:
+        if worker_factory is not None:
+            return worker_factory(mode)
+        backend, options = backend_for(model.backend, mode)
+        return BackendWorker(
+            backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
+        )
+
     run_dir = make_run_dir(settings, model.label, mf.utc_now())
     manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
+    manifest["arms"] = {}
     write_json_atomic(run_dir / "manifest.json", manifest)
 
     t_run = now()
-    worker = (
-        worker_factory()
-        if worker_factory
-        else BackendWorker(
-            model.backend, {"model_path": str(model.path), "n_threads": settings.threads}
-        )
-    )
     samples: list[dict[str, Any]] = []
     failure: BaseException | None = None
-    memory: MemoryPeak | None = None
+    modes = list(settings.constraints)
+    worker: Worker | None = make_worker(modes[0])
     try:
         counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
         prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
         max_tokens, budget_rule = token_budget(settings, reference_counts)
-        decode = DecodeSettings(max_tokens=max_tokens, stop=stop)
         manifest["decoding"] = {
             "strategy": "greedy",
-            **asdict(decode),
+            "max_tokens": max_tokens,
+            "stop": list(stop),
+            "stop_applies_to": "none (grammars end the JSON themselves)",
             "max_tokens_rule": budget_rule,
+            "constraints": modes,
         }
         n_ctx = size_context(examples, prompt_counts, max_tokens, settings, model.n_ctx_train)
-        load_info, load_s = worker.load(n_ctx)
-        manifest.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+        plan = _Plan(examples, prompts, max_tokens, stop, n_ctx)
+    except (WorkerError, WorkerDied, UserError) as exc:
+        worker.close()
+        manifest.update(status="failed", error=str(exc), finished_at=mf.utc_now())
         write_json_atomic(run_dir / "manifest.json", manifest)
-        if settings.warmup:
-            _warmup(worker, prompts[0])
-        if progress:
-            progress.start(len(examples), f"{task.name} · {model.label}")
-        with JsonlAppender(run_dir / "samples.jsonl") as log:
-            for index, (example, prompt) in enumerate(zip(examples, prompts, strict=True)):
-                gen = worker.generate(prompt, decode)
-                sample = build_sample(index, example, prompt, gen, task)
-                log.append(sample)
-                samples.append(sample)
-                if progress:
-                    progress.advance(sample)
-    except WorkerError as exc:
-        failure = _remote_user_error(exc) or exc
-    except (WorkerDied, UserError, KeyboardInterrupt) as exc:
-        failure = exc
-    finally:
-        if progress:
-            progress.stop()
-        memory = worker.close()
+        if isinstance(exc, WorkerError):
+            raise _remote_user_error(exc) or UserError(f"the model worker failed: {exc}") from None
+        raise UserError(str(exc)) from None
+    except BaseException:
+        worker.close()
+        raise
 
-    manifest["memory"] = memory.to_dict() if memory else None
+    with JsonlAppender(run_dir / "samples.jsonl") as log:
+
+        def on_sample(sample: dict[str, Any]) -> None:
+            log.append(sample)
+            samples.append(sample)
+            if progress:
+                progress.advance(sample)
+
+        for mode in modes:
+            arm: dict[str, Any] = {"constraint": mode, "status": "running"}
+            manifest["arms"][mode] = arm
+            t_arm = now()
+            if progress:
+                progress.start(len(examples), f"{task.name} · {model.label} · {mode}")
+            arm_failure: BaseException | None = None
+            try:
+                worker = worker or make_worker(mode)
+                _run_arm(mode, worker, plan, task, settings, arm, on_sample)
+            except WorkerError as exc:
+                arm_failure = _remote_user_error(exc) or exc
+            except (WorkerDied, UserError, KeyboardInterrupt) as exc:
+                arm_failure = exc
+            finally:
+                if progress:
+                    progress.stop()
+                memory = worker.close() if worker is not None else None
+                worker = None
+            arm["memory"] = memory.to_dict() if memory else None
+            arm["wall_s"] = now() - t_arm
+            arm["status"] = _status(arm_failure)
+            if arm_failure is not None:
+                arm["error"] = str(arm_failure) or type(arm_failure).__name__
+                failure = failure or arm_failure
+            write_json_atomic(run_dir / "manifest.json", manifest)
+            # A crashed engine costs its own arm only; anything else stops the run.
+            if arm_failure is not None and not isinstance(arm_failure, WorkerDied):
+                break
+
     manifest["wall_s"] = now() - t_run
     manifest["finished_at"] = mf.utc_now()
     manifest["status"] = _status(failure)

@@ -53,34 +53,82 @@ def grouped_scores(samples: list[dict[str, Any]]) -> dict[str, dict[str, dict[st
     }
 
 
-def perf_summary(samples: list[dict[str, Any]], manifest: dict[str, Any]) -> dict[str, Any]:
-    timed = [s for s in samples if s.get("timings")]
+def perf_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
+    """Speed, memory and token totals of one constraint arm (its own worker)."""
+    timed = [s for s in samples if s.get("timings") and s.get("finish_reason") != "unsupported"]
     perf: dict[str, Any] = {
-        "load_s": manifest.get("load_s"),
-        **{k: v for k, v in (manifest.get("memory") or {}).items() if k.startswith("peak_")},
+        "load_s": arm.get("load_s"),
+        **{k: v for k, v in (arm.get("memory") or {}).items() if k.startswith("peak_")},
     }
     for field in TIMING_FIELDS:
         perf[field] = distribution(
             [s["timings"][field] for s in timed if s["timings"].get(field) is not None]
         )
-    perf["prompt_tokens_total"] = sum(s.get("prompt_tokens") or 0 for s in samples)
-    perf["output_tokens_total"] = sum(s.get("output_tokens") or 0 for s in samples)
-    perf["generated_tokens_total"] = sum(s.get("generated_tokens") or 0 for s in samples)
+    for total in ("prompt_tokens", "output_tokens", "generated_tokens", "forced_tokens"):
+        perf[f"{total}_total"] = sum(s.get(total) or 0 for s in samples)
     perf["finish_reasons"] = dict(Counter(s.get("finish_reason") or "none" for s in samples))
     perf["hit_token_limit"] = perf["finish_reasons"].get("length", 0)
-    perf["wall_s"] = manifest.get("wall_s")
+    perf["wall_s"] = arm.get("wall_s")
     return perf
 
 
+def compile_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Grammar compile times per distinct schema: the first compile and the cached one."""
+    failed = [r for r in records if not r.get("ok")]
+    return {
+        "schemas": len(records),
+        "unsupported": len(failed),
+        "first_s": distribution([r["seconds"] for r in records]),
+        "cached_s": distribution([r["cached_seconds"] for r in records]),
+        "first_total_s": sum(r["seconds"] for r in records),
+        "sources": dict(Counter(r.get("source") or "" for r in records)),
+        "errors": {r["label"]: r["error"] for r in failed},
+    }
+
+
+def arm_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": arm.get("status"),
+        "n_examples": len(samples),
+        "n_errors": sum(1 for s in samples if s.get("error")),
+        "n_unsupported": sum(1 for s in samples if s.get("constraint_status") == "unsupported"),
+        "metrics": mean_scores(samples),
+        **grouped_scores(samples),
+        "perf": perf_summary(samples, arm),
+        "compile": compile_summary(arm.get("compile") or []),
+    }
+
+
+def _decode_ratios(by_constraint: dict[str, dict[str, Any]]) -> None:
+    """p50 decode tokens/s of each mode over that of `none` in the same run."""
+    base = (by_constraint.get("none") or {}).get("perf", {}).get("decode_tok_s", {}).get("p50")
+    for result in by_constraint.values():
+        p50 = result["perf"]["decode_tok_s"]["p50"]
+        result["decode_ratio_to_none"] = p50 / base if base and p50 is not None else None
+
+
 def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's figures per constraint mode (`by_constraint`); the top-level figures are
+    those of the first mode, so a single-mode run reads the same as before."""
+    arms: dict[str, Any] = manifest.get("arms") or {}
+    modes = list(arms) or ["none"]
+    by_constraint = {
+        mode: arm_summary([s for s in samples if s.get("constraint", "none") == mode], arm)
+        for mode, arm in (arms.items() if arms else [("none", {})])
+    }
+    _decode_ratios(by_constraint)
+    primary = by_constraint[modes[0]]
     return {
         "run_id": manifest.get("run_id"),
         "model": (manifest.get("model") or {}).get("label"),
         "task": (manifest.get("task") or {}).get("name"),
         "status": manifest.get("status"),
-        "n_examples": len(samples),
-        "n_errors": sum(1 for s in samples if s.get("error")),
-        "metrics": mean_scores(samples),
-        **grouped_scores(samples),
-        "perf": perf_summary(samples, manifest),
+        "constraints": modes,
+        "primary_constraint": modes[0],
+        "n_examples": primary["n_examples"],
+        "n_errors": primary["n_errors"],
+        "metrics": primary["metrics"],
+        **{k: v for k, v in primary.items() if k.startswith("by_")},
+        "perf": primary["perf"],
+        "by_constraint": by_constraint,
     }

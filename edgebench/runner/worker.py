@@ -17,6 +17,7 @@ from typing import Any
 
 from edgebench.backends import create_backend
 from edgebench.backends.base import Backend, DecodeSettings, Generation, LoadInfo, now
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.runner.memory import MemoryPeak, MemorySampler
 
 _POLL_S = 0.05
@@ -72,6 +73,8 @@ def _dispatch(backend: Backend, op: str, args: tuple[Any, ...]) -> Any:
         return backend.count_tokens(*args)
     if op == "load":
         return timed_load(backend, *args)
+    if op == "compile_constraint":
+        return backend.compile_constraint(*args)
     if op == "generate":
         return backend.generate(*args)
     raise ValueError(f"unknown worker operation {op!r}")
@@ -143,6 +146,9 @@ class BackendWorker:
     def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
         return self._call("load", n_ctx)
 
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+        return self._call("compile_constraint", request)
+
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         return self._call("generate", prompt, settings)
 
@@ -174,6 +180,9 @@ class InProcessWorker:
 
     def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
         return timed_load(self.backend, n_ctx)
+
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+        return self.backend.compile_constraint(request)
 
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         return self.backend.generate(prompt, settings)

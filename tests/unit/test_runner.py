@@ -77,7 +77,7 @@ def run_fake(tmp_path: Path, backend: FakeBackend, n: int = 3, **settings: Any):
         EchoTask(),
         examples(n),
         {"path": "mem"},
-        worker_factory=lambda: InProcessWorker(backend),
+        worker_factory=lambda mode: InProcessWorker(backend),
     )
 
 
@@ -196,7 +196,7 @@ def test_crashed_worker_keeps_completed_samples(tmp_path: Path) -> None:
             EchoTask(),
             exs,
             {"path": "mem"},
-            worker_factory=lambda: BackendWorker(
+            worker_factory=lambda mode: BackendWorker(
                 "fake", {"outputs": ["a b c"], "crash_marker": "CRASH"}
             ),
         )

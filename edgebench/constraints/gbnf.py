@@ -1,0 +1,88 @@
+"""GBNF grammar text for the `json` and `gbnf` modes.
+
+`gbnf` converts the task's JSON Schema with llama-cpp-python's own converter (what its
+users get from `LlamaGrammar.from_json_schema`). Converted grammars are cached on disk by
+schema hash and converter version; the ones for built-in datasets ship in `grammars/`
+(a test keeps them equal to a fresh conversion). Text only: checking that llama.cpp can
+parse a grammar needs the runtime and happens in the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebench.paths import cache_dir
+from edgebench.resources import resource_dir
+
+JSON_GRAMMAR = "json.gbnf"
+BUNDLED_FOLDER = "schemas"  # grammars/schemas/<dataset>/<schema id>.gbnf
+_HEADER = re.compile(r"^# schema sha256 (?P<key>[0-9a-f]{64}) · converter (?P<conv>\S+)$")
+
+
+def converter_version() -> str:
+    import llama_cpp
+
+    return f"llama-cpp-python-{llama_cpp.__version__}"
+
+
+def json_grammar() -> str:
+    return (resource_dir("grammars") / JSON_GRAMMAR).read_text(encoding="utf-8")
+
+
+def convert(schema: dict[str, Any]) -> str:
+    """JSON Schema -> GBNF with llama-cpp-python's converter (may raise on odd schemas)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    return json_schema_to_gbnf(json.dumps(schema))
+
+
+def with_header(grammar: str, key: str, schema_label: str = "") -> str:
+    """Grammar text as stored: a header naming the schema hash and the converter."""
+    label = f"# {schema_label}: JSON Schema converted by llama-cpp-python\n" if schema_label else ""
+    return f"# schema sha256 {key} · converter {converter_version()}\n{label}{grammar}"
+
+
+def header_of(text: str) -> tuple[str, str] | None:
+    match = _HEADER.match(text.split("\n", 1)[0])
+    return (match["key"], match["conv"]) if match else None
+
+
+@dataclass(frozen=True)
+class GbnfText:
+    text: str
+    source: str  # "bundled", "disk cache" or "converted"
+
+
+def _bundled_index() -> dict[str, Path]:
+    index: dict[str, Path] = {}
+    folder = resource_dir("grammars") / BUNDLED_FOLDER
+    for path in sorted(folder.glob("*/*.gbnf")) if folder.is_dir() else []:
+        with path.open(encoding="utf-8") as handle:
+            header = header_of(handle.readline())
+        if header and header[1] == converter_version():
+            index[header[0]] = path
+    return index
+
+
+def grammar_cache_dir() -> Path:
+    return cache_dir() / "grammars"
+
+
+def schema_grammar(schema: dict[str, Any], key: str) -> GbnfText:
+    """The GBNF for `schema` (whose schema_key is `key`): bundled, cached or converted."""
+    bundled = _bundled_index().get(key)
+    if bundled is not None:
+        return GbnfText(bundled.read_text(encoding="utf-8"), "bundled")
+    cached = grammar_cache_dir() / f"{key}.{converter_version()}.gbnf"
+    if cached.is_file():
+        return GbnfText(cached.read_text(encoding="utf-8"), "disk cache")
+    text = with_header(convert(schema), key)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(cached)
+    return GbnfText(text, "converted")

@@ -1,0 +1,69 @@
+"""The `mask` mode's grammar engine: llguidance, driven token by token from our own loop.
+
+The JSON Schema compiles to an llguidance grammar with fixed separators (", " and ": ")
+and no other whitespace. A tiny model cannot pad forever, and every key after the first
+character of a property becomes a run of forced tokens the decode loop fast-forwards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# The JSON text shape every schema mode aims at: one line, Python's json.dumps separators.
+JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+
+
+def import_llguidance() -> Any:
+    from edgebench.errors import UserError
+
+    try:
+        import llguidance
+        import llguidance.llamacpp
+    except ImportError:
+        raise UserError(
+            "the mask constraint needs llguidance: pip install 'edgebench[llama]'"
+        ) from None
+    return llguidance
+
+
+def compile_schema(llguidance: Any, tokenizer: Any, schema: dict[str, Any]) -> Any:
+    """A ready matcher for `schema`, or ValueError with llguidance's message when the
+    schema uses something llguidance cannot enforce (it refuses rather than ignores)."""
+    matcher_cls = llguidance.LLMatcher
+    try:
+        grammar = matcher_cls.grammar_from_json_schema(schema, overrides=JSON_OPTIONS)
+    except ValueError as exc:
+        raise ValueError(f"llguidance: {exc}") from None
+    problem = matcher_cls.validate_grammar(grammar, tokenizer)
+    if problem:
+        raise ValueError(f"llguidance: {problem.strip()}")
+    matcher = matcher_cls(tokenizer, grammar, log_level=0)
+    if matcher.is_error():
+        raise ValueError(f"llguidance: {matcher.get_error()}")
+    return matcher
+
+
+class TokenMask:
+    """A reusable bitmask buffer and the helpers to read it, for one vocabulary size."""
+
+    def __init__(self, n_vocab: int) -> None:
+        self.n_vocab = n_vocab
+        self.words = np.zeros((n_vocab + 31) // 32, dtype=np.int32)
+        self._address = self.words.ctypes.data
+        self._nbytes = self.words.nbytes
+
+    def fill(self, matcher: Any) -> None:
+        matcher.unsafe_compute_mask_ptr(self._address, self._nbytes)
+
+    def allowed(self) -> np.ndarray:
+        """Boolean array over the vocabulary (bit i of word i // 32 is token i)."""
+        bits = np.unpackbits(self.words.view(np.uint8), bitorder="little")
+        return bits[: self.n_vocab].view(bool)
+
+    def allows_only(self, token: int) -> bool:
+        word, bit = divmod(token, 32)
+        if not (int(self.words[word]) >> bit) & 1:
+            return False
+        return int(np.unpackbits(self.words.view(np.uint8)).sum()) == 1

@@ -1,0 +1,80 @@
+"""What the runner sends a backend about a constraint, and what the backend reports back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from edgebench.errors import UserError
+
+# mode -> what it forces; the order is the order results are listed in
+MODES: dict[str, str] = {
+    "none": "no constraint: the model's own output",
+    "json": "any JSON object (hand-written GBNF grammar, llama.cpp sampler)",
+    "gbnf": "the task's JSON Schema as GBNF (llama-cpp-python's converter, llama.cpp sampler)",
+    "outlines": "the task's JSON Schema through Outlines 1.x (outlines-core index)",
+    "mask": "the task's JSON Schema as a token mask from llguidance, with fast-forwarding",
+}
+# Modes whose grammar is the example's schema (compiled once per distinct schema).
+SCHEMA_MODES = frozenset({"gbnf", "outlines", "mask"})
+
+
+def parse_modes(text: str) -> list[str]:
+    """`--constraint` value -> modes in the order given, without repeats."""
+    modes = [part.strip() for part in text.split(",") if part.strip()]
+    if not modes:
+        raise UserError("--constraint: give at least one mode (" + ", ".join(MODES) + ")")
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise UserError(f"--constraint: unknown mode '{unknown[0]}' (known: {', '.join(MODES)})")
+    return list(dict.fromkeys(modes))
+
+
+def schema_key(schema: dict[str, Any]) -> str:
+    """A stable name for a schema's content: sha256 of its canonical JSON."""
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ConstraintRequest:
+    """One constraint as a backend compiles it: the mode and, for schema modes, the schema.
+
+    `key` names the compiled grammar in the backend's cache."""
+
+    mode: str
+    key: str
+    schema: dict[str, Any] | None = None
+    label: str = ""  # for messages: the schema id
+
+
+def request_for(mode: str, schema: dict[str, Any], label: str) -> ConstraintRequest | None:
+    """The request for one example under `mode`; None for `none`."""
+    if mode == "none":
+        return None
+    if mode == "json":
+        return ConstraintRequest(mode="json", key="json", label="json")
+    return ConstraintRequest(mode=mode, key=schema_key(schema), schema=schema, label=label)
+
+
+@dataclass(frozen=True)
+class CompileReport:
+    """How compiling one constraint went.
+
+    `seconds` covers everything from the schema to a grammar ready to decode with;
+    `cached` says whether a compiled grammar already existed in memory; `source` says
+    where the grammar text came from (for GBNF: converted, disk cache or bundled)."""
+
+    mode: str
+    key: str
+    label: str
+    ok: bool
+    seconds: float
+    cached: bool
+    source: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
