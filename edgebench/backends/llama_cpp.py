@@ -12,9 +12,15 @@ and appends tokens the grammar forces without sampling them (fast-forward).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
+import sys
+import tempfile
+import warnings
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -200,7 +206,11 @@ class LlamaCppBackend:
         pays it at start-up, so it is part of loading, reported on its own."""
         self.llg = import_llguidance()
         start = now()
-        self.llg_tokenizer = self.llg.llamacpp.lltokenizer_from_vocab(self.vocab)
+        with warnings.catch_warnings():
+            # llguidance's bridge calls llama_token_get_attr once per vocabulary entry,
+            # which llama-cpp-python marks deprecated.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.llg_tokenizer = self.llg.llamacpp.lltokenizer_from_vocab(self.vocab)
         self.token_mask = TokenMask(self.L.llama_vocab_n_tokens(self.vocab))
         return {
             "llguidance": self.llg.__version__ if hasattr(self.llg, "__version__") else None,
@@ -226,20 +236,9 @@ class LlamaCppBackend:
         known = self._compiled.get(request.key)
         if known is not None:
             old = known.report
-            return CompileReport(
-                old.mode, old.key, old.label, old.ok, now() - start, True, "memory", old.error
-            )
+            return replace(old, seconds=now() - start, cached=True, source="memory")
         compiled = self._compile(request)
-        report = CompileReport(
-            request.mode,
-            request.key,
-            request.label,
-            compiled.report.error is None,
-            now() - start,
-            False,
-            compiled.report.source,
-            compiled.report.error,
-        )
+        report = replace(compiled.report, seconds=now() - start)
         compiled.report = report
         self._compiled[request.key] = compiled
         return report
@@ -259,6 +258,7 @@ class LlamaCppBackend:
             except ValueError as exc:
                 return failed("llguidance", str(exc))
             return _Compiled(_placeholder(request, "llguidance"), matcher=matcher)
+        warnings: tuple[str, ...] = ()
         if request.mode == "json":
             text, source = gbnf.json_grammar(), "grammars/json.gbnf"
         else:
@@ -268,14 +268,18 @@ class LlamaCppBackend:
             except Exception as exc:  # the converter raises on schemas it cannot express
                 return failed("converter", f"json_schema_to_gbnf: {exc}")
             text, source = found.text, found.source
+            warnings = tuple(gbnf.unenforced_keywords(request.schema))
         # llama.cpp returns NULL for a grammar it cannot parse; llama-cpp-python's
         # LlamaGrammar would have carried on and crashed at the first token.
         mark = self.log.mark()
-        grammar = self.L.llama_sampler_init_grammar(self.vocab, text.encode("utf-8"), b"root")
+        # The grammar parser writes its reason straight to stderr, not to the log.
+        with _captured_stderr() as captured:
+            grammar = self.L.llama_sampler_init_grammar(self.vocab, text.encode("utf-8"), b"root")
         if not grammar:
-            message = self.log.first_line_since(mark) or "llama.cpp could not parse the grammar"
-            return failed(source, f"llama.cpp: {message}")
-        return _Compiled(_placeholder(request, source), chain=self._greedy_chain(grammar))
+            reason = _first_error_line(captured.text) or self.log.first_line_since(mark)
+            return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
+        report = replace(_placeholder(request, source), warnings=warnings)
+        return _Compiled(report, chain=self._greedy_chain(grammar))
 
     def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
         if request.key not in self._compiled:
@@ -483,6 +487,35 @@ class LlamaCppBackend:
 
     def close(self) -> None:
         self._free()
+
+
+class _Captured:
+    text = ""
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[_Captured]:
+    """Whatever native code writes to file descriptor 2 meanwhile (it is not ours to
+    print: the worker's stderr is the user's terminal)."""
+    captured = _Captured()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            captured.text = sink.read().decode("utf-8", "replace")
+
+
+def _first_error_line(text: str) -> str | None:
+    for line in text.splitlines():
+        if "error" in line.lower():
+            return line.strip()
+    return None
 
 
 def _placeholder(request: ConstraintRequest, source: str) -> CompileReport:

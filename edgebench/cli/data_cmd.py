@@ -132,3 +132,30 @@ def validate(
 from edgebench.cli.app import app  # noqa: E402  (registered last, once data_app is complete)
 
 app.add_typer(data_app, name="data")
+
+
+@data_app.command("grammars")
+def build_grammars(
+    schemas: Annotated[
+        Path | None,
+        typer.Option("--schemas", help="Folder of JSON Schemas (default: built-in EdgeJSON)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Folder to write (default: the repo's grammars/schemas/edgejson)."
+        ),
+    ] = None,
+) -> None:
+    """Convert a dataset's JSON Schemas to GBNF with llama-cpp-python's converter, the
+    grammars `--constraint gbnf` decodes with (others are converted and cached on first use).
+
+    Example: edgebench data grammars
+    """
+    from edgebench.constraints import gbnf
+    from edgebench.tasks.edgejson import read_schema_folder
+
+    folder = out or gbnf.bundled_grammar_folder("edgejson")
+    source = schemas or _builtin_dir() / "schemas"
+    written = gbnf.write_schema_grammars(read_schema_folder(source), folder)
+    console.print(f"wrote {len(written)} grammars ({gbnf.converter_version()}) to {folder}")

@@ -86,3 +86,65 @@ def schema_grammar(schema: dict[str, Any], key: str) -> GbnfText:
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(cached)
     return GbnfText(text, "converted")
+
+
+def write_schema_grammars(schemas: dict[str, dict[str, Any]], folder: Path) -> list[Path]:
+    """Convert every schema (id -> schema) and write `<id>.gbnf` into `folder`; files of
+    schemas no longer present are removed. Returns the files written."""
+    from edgebench.constraints.spec import schema_key
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for schema_id, schema in sorted(schemas.items()):
+        path = folder / f"{schema_id}.gbnf"
+        path.write_text(
+            with_header(convert(schema), schema_key(schema), schema_id), encoding="utf-8"
+        )
+        written.append(path)
+    for stale in set(folder.glob("*.gbnf")) - set(written):
+        stale.unlink()
+    return written
+
+
+def bundled_grammar_folder(dataset: str) -> Path:
+    return resource_dir("grammars") / BUNDLED_FOLDER / dataset
+
+
+# Keywords llama-cpp-python's converter (0.3.x) reads past without enforcing them; output
+# that breaks one of them is the converter's gap, not the model's, so runs list them.
+_IGNORED_NUMBER_KEYWORDS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+)
+
+
+def unenforced_keywords(schema: Any, path: str = "$") -> list[str]:
+    """Where `schema` uses keywords the GBNF converter does not enforce, e.g.
+    "$.patient.age: minimum, maximum" (numeric bounds; string formats it has no rule for)."""
+    from llama_cpp.llama_grammar import STRING_FORMAT_RULES
+
+    found: list[str] = []
+    if isinstance(schema, list):
+        for item in schema:
+            found += unenforced_keywords(item, path)
+        return found
+    if not isinstance(schema, dict):
+        return found
+    ignored = [k for k in _IGNORED_NUMBER_KEYWORDS if k in schema]
+    fmt = schema.get("format")
+    if isinstance(fmt, str) and fmt not in STRING_FORMAT_RULES and not fmt.startswith("uuid"):
+        ignored.append(f"format {fmt}")
+    if ignored:
+        found.append(f"{path}: {', '.join(ignored)}")
+    for name, sub in (schema.get("properties") or {}).items():
+        found += unenforced_keywords(sub, f"{path}.{name}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += unenforced_keywords(schema[key], f"{path}[]" if key == "items" else path)
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if isinstance(schema.get(key), list):
+            found += unenforced_keywords(schema[key], path)
+    return found

@@ -65,7 +65,8 @@ class CompileReport:
 
     `seconds` covers everything from the schema to a grammar ready to decode with;
     `cached` says whether a compiled grammar already existed in memory; `source` says
-    where the grammar text came from (for GBNF: converted, disk cache or bundled)."""
+    where the grammar text came from (for GBNF: converted, disk cache or bundled);
+    `warnings` lists schema keywords the engine reads past without enforcing them."""
 
     mode: str
     key: str
@@ -75,6 +76,10 @@ class CompileReport:
     cached: bool
     source: str = ""
     error: str | None = None
+    # Schema keywords the engine accepted but does not enforce (output may break them).
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        record["warnings"] = list(self.warnings)
+        return record

@@ -165,6 +165,7 @@ def build_sample(
         "groups": example.groups,
         "constraint": constraint,
         "constraint_status": _constraint_status(constraint, compile_report),
+        "constraint_warnings": list(compile_report.warnings) if compile_report else [],
         "prompt": prompt,
         "raw_output": gen.text,
         "expected": example.expected,

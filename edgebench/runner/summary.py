@@ -83,6 +83,7 @@ def compile_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "first_total_s": sum(r["seconds"] for r in records),
         "sources": dict(Counter(r.get("source") or "" for r in records)),
         "errors": {r["label"]: r["error"] for r in failed},
+        "schemas_with_unenforced_keywords": sum(1 for r in records if r.get("warnings")),
     }
 
 

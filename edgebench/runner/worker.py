@@ -8,6 +8,7 @@ the signal, and the parent decides what to do next.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing as mp
 import os
 import signal
@@ -21,6 +22,7 @@ from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.runner.memory import MemoryPeak, MemorySampler
 
 _POLL_S = 0.05
+_PR_SET_PDEATHSIG = 1
 
 
 class WorkerDied(Exception):
@@ -80,10 +82,19 @@ def _dispatch(backend: Backend, op: str, args: tuple[Any, ...]) -> Any:
     raise ValueError(f"unknown worker operation {op!r}")
 
 
+def _die_with_parent() -> None:
+    """Linux: get SIGKILL when the parent dies (kill, OOM), instead of decoding on as an
+    orphan that holds a core. Elsewhere the worker ends at its next read of the pipe."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def serve(conn: Connection, backend_name: str, options: dict[str, Any]) -> None:
     """Worker main loop: answer requests until told to close."""
     # Ctrl-C reaches the whole process group; the parent handles it and closes us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     backend: Backend | None = None
     startup_error = None
     try:

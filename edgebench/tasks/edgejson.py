@@ -67,6 +67,11 @@ def _read_schema(path: Path) -> dict[str, Any]:
     return schema
 
 
+def read_schema_folder(schemas: Path) -> dict[str, dict[str, Any]]:
+    """Every schema of an EdgeJSON schema folder (`<complexity>/<id>.json`), by id."""
+    return {schema_id: _read_schema(f.path) for schema_id, f in _index_schemas(schemas).items()}
+
+
 def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
     """Load an EdgeJSON JSONL file and the schemas its rows name. Blank lines are skipped.
 

@@ -250,3 +250,38 @@ def test_ctrl_c_keeps_completed_samples_and_marks_the_run_interrupted(tmp_path: 
     assert manifest["status"] == "interrupted"
     assert [s["id"] for s in read_jsonl(run_dir / "samples.jsonl")] == ["ex0", "ex1"]
     assert json.loads((run_dir / "summary.json").read_text())["n_examples"] == 2
+
+
+def test_worker_dies_with_its_parent(tmp_path: Path) -> None:
+    """A parent killed outright (SIGKILL, OOM) must not leave a worker decoding on."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "worker.pid"
+    script = (
+        "import time, sys\n"
+        "from edgebench.runner.worker import BackendWorker\n"
+        "w = BackendWorker('fake', {})\n"
+        "w.count_tokens(['a'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(w.process.pid))\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the worker did not start"
+        time.sleep(0.1)
+    worker_pid = int(pid_file.read_text())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"worker {worker_pid} outlived its parent")

@@ -1,0 +1,145 @@
+"""What does forcing the schema cost per token? Every constraint mode in one process.
+
+Usage: python benchmarks/constrained_overhead.py [--limit N] [--threads 2] [--max-tokens N]
+
+For each mode (none, json, gbnf, outlines, mask, and mask without fast-forwarding) the
+default model decodes the same built-in EdgeJSON examples, one mode after the other in
+this process, and the script prints: decode tokens/s (p50 over examples and pooled:
+all decode tokens / all decode seconds), its ratio to `none` from this same process,
+forward passes per second, latency, and grammar compile times (first compile of each
+distinct schema, then the cached one). Results go to docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+from typing import Any
+
+from edgebench.backends.base import DecodeSettings, now
+from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.backends.llama_outlines import OutlinesLlamaBackend
+from edgebench.constraints import request_for
+from edgebench.runner.manifest import device_info
+from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.run import RunSettings, reference_text, size_context, token_budget
+from edgebench.runner.timing import compute_timings
+from edgebench.tasks import get_task
+
+# (row label, constraint mode, fast-forward)
+ROWS = (
+    ("none", "none", True),
+    ("json", "json", True),
+    ("gbnf", "gbnf", True),
+    ("outlines", "outlines", True),
+    ("mask", "mask", True),
+    ("mask, no fast-forward", "mask", False),
+)
+
+
+def make_backend(path: str, mode: str, threads: int, fast_forward: bool) -> Any:
+    if mode == "outlines":
+        return OutlinesLlamaBackend(path, threads)
+    return LlamaCppBackend(path, threads, constraint_mode=mode, fast_forward=fast_forward)
+
+
+def measure(args: argparse.Namespace) -> None:
+    task = get_task("edgejson")
+    settings = RunSettings(limit=args.limit, threads=args.threads, max_tokens=args.max_tokens)
+    dataset, _ = load_examples(task, settings)
+    examples = dataset[: args.limit] if args.limit else dataset
+    model = model_under_test(None)
+    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
+    counter = LlamaCppBackend(str(model.path), args.threads)
+    counts = counter.count_tokens(prompts + [reference_text(ex) for ex in dataset])
+    counter.close()
+    max_tokens, _ = token_budget(settings, counts[len(prompts) :])
+    n_ctx = size_context(examples, counts[: len(prompts)], max_tokens, settings, 8192)
+    print(f"{len(examples)} examples, max_tokens {max_tokens}, n_ctx {n_ctx}", flush=True)
+
+    results = []
+    for label, mode, fast_forward in ROWS:
+        backend = make_backend(str(model.path), mode, args.threads, fast_forward)
+        backend.load(n_ctx)
+        first, cached = [], []
+        requests = [request_for(mode, ex.schema, ex.schema_id) for ex in examples]
+        for request in {r.key: r for r in requests if r is not None}.values():
+            first.append(backend.compile_constraint(request).seconds)
+            cached.append(backend.compile_constraint(request).seconds)
+        backend.generate(prompts[0], DecodeSettings(max_tokens=8, constraint=requests[0]))
+        rates, latencies, decode_tokens, decode_seconds, passes = [], [], 0, 0.0, 0
+        stop = model.prompt_format.stop if mode == "none" else ()
+        t0 = now()
+        for prompt, request in zip(prompts, requests, strict=True):
+            gen = backend.generate(
+                prompt, DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
+            )
+            timings = compute_timings(gen)
+            latencies.append(timings.latency_s)
+            if timings.decode_tok_s and gen.t_first_token is not None:
+                rates.append(timings.decode_tok_s)
+                decode_tokens += gen.generated_tokens - gen.forced_prefix_tokens - 1
+                decode_seconds += gen.t_end - gen.t_first_token
+                passes += gen.forward_passes or 0
+        backend.close()
+        results.append(
+            {
+                "label": label,
+                "p50": statistics.median(rates),
+                "pooled": decode_tokens / decode_seconds,
+                "passes_s": passes / decode_seconds,
+                "latency": statistics.median(latencies),
+                "wall": now() - t0,
+                "compile_first_ms": 1000 * statistics.median(first) if first else None,
+                "compile_max_ms": 1000 * max(first) if first else None,
+                "compile_cached_ms": 1000 * statistics.median(cached) if cached else None,
+            }
+        )
+        print(f"  {label}: {results[-1]['pooled']:.1f} tok/s pooled", flush=True)
+    print_table(results, args)
+
+
+def print_table(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    base = results[0]
+    device = device_info(args.threads)
+    print()
+    print(
+        f"{time.strftime('%Y-%m-%d')} · {device.get('cpu')} · {device.get('cpu_count')} cores"
+        f" · {platform.platform()} · threads {args.threads}"
+    )
+    print()
+    print(
+        "| mode | decode tok/s p50 | x none | pooled tok/s | x none | forward passes/s "
+        "| latency p50 s | wall s | compile ms p50 (max) | cached ms p50 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+
+    def ms(value: float | None, digits: int = 2) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    for r in results:
+        compile_cell = (
+            "-"
+            if r["compile_first_ms"] is None
+            else f"{r['compile_first_ms']:.2f} ({r['compile_max_ms']:.1f})"
+        )
+        print(
+            f"| {r['label']} | {r['p50']:.1f} | {r['p50'] / base['p50']:.2f} | "
+            f"{r['pooled']:.1f} | {r['pooled'] / base['pooled']:.2f} | {r['passes_s']:.1f} | "
+            f"{r['latency']:.2f} | {r['wall']:.0f} | {compile_cell} | "
+            f"{ms(r['compile_cached_ms'], 3)} |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, default=None, help="first N examples (default all)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=None)
+    measure(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Every constraint mode on the real SmolLM2 (3 examples), and grammars the engines refuse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgebench.backends.base import DecodeSettings
+from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.constraints import gbnf, parse_modes, request_for
+from edgebench.io import read_jsonl
+from edgebench.resources import resource_dir
+from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.run import RunSettings, execute
+from edgebench.tasks import get_task
+from edgebench.tasks.edgejson import read_schema_folder
+
+pytestmark = pytest.mark.model
+
+MODES = "none,json,gbnf,outlines,mask"
+SCHEMA_MODES = ("gbnf", "outlines", "mask")
+# The public EdgeJSON contact_info phone pattern: the converter writes `\s` into the
+# grammar, which llama.cpp cannot parse (and LlamaGrammar would segfault on).
+CONTACT_INFO = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "phone": {"type": "string", "pattern": "^\\+?[0-9\\-\\s()]+$"},
+    },
+    "required": ["name", "phone"],
+}
+
+
+@pytest.fixture(scope="module")
+def constrained_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("constrained") / "run"
+    settings = RunSettings(limit=3, threads=2, out=out, constraints=tuple(parse_modes(MODES)))
+    task = get_task("edgejson")
+    examples, info = load_examples(task, settings)
+    execute(settings, model_under_test(None), task, examples, info)
+    return out
+
+
+def by_mode(run: Path) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for sample in read_jsonl(run / "samples.jsonl"):
+        grouped.setdefault(sample["constraint"], []).append(sample)
+    return grouped
+
+
+def test_every_mode_runs_the_same_three_examples(constrained_run: Path) -> None:
+    grouped = by_mode(constrained_run)
+    assert list(grouped) == parse_modes(MODES)
+    ids = [s["id"] for s in grouped["none"]]
+    assert len(ids) == 3 and all([s["id"] for s in grouped[m]] == ids for m in grouped)
+    for samples in grouped.values():
+        for sample in samples:
+            assert sample["timings"]["decode_tok_s"] > 0 and sample["output_tokens"] > 0
+            assert sample["finish_reason"] in ("stop", "length")
+
+
+def test_schema_modes_give_parseable_compliant_json(constrained_run: Path) -> None:
+    grouped = by_mode(constrained_run)
+    for mode in SCHEMA_MODES:
+        for sample in grouped[mode]:
+            assert sample["constraint_status"] == "applied"
+            if sample["hit_token_limit"]:
+                continue  # a runaway value, flagged
+            assert sample["parse"]["ok"], (mode, sample["raw_output"])
+            # Whole-output parse: a grammar leaves no prose or code fence around the JSON.
+            assert json.loads(sample["raw_output"]) == sample["parsed"]
+    # The mask grammar fixes separators, so keys and punctuation arrive fast-forwarded.
+    assert sum(s["forced_tokens"] for s in grouped["mask"]) > 20
+
+
+def test_summary_and_manifest_report_each_mode(constrained_run: Path) -> None:
+    summary = json.loads((constrained_run / "summary.json").read_text())
+    manifest = json.loads((constrained_run / "manifest.json").read_text())
+    assert summary["status"] == "completed"
+    for mode in parse_modes(MODES):
+        result = summary["by_constraint"][mode]
+        assert result["n_examples"] == 3 and result["decode_ratio_to_none"] > 0
+        assert result["perf"]["peak_rss_mb"] > 50
+        assert manifest["arms"][mode]["runtime"]["n_threads"] == 2
+    for mode in SCHEMA_MODES:
+        compile_info = summary["by_constraint"][mode]["compile"]
+        assert compile_info["schemas"] == 3 and compile_info["unsupported"] == 0
+        assert compile_info["first_s"]["p50"] > 0
+        assert compile_info["cached_s"]["p50"] < compile_info["first_s"]["p50"]
+    # The built-in schemas' GBNF ships in grammars/, so nothing is converted.
+    assert summary["by_constraint"]["gbnf"]["compile"]["sources"] == {"bundled": 3}
+    assert manifest["arms"]["mask"]["runtime"]["grammar_tokenizer_s"] > 0
+
+
+def test_grammar_llama_cpp_cannot_parse_is_unsupported_not_a_crash(smollm2: Path) -> None:
+    backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="gbnf")
+    try:
+        backend.load(512)
+        request = request_for("gbnf", CONTACT_INFO, "contact_info")
+        assert request is not None
+        report = backend.compile_constraint(request)
+        assert not report.ok and "unknown escape" in (report.error or "")
+        # The backend still decodes (unconstrained here) after refusing the grammar.
+        gen = backend.generate("Say hi:", DecodeSettings(max_tokens=4))
+        assert gen.output_tokens == 4
+    finally:
+        backend.close()
+
+
+def test_unknown_string_format_is_unsupported_by_the_mask(smollm2: Path) -> None:
+    backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="mask")
+    schema = {"type": "object", "properties": {"x": {"type": "string", "format": "phone-ish"}}}
+    try:
+        backend.load(512)
+        request = request_for("mask", schema, "odd_format")
+        assert request is not None
+        report = backend.compile_constraint(request)
+        assert not report.ok and report.error and report.error.startswith("llguidance:")
+    finally:
+        backend.close()
+
+
+def test_every_bundled_grammar_parses_in_llama_cpp(smollm2: Path) -> None:
+    backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="gbnf")
+    schemas = read_schema_folder(resource_dir("data") / "edgejson" / "schemas")
+    try:
+        backend.load(256)
+        for schema_id, schema in schemas.items():
+            report = backend.compile_constraint(request_for("gbnf", schema, schema_id))  # type: ignore[arg-type]
+            assert report.ok and report.source == "bundled", (schema_id, report.error)
+    finally:
+        backend.close()
+    assert len(schemas) == len(list(gbnf.bundled_grammar_folder("edgejson").glob("*.gbnf")))

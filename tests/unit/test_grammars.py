@@ -1,0 +1,66 @@
+"""The GBNF grammars edgebench ships and caches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgebench.constraints import gbnf, schema_key
+from edgebench.resources import resource_dir
+from edgebench.tasks.edgejson import read_schema_folder
+
+pytest.importorskip("llama_cpp")  # the converter is llama-cpp-python's
+
+
+def test_bundled_edgejson_grammars_are_up_to_date(tmp_path: Path) -> None:
+    """`edgebench data grammars` regenerates them; this fails when a schema or the
+    converter changed and nobody did."""
+    schemas = read_schema_folder(resource_dir("data") / "edgejson" / "schemas")
+    fresh = tmp_path / "fresh"
+    gbnf.write_schema_grammars(schemas, fresh)
+    shipped = gbnf.bundled_grammar_folder("edgejson")
+    assert sorted(p.name for p in shipped.glob("*.gbnf")) == sorted(
+        p.name for p in fresh.glob("*.gbnf")
+    )
+    for path in fresh.glob("*.gbnf"):
+        assert (shipped / path.name).read_text() == path.read_text(), path.name
+
+
+def test_builtin_schemas_come_from_the_bundled_grammars(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path))
+    schema = read_schema_folder(resource_dir("data") / "edgejson" / "schemas")["meter_reading"]
+    found = gbnf.schema_grammar(schema, schema_key(schema))
+    assert found.source == "bundled"
+    assert "meter_reading" in found.text.splitlines()[1]
+
+
+def test_other_schemas_are_converted_once_then_read_from_the_disk_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path))
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    first = gbnf.schema_grammar(schema, schema_key(schema))
+    again = gbnf.schema_grammar(schema, schema_key(schema))
+    assert (first.source, again.source) == ("converted", "disk cache")
+    assert first.text == again.text and "root ::=" in first.text
+    assert gbnf.header_of(first.text) == (schema_key(schema), gbnf.converter_version())
+
+
+def test_keywords_the_converter_ignores_are_listed() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "age": {"type": "integer", "minimum": 0, "maximum": 130},
+            "when": {"type": "string", "format": "date"},
+            "mail": {"type": "string", "format": "hostname"},
+            "items": {"type": "array", "items": {"type": "number", "multipleOf": 5}},
+        },
+    }
+    assert gbnf.unenforced_keywords(schema) == [
+        "$.age: minimum, maximum",
+        "$.mail: format hostname",
+        "$.items[]: multipleOf",
+    ]
