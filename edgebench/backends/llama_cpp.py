@@ -254,10 +254,11 @@ class LlamaCppBackend:
         if request.mode == "mask":
             assert request.schema is not None
             try:
-                matcher = compile_schema(self.llg, self.llg_tokenizer, request.schema)
+                matcher, ignored = compile_schema(self.llg, self.llg_tokenizer, request.schema)
             except ValueError as exc:
                 return failed("llguidance", str(exc))
-            return _Compiled(_placeholder(request, "llguidance"), matcher=matcher)
+            report = replace(_placeholder(request, "llguidance"), warnings=ignored)
+            return _Compiled(report, matcher=matcher)
         warnings: tuple[str, ...] = ()
         if request.mode == "json":
             text, source = gbnf.json_grammar(), "grammars/json.gbnf"
@@ -268,7 +269,8 @@ class LlamaCppBackend:
             except Exception as exc:  # the converter raises on schemas it cannot express
                 return failed("converter", f"json_schema_to_gbnf: {exc}")
             text, source = found.text, found.source
-            warnings = tuple(gbnf.unenforced_keywords(request.schema))
+            ignored = gbnf.unenforced_keywords(request.schema, formats=gbnf.converter_formats())
+            warnings = tuple(ignored)
         # llama.cpp returns NULL for a grammar it cannot parse; llama-cpp-python's
         # LlamaGrammar would have carried on and crashed at the first token.
         mark = self.log.mark()

@@ -19,6 +19,7 @@ from edgebench.backends.base import (
     now,
 )
 from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.constraints.gbnf import unenforced_keywords
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
 
@@ -116,6 +117,8 @@ class OutlinesLlamaBackend:
             self._processors[request.key] = generator.logits_processor
         except Exception as exc:  # outlines-core refuses what it cannot express
             error = f"outlines: {type(exc).__name__}: {exc}".splitlines()[0]
+        # outlines-core's regex builder reads past numeric bounds as the GBNF one does.
+        ignored = tuple(unenforced_keywords(request.schema)) if error is None else ()
         report = CompileReport(
             "outlines",
             request.key,
@@ -125,6 +128,7 @@ class OutlinesLlamaBackend:
             False,
             ENGINE,
             error,
+            ignored,
         )
         self._reports[request.key] = report
         return report

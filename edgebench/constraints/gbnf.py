@@ -121,30 +121,40 @@ _IGNORED_NUMBER_KEYWORDS = (
 )
 
 
-def unenforced_keywords(schema: Any, path: str = "$") -> list[str]:
-    """Where `schema` uses keywords the GBNF converter does not enforce, e.g.
-    "$.patient.age: minimum, maximum" (numeric bounds; string formats it has no rule for)."""
+def converter_formats() -> frozenset[str]:
+    """String formats llama-cpp-python's converter has a grammar rule for."""
     from llama_cpp.llama_grammar import STRING_FORMAT_RULES
 
+    return frozenset(STRING_FORMAT_RULES) | {"uuid"}
+
+
+def unenforced_keywords(
+    schema: Any, path: str = "$", formats: frozenset[str] | None = None
+) -> list[str]:
+    """Where `schema` uses keywords a converter does not enforce, e.g.
+    "$.patient.age: minimum, maximum": numeric bounds, and string formats outside
+    `formats` (None: do not judge formats). Both llama-cpp-python's GBNF converter and
+    outlines-core's regex builder read past numeric bounds."""
     found: list[str] = []
     if isinstance(schema, list):
         for item in schema:
-            found += unenforced_keywords(item, path)
+            found += unenforced_keywords(item, path, formats)
         return found
     if not isinstance(schema, dict):
         return found
     ignored = [k for k in _IGNORED_NUMBER_KEYWORDS if k in schema]
     fmt = schema.get("format")
-    if isinstance(fmt, str) and fmt not in STRING_FORMAT_RULES and not fmt.startswith("uuid"):
+    if formats is not None and isinstance(fmt, str) and fmt not in formats:
         ignored.append(f"format {fmt}")
     if ignored:
         found.append(f"{path}: {', '.join(ignored)}")
     for name, sub in (schema.get("properties") or {}).items():
-        found += unenforced_keywords(sub, f"{path}.{name}")
+        found += unenforced_keywords(sub, f"{path}.{name}", formats)
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):
-            found += unenforced_keywords(schema[key], f"{path}[]" if key == "items" else path)
+            sub_path = f"{path}[]" if key == "items" else path
+            found += unenforced_keywords(schema[key], sub_path, formats)
     for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
         if isinstance(schema.get(key), list):
-            found += unenforced_keywords(schema[key], path)
+            found += unenforced_keywords(schema[key], path, formats)
     return found

@@ -28,21 +28,39 @@ def import_llguidance() -> Any:
     return llguidance
 
 
-def compile_schema(llguidance: Any, tokenizer: Any, schema: dict[str, Any]) -> Any:
-    """A ready matcher for `schema`, or ValueError with llguidance's message when the
-    schema uses something llguidance cannot enforce (it refuses rather than ignores)."""
+def _grammar(llguidance: Any, tokenizer: Any, schema: dict[str, Any], lenient: bool) -> str:
     matcher_cls = llguidance.LLMatcher
+    options = {**JSON_OPTIONS, "lenient": lenient}
     try:
-        grammar = matcher_cls.grammar_from_json_schema(schema, overrides=JSON_OPTIONS)
+        grammar = matcher_cls.grammar_from_json_schema(schema, overrides=options)
     except ValueError as exc:
         raise ValueError(f"llguidance: {exc}") from None
     problem = matcher_cls.validate_grammar(grammar, tokenizer)
     if problem:
         raise ValueError(f"llguidance: {problem.strip()}")
-    matcher = matcher_cls(tokenizer, grammar, log_level=0)
+    return grammar
+
+
+def compile_schema(
+    llguidance: Any, tokenizer: Any, schema: dict[str, Any]
+) -> tuple[Any, tuple[str, ...]]:
+    """A ready matcher for `schema` and the keywords it does not enforce.
+
+    llguidance refuses keywords it has not implemented (e.g. `uniqueItems`); like the GBNF
+    converter, which reads past such keywords silently, we then compile leniently and
+    list what is not enforced. Anything else it refuses raises ValueError."""
+    warnings: tuple[str, ...] = ()
+    try:
+        grammar = _grammar(llguidance, tokenizer, schema, lenient=False)
+    except ValueError as exc:
+        if "Unimplemented keys" not in str(exc):
+            raise
+        grammar = _grammar(llguidance, tokenizer, schema, lenient=True)
+        warnings = (str(exc).splitlines()[0].removeprefix("llguidance: "),)
+    matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
     if matcher.is_error():
         raise ValueError(f"llguidance: {matcher.get_error()}")
-    return matcher
+    return matcher, warnings
 
 
 class TokenMask:

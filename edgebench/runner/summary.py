@@ -87,6 +87,24 @@ def compile_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def noncompliance(samples: list[dict[str, Any]]) -> dict[str, int]:
+    """Why outputs failed the schema: cut at max_tokens, refused schema, a schema keyword
+    the engine does not enforce (listed in the sample's constraint_warnings), or other."""
+    reasons: Counter[str] = Counter()
+    for sample in samples:
+        if (sample.get("scores") or {}).get("schema_compliance"):
+            continue
+        if sample.get("hit_token_limit"):
+            reasons["hit_token_limit"] += 1
+        elif sample.get("constraint_status") == "unsupported":
+            reasons["unsupported"] += 1
+        elif sample.get("constraint_warnings"):
+            reasons["unenforced_keyword"] += 1
+        else:
+            reasons["other"] += 1
+    return {"total": sum(reasons.values()), **reasons}
+
+
 def arm_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
     return {
         "status": arm.get("status"),
@@ -94,6 +112,7 @@ def arm_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str,
         "n_errors": sum(1 for s in samples if s.get("error")),
         "n_unsupported": sum(1 for s in samples if s.get("constraint_status") == "unsupported"),
         "metrics": mean_scores(samples),
+        "noncompliant": noncompliance(samples),
         **grouped_scores(samples),
         "perf": perf_summary(samples, arm),
         "compile": compile_summary(arm.get("compile") or []),

@@ -110,15 +110,29 @@ def test_grammar_llama_cpp_cannot_parse_is_unsupported_not_a_crash(smollm2: Path
         backend.close()
 
 
-def test_unknown_string_format_is_unsupported_by_the_mask(smollm2: Path) -> None:
+def test_schema_llguidance_refuses_is_unsupported_by_the_mask(smollm2: Path) -> None:
     backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="mask")
-    schema = {"type": "object", "properties": {"x": {"type": "string", "format": "phone-ish"}}}
+    schema = {"type": "object", "properties": {"x": {"type": "string", "pattern": "(["}}}
     try:
         backend.load(512)
         request = request_for("mask", schema, "odd_format")
         assert request is not None
         report = backend.compile_constraint(request)
         assert not report.ok and report.error and report.error.startswith("llguidance:")
+    finally:
+        backend.close()
+
+
+def test_keywords_llguidance_has_not_implemented_are_listed_not_refused(smollm2: Path) -> None:
+    backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="mask")
+    schema = {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
+    }
+    try:
+        backend.load(512)
+        report = backend.compile_constraint(request_for("mask", schema, "tags"))  # type: ignore[arg-type]
+        assert report.ok and "uniqueItems" in report.warnings[0]
     finally:
         backend.close()
 
