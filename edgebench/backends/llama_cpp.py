@@ -373,12 +373,7 @@ class LlamaCppBackend:
             forced_tokens=state.forced,
             forced_prefix_tokens=state.forced_prefix,
             forward_passes=state.passes,
-            runtime_counters={
-                "t_p_eval_ms": perf.t_p_eval_ms,
-                "n_p_eval": perf.n_p_eval,
-                "t_eval_ms": perf.t_eval_ms,
-                "n_eval": perf.n_eval,
-            },
+            runtime_counters=perf_counters(perf),
         )
 
     def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: _Decoding) -> None:
@@ -518,6 +513,16 @@ def _first_error_line(text: str) -> str | None:
         if "error" in line.lower():
             return line.strip()
     return None
+
+
+def perf_counters(perf: Any) -> dict[str, float]:
+    """llama.cpp's own counters for one request (cross-checked against our timestamps)."""
+    return {
+        "t_p_eval_ms": perf.t_p_eval_ms,
+        "n_p_eval": perf.n_p_eval,
+        "t_eval_ms": perf.t_eval_ms,
+        "n_eval": perf.n_eval,
+    }
 
 
 def _placeholder(request: ConstraintRequest, source: str) -> CompileReport:

@@ -18,7 +18,7 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.backends.llama_cpp import LlamaCppBackend, perf_counters
 from edgebench.constraints.gbnf import unenforced_keywords
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -186,12 +186,7 @@ class OutlinesLlamaBackend:
             t_end=t_end,
             error=error,
             forward_passes=int(perf.n_eval),
-            runtime_counters={
-                "t_p_eval_ms": perf.t_p_eval_ms,
-                "n_p_eval": perf.n_p_eval,
-                "t_eval_ms": perf.t_eval_ms,
-                "n_eval": perf.n_eval,
-            },
+            runtime_counters=perf_counters(perf),
         )
 
     def close(self) -> None:
