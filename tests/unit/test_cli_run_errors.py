@@ -85,3 +85,8 @@ def test_unknown_task(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_option_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, err = run_cli(capsys, "run", "--threads", "zero")
     assert code == 2 and "Traceback" not in err and "--threads" in err
+
+
+def test_unknown_constraint_mode(capsys: pytest.CaptureFixture[str], dataset: Path) -> None:
+    code, err = run_cli(capsys, "run", "--dataset", str(dataset), "--constraint", "none,regex")
+    assert_one_line_error(code, err, "--constraint", "unknown mode 'regex'")
