@@ -112,12 +112,13 @@ def bundled_grammar_folder(dataset: str) -> Path:
 
 # Keywords llama-cpp-python's converter (0.3.x) reads past without enforcing them; output
 # that breaks one of them is the converter's gap, not the model's, so runs list them.
-_IGNORED_NUMBER_KEYWORDS = (
+_IGNORED_KEYWORDS = (
     "minimum",
     "maximum",
     "exclusiveMinimum",
     "exclusiveMaximum",
     "multipleOf",
+    "uniqueItems",  # an array keyword, read past by both converters as well
 )
 
 
@@ -132,9 +133,9 @@ def unenforced_keywords(
     schema: Any, path: str = "$", formats: frozenset[str] | None = None
 ) -> list[str]:
     """Where `schema` uses keywords a converter does not enforce, e.g.
-    "$.patient.age: minimum, maximum": numeric bounds, and string formats outside
-    `formats` (None: do not judge formats). Both llama-cpp-python's GBNF converter and
-    outlines-core's regex builder read past numeric bounds."""
+    "$.patient.age: minimum, maximum": numeric bounds, `uniqueItems`, and string formats
+    outside `formats` (None: do not judge formats). Both llama-cpp-python's GBNF converter
+    and outlines-core's regex builder read past numeric bounds and `uniqueItems`."""
     found: list[str] = []
     if isinstance(schema, list):
         for item in schema:
@@ -142,7 +143,7 @@ def unenforced_keywords(
         return found
     if not isinstance(schema, dict):
         return found
-    ignored = [k for k in _IGNORED_NUMBER_KEYWORDS if k in schema]
+    ignored = [k for k in _IGNORED_KEYWORDS if k in schema]
     fmt = schema.get("format")
     if formats is not None and isinstance(fmt, str) and fmt not in formats:
         ignored.append(f"format {fmt}")

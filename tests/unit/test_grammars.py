@@ -57,12 +57,14 @@ def test_keywords_the_converter_ignores_are_listed() -> None:
             "when": {"type": "string", "format": "date"},
             "mail": {"type": "string", "format": "hostname"},
             "items": {"type": "array", "items": {"type": "number", "multipleOf": 5}},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
         },
     }
     assert gbnf.unenforced_keywords(schema, formats=gbnf.converter_formats()) == [
         "$.age: minimum, maximum",
         "$.mail: format hostname",
         "$.items[]: multipleOf",
+        "$.tags: uniqueItems",
     ]
     # Without a format list only the numeric bounds are judged (outlines-core).
     assert "$.mail: format hostname" not in gbnf.unenforced_keywords(schema)
