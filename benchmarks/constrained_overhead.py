@@ -24,7 +24,13 @@ from edgebench.backends.llama_outlines import OutlinesLlamaBackend
 from edgebench.constraints import request_for
 from edgebench.runner.manifest import device_info
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings, reference_text, size_context, token_budget
+from edgebench.runner.run import (
+    RunSettings,
+    compile_schemas,
+    reference_text,
+    size_context,
+    token_budget,
+)
 from edgebench.runner.timing import compute_timings
 from edgebench.tasks import get_task
 
@@ -63,11 +69,10 @@ def measure(args: argparse.Namespace) -> None:
     for label, mode, fast_forward in ROWS:
         backend = make_backend(str(model.path), mode, args.threads, fast_forward)
         backend.load(n_ctx)
-        first, cached = [], []
         requests = [request_for(mode, ex.schema, ex.schema_id) for ex in examples]
-        for request in {r.key: r for r in requests if r is not None}.values():
-            first.append(backend.compile_constraint(request).seconds)
-            cached.append(backend.compile_constraint(request).seconds)
+        _, records = compile_schemas(backend.compile_constraint, requests)
+        first = [r["seconds"] for r in records]
+        cached = [r["cached_seconds"] for r in records]
         backend.generate(prompts[0], DecodeSettings(max_tokens=8, constraint=requests[0]))
         rates, latencies, decode_tokens, decode_seconds, passes = [], [], 0, 0.0, 0
         stop = model.prompt_format.stop if mode == "none" else ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from edgebench.backends.base import (
     FINISH_LENGTH,
@@ -69,17 +69,10 @@ class FakeBackend:
 
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         if request.key in self.compiled:
-            return replace(self.compiled[request.key], seconds=0.0, cached=True, source="memory")
+            return self.compiled[request.key].as_cached(0.0)
         message = self.unsupported.get(request.label)
-        report = CompileReport(
-            request.mode,
-            request.key,
-            request.label,
-            ok=message is None,
-            seconds=self.timings.compile_first,
-            cached=False,
-            source="fake",
-            error=message,
+        report = CompileReport.new(
+            request, "fake", error=message, seconds=self.timings.compile_first
         )
         self.compiled[request.key] = report
         return report

@@ -235,8 +235,7 @@ class LlamaCppBackend:
         start = now()
         known = self._compiled.get(request.key)
         if known is not None:
-            old = known.report
-            return replace(old, seconds=now() - start, cached=True, source="memory")
+            return known.report.as_cached(now() - start)
         compiled = self._compile(request)
         report = replace(compiled.report, seconds=now() - start)
         compiled.report = report
@@ -245,11 +244,7 @@ class LlamaCppBackend:
 
     def _compile(self, request: ConstraintRequest) -> _Compiled:
         def failed(source: str, error: str) -> _Compiled:
-            return _Compiled(
-                CompileReport(
-                    request.mode, request.key, request.label, False, 0.0, False, source, error
-                )
-            )
+            return _Compiled(CompileReport.new(request, source, error=error))
 
         if request.mode == "mask":
             assert request.schema is not None
@@ -257,7 +252,7 @@ class LlamaCppBackend:
                 matcher, ignored = compile_schema(self.llg, self.llg_tokenizer, request.schema)
             except ValueError as exc:
                 return failed("llguidance", str(exc))
-            report = replace(_placeholder(request, "llguidance"), warnings=ignored)
+            report = CompileReport.new(request, "llguidance", warnings=ignored)
             return _Compiled(report, matcher=matcher)
         warnings: tuple[str, ...] = ()
         if request.mode == "json":
@@ -280,7 +275,7 @@ class LlamaCppBackend:
         if not grammar:
             reason = _first_error_line(captured.text) or self.log.first_line_since(mark)
             return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
-        report = replace(_placeholder(request, source), warnings=warnings)
+        report = CompileReport.new(request, source, warnings=warnings)
         return _Compiled(report, chain=self._greedy_chain(grammar))
 
     def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
@@ -523,11 +518,6 @@ def perf_counters(perf: Any) -> dict[str, float]:
         "t_eval_ms": perf.t_eval_ms,
         "n_eval": perf.n_eval,
     }
-
-
-def _placeholder(request: ConstraintRequest, source: str) -> CompileReport:
-    """Filled in with the real timing by `compile_constraint`."""
-    return CompileReport(request.mode, request.key, request.label, True, 0.0, False, source)
 
 
 def _cut_at_stop(out: bytearray, stops: list[bytes], start: int) -> bool:

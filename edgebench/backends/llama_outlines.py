@@ -100,16 +100,7 @@ class OutlinesLlamaBackend:
         start = now()
         known = self._reports.get(request.key)
         if known is not None:
-            return CompileReport(
-                known.mode,
-                known.key,
-                known.label,
-                known.ok,
-                now() - start,
-                True,
-                "memory",
-                known.error,
-            )
+            return known.as_cached(now() - start)
         error = None
         try:
             output_type = self.JsonSchema(request.schema, whitespace_pattern=WHITESPACE)
@@ -119,16 +110,8 @@ class OutlinesLlamaBackend:
             error = f"outlines: {type(exc).__name__}: {exc}".splitlines()[0]
         # outlines-core's regex builder reads past numeric bounds as the GBNF one does.
         ignored = tuple(unenforced_keywords(request.schema)) if error is None else ()
-        report = CompileReport(
-            "outlines",
-            request.key,
-            request.label,
-            error is None,
-            now() - start,
-            False,
-            ENGINE,
-            error,
-            ignored,
+        report = CompileReport.new(
+            request, ENGINE, error=error, warnings=ignored, seconds=now() - start
         )
         self._reports[request.key] = report
         return report

@@ -9,6 +9,7 @@ parse a grammar needs the runtime and happens in the worker.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ BUNDLED_FOLDER = "schemas"  # grammars/schemas/<dataset>/<schema id>.gbnf
 _HEADER = re.compile(r"^# schema sha256 (?P<key>[0-9a-f]{64}) · converter (?P<conv>\S+)$")
 
 
+@functools.cache
 def converter_version() -> str:
     import llama_cpp
 
@@ -57,7 +59,9 @@ class GbnfText:
     source: str  # "bundled", "disk cache" or "converted"
 
 
+@functools.cache
 def _bundled_index() -> dict[str, Path]:
+    """Bundled grammars by schema hash; read once per process (they ship with the code)."""
     index: dict[str, Path] = {}
     folder = resource_dir("grammars") / BUNDLED_FOLDER
     for path in sorted(folder.glob("*/*.gbnf")) if folder.is_dir() else []:

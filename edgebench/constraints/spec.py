@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from edgebench.errors import UserError
@@ -78,6 +78,33 @@ class CompileReport:
     error: str | None = None
     # Schema keywords the engine accepted but does not enforce (output may break them).
     warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def new(
+        cls,
+        request: ConstraintRequest,
+        source: str,
+        *,
+        error: str | None = None,
+        warnings: tuple[str, ...] = (),
+        seconds: float = 0.0,
+    ) -> CompileReport:
+        """A first compile of `request` (ok unless `error`)."""
+        return cls(
+            request.mode,
+            request.key,
+            request.label,
+            error is None,
+            seconds,
+            False,
+            source,
+            error,
+            warnings,
+        )
+
+    def as_cached(self, seconds: float) -> CompileReport:
+        """The same outcome served again from a backend's in-memory cache."""
+        return replace(self, seconds=seconds, cached=True, source="memory")
 
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)

@@ -262,19 +262,19 @@ class _Plan:
 
 
 def compile_schemas(
-    worker: Worker, mode: str, examples: list[Example]
+    compile_constraint: Callable[[ConstraintRequest], CompileReport],
+    requests: list[ConstraintRequest | None],
 ) -> tuple[dict[str, CompileReport], list[dict[str, Any]]]:
-    """Compile each distinct schema once (timed), then again to time the cached path.
+    """Compile each distinct request once (timed), then again to time the cached path.
 
     Returns the first report per request key and the records for the manifest."""
     reports: dict[str, CompileReport] = {}
     records: list[dict[str, Any]] = []
-    for example in examples:
-        request = request_for(mode, example.schema, example.schema_id)
+    for request in requests:
         if request is None or request.key in reports:
             continue
-        first = worker.compile_constraint(request)
-        again = worker.compile_constraint(request)
+        first = compile_constraint(request)
+        again = compile_constraint(request)
         reports[request.key] = first
         records.append({**first.to_dict(), "cached_seconds": again.seconds})
     return reports, records
@@ -293,8 +293,8 @@ def _run_arm(
     example; the manifest's record for this arm is filled in as things happen."""
     load_info, load_s = worker.load(plan.n_ctx)
     arm.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
-    reports, arm["compile"] = compile_schemas(worker, mode, plan.examples)
     requests = [request_for(mode, ex.schema, ex.schema_id) for ex in plan.examples]
+    reports, arm["compile"] = compile_schemas(worker.compile_constraint, requests)
     # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
     decode = DecodeSettings(max_tokens=plan.max_tokens, stop=plan.stop if mode == "none" else ())
     if settings.warmup:

@@ -130,11 +130,11 @@ def _decode_ratios(by_constraint: dict[str, dict[str, Any]]) -> None:
 def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
     """The run's figures per constraint mode (`by_constraint`); the top-level figures are
     those of the first mode, so a single-mode run reads the same as before."""
-    arms: dict[str, Any] = manifest.get("arms") or {}
-    modes = list(arms) or ["none"]
+    arms: dict[str, Any] = manifest.get("arms") or {"none": {}}
+    modes = list(arms)
     by_constraint = {
         mode: arm_summary([s for s in samples if s.get("constraint", "none") == mode], arm)
-        for mode, arm in (arms.items() if arms else [("none", {})])
+        for mode, arm in arms.items()
     }
     _decode_ratios(by_constraint)
     primary = by_constraint[modes[0]]
