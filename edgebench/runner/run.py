@@ -176,6 +176,7 @@ def build_sample(
         "output_tokens": gen.output_tokens,
         "generated_tokens": gen.generated_tokens,
         "forced_tokens": gen.forced_tokens,
+        "forced_prefix_tokens": gen.forced_prefix_tokens,
         "forward_passes": gen.forward_passes,
         "timings": compute_timings(gen).to_dict(),
         "runtime_counters": gen.runtime_counters,

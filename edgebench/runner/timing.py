@@ -29,6 +29,7 @@ def compute_timings(gen: Generation) -> Timings:
     ttft = gen.t_first_token - gen.t_start
     prefill = gen.prompt_tokens / ttft if ttft > 0 else None
     decode_time = gen.t_end - gen.t_first_token
-    decode_steps = gen.generated_tokens - 1
+    # Tokens forced before the first sampled one were evaluated with the prompt.
+    decode_steps = gen.generated_tokens - gen.forced_prefix_tokens - 1
     decode = decode_steps / decode_time if decode_steps > 0 and decode_time > 0 else None
     return Timings(ttft_s=ttft, latency_s=latency, prefill_tok_s=prefill, decode_tok_s=decode)

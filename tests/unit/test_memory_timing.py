@@ -86,3 +86,23 @@ def test_stop_string_cut(text: bytes, start: int, expected: bytes, found: bool) 
     out = bytearray(text)
     assert _cut_at_stop(out, [b"```"], start) is found
     assert bytes(out) == expected
+
+
+def test_tokens_forced_before_the_first_sample_are_not_decode_tokens() -> None:
+    from edgebench.backends.base import Generation
+    from edgebench.runner.timing import compute_timings
+
+    gen = Generation(
+        text="x",
+        prompt_tokens=10,
+        output_tokens=13,
+        generated_tokens=13,
+        finish_reason="stop",
+        t_start=0.0,
+        t_first_token=1.0,
+        t_end=2.0,
+        forced_tokens=5,
+        forced_prefix_tokens=3,
+    )
+    # 13 tokens: 3 forced with the prompt, the first sampled one at t=1, 9 more by t=2.
+    assert compute_timings(gen).decode_tok_s == 9.0
