@@ -17,8 +17,6 @@ MODES: dict[str, str] = {
     "outlines": "the task's JSON Schema through Outlines 1.x (outlines-core index)",
     "mask": "the task's JSON Schema as a token mask from llguidance, with fast-forwarding",
 }
-# Modes whose grammar is the example's schema (compiled once per distinct schema).
-SCHEMA_MODES = frozenset({"gbnf", "outlines", "mask"})
 
 
 def parse_modes(text: str) -> list[str]:
