@@ -22,15 +22,10 @@ from edgebench.backends.base import DecodeSettings, now
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.llama_outlines import OutlinesLlamaBackend
 from edgebench.constraints import request_for
+from edgebench.runner.budget import plan_budget, reference_text, size_context
 from edgebench.runner.manifest import device_info
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import (
-    RunSettings,
-    compile_schemas,
-    reference_text,
-    size_context,
-    token_budget,
-)
+from edgebench.runner.run import RunSettings, compile_schemas
 from edgebench.runner.timing import compute_timings
 from edgebench.tasks import get_task
 
@@ -61,9 +56,10 @@ def measure(args: argparse.Namespace) -> None:
     counter = LlamaCppBackend(str(model.path), args.threads)
     counts = counter.count_tokens(prompts + [reference_text(ex) for ex in dataset])
     counter.close()
-    max_tokens, _ = token_budget(settings, counts[len(prompts) :])
-    n_ctx = size_context(examples, counts[: len(prompts)], max_tokens, settings, 8192)
-    print(f"{len(examples)} examples, max_tokens {max_tokens}, n_ctx {n_ctx}", flush=True)
+    budget = plan_budget(args.max_tokens, dataset, counts[len(prompts) :])
+    budgets = [budget.for_example(ex) for ex in examples]
+    n_ctx = size_context(examples, counts[: len(prompts)], budgets, None, 8192)
+    print(f"{len(examples)} examples, max_tokens up to {max(budgets)}, n_ctx {n_ctx}", flush=True)
 
     results = []
     for label, mode, fast_forward in ROWS:
@@ -77,7 +73,7 @@ def measure(args: argparse.Namespace) -> None:
         rates, latencies, decode_tokens, decode_seconds, passes = [], [], 0, 0.0, 0
         stop = model.prompt_format.stop if mode == "none" else ()
         t0 = now()
-        for prompt, request in zip(prompts, requests, strict=True):
+        for prompt, request, max_tokens in zip(prompts, requests, budgets, strict=True):
             gen = backend.generate(
                 prompt, DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
             )

@@ -3,11 +3,10 @@ score it, and write the run folder (manifest.json, samples.jsonl, summary.json).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -18,18 +17,12 @@ from edgebench.errors import UserError
 from edgebench.io import JsonlAppender, write_json_atomic
 from edgebench.prompts import PromptFormat
 from edgebench.runner import manifest as mf
+from edgebench.runner.budget import TokenBudget, plan_budget, reference_text, size_context
 from edgebench.runner.memory import MemoryPeak
 from edgebench.runner.summary import summarize
 from edgebench.runner.timing import compute_timings
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 from edgebench.tasks.base import Example, Task
-
-CONTEXT_ROUND = 256  # n_ctx is rounded up to a multiple of this
-# The automatic token budget: the longest expected answer of the whole dataset, as the
-# tokenizer counts it pretty-printed, plus this much headroom, rounded up. Answers that
-# run away (a small model looping inside a string) stop there, flagged as "length".
-BUDGET_HEADROOM = 1.25
-BUDGET_ROUND = 32
 
 
 class Worker(Protocol):
@@ -53,8 +46,8 @@ class RunSettings:
     schemas: Path | None = None
     limit: int | None = None
     threads: int = 2
-    max_tokens: int | None = None  # None: sized to the dataset's longest expected answer
-    n_ctx: int | None = None  # None: sized to the longest prompt + max_tokens
+    max_tokens: int | None = None  # None: per schema, from the dataset's expected answers
+    n_ctx: int | None = None  # None: sized to the longest prompt + its max_tokens
     out: Path | None = None
     warmup: bool = True
     constraints: tuple[str, ...] = ("none",)
@@ -87,47 +80,6 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-def token_budget(settings: RunSettings, reference_tokens: list[int]) -> tuple[int, str]:
-    """`--max-tokens` when given, else the automatic budget; with how it was chosen."""
-    if settings.max_tokens is not None:
-        return settings.max_tokens, "--max-tokens"
-    longest = max(reference_tokens, default=0)
-    rounded = -(-int(longest * BUDGET_HEADROOM) // BUDGET_ROUND) * BUDGET_ROUND
-    rule = (
-        f"auto: longest expected answer in the dataset ({longest} tokens pretty-printed) "
-        f"x {BUDGET_HEADROOM}, rounded up to {BUDGET_ROUND}"
-    )
-    return max(2 * BUDGET_ROUND, rounded), rule
-
-
-def reference_text(example: Example) -> str:
-    return json.dumps(example.expected, indent=2, ensure_ascii=False)
-
-
-def size_context(
-    examples: list[Example],
-    prompt_tokens: list[int],
-    max_tokens: int,
-    settings: RunSettings,
-    n_ctx_train: int | None,
-) -> int:
-    """The smallest context (rounded up) that fits every prompt plus max_tokens; a prompt
-    that cannot fit is the user's to fix, so it is an error naming the example."""
-    limit = settings.n_ctx or n_ctx_train
-    for example, count in zip(examples, prompt_tokens, strict=True):
-        if limit is not None and count + max_tokens > limit:
-            source = "--n-ctx" if settings.n_ctx else "the model's context length"
-            raise UserError(
-                f"example '{example.id}': prompt of {count} tokens + max tokens "
-                f"{max_tokens} does not fit {source} ({limit})"
-            )
-    if settings.n_ctx:
-        return settings.n_ctx
-    needed = max(prompt_tokens, default=0) + max_tokens
-    rounded = -(-needed // CONTEXT_ROUND) * CONTEXT_ROUND
-    return min(rounded, n_ctx_train) if n_ctx_train else rounded
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
 
@@ -156,6 +108,7 @@ def build_sample(
     task: Task,
     constraint: str = "none",
     compile_report: CompileReport | None = None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     scored = task.score(gen.text, example)
     return {
@@ -172,6 +125,7 @@ def build_sample(
         **scored,
         "finish_reason": gen.finish_reason,
         "hit_token_limit": gen.finish_reason == "length",
+        "max_tokens": max_tokens,
         "prompt_tokens": gen.prompt_tokens,
         "output_tokens": gen.output_tokens,
         "generated_tokens": gen.generated_tokens,
@@ -257,7 +211,7 @@ class _Plan:
 
     examples: list[Example]
     prompts: list[str]
-    max_tokens: int
+    budget: TokenBudget
     stop: tuple[str, ...]
     n_ctx: int
 
@@ -297,7 +251,7 @@ def _run_arm(
     requests = [request_for(mode, ex.schema, ex.schema_id) for ex in plan.examples]
     reports, arm["compile"] = compile_schemas(worker.compile_constraint, requests)
     # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
-    decode = DecodeSettings(max_tokens=plan.max_tokens, stop=plan.stop if mode == "none" else ())
+    stop = plan.stop if mode == "none" else ()
     if settings.warmup:
         first = requests[0]
         usable = first is None or reports[first.key].ok
@@ -306,11 +260,13 @@ def _run_arm(
         zip(plan.examples, plan.prompts, requests, strict=True)
     ):
         report = reports[request.key] if request is not None else None
+        max_tokens = plan.budget.for_example(example)
         if report is not None and not report.ok:
             gen = unsupported_generation(report)
         else:
-            gen = worker.generate(prompt, replace(decode, constraint=request))
-        on_sample(build_sample(index, example, prompt, gen, task, mode, report))
+            decode = DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
+            gen = worker.generate(prompt, decode)
+        on_sample(build_sample(index, example, prompt, gen, task, mode, report, max_tokens))
 
 
 def execute(
@@ -353,17 +309,17 @@ def execute(
     try:
         counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
         prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
-        max_tokens, budget_rule = token_budget(settings, reference_counts)
+        budget = plan_budget(settings.max_tokens, dataset, reference_counts)
         manifest["decoding"] = {
             "strategy": "greedy",
-            "max_tokens": max_tokens,
+            **budget.describe(),
             "stop": list(stop),
             "stop_applies_to": "none (grammars end the JSON themselves)",
-            "max_tokens_rule": budget_rule,
             "constraints": modes,
         }
-        n_ctx = size_context(examples, prompt_counts, max_tokens, settings, model.n_ctx_train)
-        plan = _Plan(examples, prompts, max_tokens, stop, n_ctx)
+        budgets = [budget.for_example(ex) for ex in examples]
+        n_ctx = size_context(examples, prompt_counts, budgets, settings.n_ctx, model.n_ctx_train)
+        plan = _Plan(examples, prompts, budget, stop, n_ctx)
     except (WorkerError, WorkerDied, UserError) as exc:
         worker.close()
         manifest.update(status="failed", error=str(exc), finished_at=mf.utc_now())

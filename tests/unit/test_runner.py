@@ -12,12 +12,11 @@ from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
+from edgebench.runner.budget import plan_budget, size_context
 from edgebench.runner.run import (
     ModelUnderTest,
     RunSettings,
     execute,
-    size_context,
-    token_budget,
 )
 from edgebench.runner.worker import BackendWorker, InProcessWorker
 from edgebench.tasks.base import Example, Prompt
@@ -134,23 +133,36 @@ def test_token_limit_is_recorded(tmp_path: Path) -> None:
     assert result.summary["perf"]["hit_token_limit"] == 1
 
 
-def test_context_is_sized_to_the_longest_prompt() -> None:
-    assert size_context(examples(2), [10, 300], 100, RunSettings(), 8192) == 512
-    assert size_context(examples(1), [10], 100, RunSettings(n_ctx=1024), 8192) == 1024
+def test_context_is_sized_to_the_longest_prompt_plus_its_budget() -> None:
+    assert size_context(examples(2), [10, 300], [100, 100], None, 8192) == 512
+    # The longest prompt is not the one that needs the most room.
+    assert size_context(examples(2), [200, 300], [400, 64], None, 8192) == 768
+    assert size_context(examples(1), [10], [100], 1024, 8192) == 1024
 
 
 def test_prompt_longer_than_context_names_the_example() -> None:
     with pytest.raises(UserError, match=r"example 'ex1': prompt of 900 tokens.*--n-ctx \(1000\)"):
-        size_context(examples(2), [10, 900], 200, RunSettings(n_ctx=1000), 8192)
+        size_context(examples(2), [10, 900], [200, 200], 1000, 8192)
     with pytest.raises(UserError, match="model's context length"):
-        size_context(examples(1), [8000], 512, RunSettings(), 8192)
+        size_context(examples(1), [8000], [512], None, 8192)
 
 
-def test_automatic_token_budget_covers_the_longest_expected_answer() -> None:
-    budget, rule = token_budget(RunSettings(), [10, 324, 50])
-    assert budget == 416 and "324 tokens" in rule  # 324 * 1.25 = 405 -> 416
-    assert token_budget(RunSettings(), [3])[0] == 64
-    assert token_budget(RunSettings(max_tokens=99), [324]) == (99, "--max-tokens")
+def _with_schema(example: Example, schema_id: str) -> Example:
+    return Example(example.id, example.text, schema_id, {}, example.expected, example.groups)
+
+
+def test_automatic_token_budget_is_sized_per_schema() -> None:
+    exs = examples(4)
+    exs = [_with_schema(exs[0], "short"), _with_schema(exs[1], "long")] + [
+        _with_schema(e, "long") for e in exs[2:]
+    ]
+    budget = plan_budget(None, exs, [10, 324, 50, 200])
+    # long: 324 * 1.25 + 32 = 437 -> 448; short: 10 -> at least 64
+    assert budget.by_schema == {"long": 448, "short": 64}
+    assert budget.for_example(exs[0]) == 64 and budget.for_example(exs[3]) == 448
+    assert budget.largest() == 448 and budget.rule.startswith("auto, per schema")
+    fixed = plan_budget(99, exs, [10, 324, 50, 200])
+    assert fixed.for_example(exs[0]) == 99 and fixed.describe()["max_tokens_rule"] == "--max-tokens"
 
 
 def test_limit_takes_the_first_examples_and_budget_uses_the_whole_dataset(
@@ -160,6 +172,7 @@ def test_limit_takes_the_first_examples_and_budget_uses_the_whole_dataset(
     manifest = json.loads((result.run_dir / "manifest.json").read_text())
     assert result.summary["n_examples"] == 2
     assert manifest["decoding"]["max_tokens"] == 64
+    assert manifest["decoding"]["max_tokens_by_schema"] == {"s": 64}
     assert manifest["decoding"]["max_tokens_rule"].startswith("auto")
 
 

@@ -1,0 +1,107 @@
+"""How many tokens an answer may take, and how big the context must be for that.
+
+The automatic budget is set per schema, from the answers the dataset itself expects for
+that schema: the longest of them (pretty-printed, counted by the model's tokenizer) plus
+headroom. A three-field reading and a ten-line purchase order get budgets that fit their
+own answers, so a small model that loops stops after a few dozen tokens on the first and
+still has room for a long correct answer on the second.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from edgebench.errors import UserError
+from edgebench.tasks.base import Example
+
+CONTEXT_ROUND = 256  # n_ctx is rounded up to a multiple of this
+BUDGET_HEADROOM = 1.25  # x the longest expected answer of the schema ...
+BUDGET_EXTRA = 32  # ... plus room for a code fence or a sentence around the JSON
+BUDGET_ROUND = 32
+BUDGET_MIN = 64
+
+
+def reference_text(example: Example) -> str:
+    """The expected answer as the budget counts it: pretty-printed, two-space indent."""
+    return json.dumps(example.expected, indent=2, ensure_ascii=False)
+
+
+def _round_up(value: float, step: int) -> int:
+    return -(-int(value) // step) * step
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """max_tokens for each example: fixed by `--max-tokens`, or per schema id."""
+
+    rule: str
+    fixed: int | None = None
+    by_schema: dict[str, int] | None = None
+
+    def for_example(self, example: Example) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        assert self.by_schema is not None
+        return self.by_schema[example.schema_id]
+
+    def largest(self) -> int:
+        return self.fixed if self.fixed is not None else max((self.by_schema or {}).values())
+
+    def describe(self) -> dict[str, Any]:
+        """For the manifest: the rule and every budget it produced."""
+        return {
+            "max_tokens": self.largest(),
+            "max_tokens_rule": self.rule,
+            "max_tokens_by_schema": self.by_schema,
+        }
+
+
+def plan_budget(
+    max_tokens: int | None, dataset: list[Example], reference_tokens: list[int]
+) -> TokenBudget:
+    """`--max-tokens` when given, else a budget per schema from the whole dataset's
+    expected answers (`reference_tokens[i]` is the token count of `dataset[i]`'s)."""
+    if max_tokens is not None:
+        return TokenBudget(rule="--max-tokens", fixed=max_tokens)
+    longest: dict[str, int] = defaultdict(int)
+    for example, count in zip(dataset, reference_tokens, strict=True):
+        longest[example.schema_id] = max(longest[example.schema_id], count)
+    by_schema = {
+        schema_id: max(BUDGET_MIN, _round_up(n * BUDGET_HEADROOM + BUDGET_EXTRA, BUDGET_ROUND))
+        for schema_id, n in sorted(longest.items())
+    }
+    rule = (
+        f"auto, per schema: the longest expected answer of the schema in the dataset "
+        f"(pretty-printed, model tokens) x {BUDGET_HEADROOM} + {BUDGET_EXTRA}, rounded up "
+        f"to {BUDGET_ROUND}, at least {BUDGET_MIN}"
+    )
+    return TokenBudget(rule=rule, by_schema=by_schema)
+
+
+def size_context(
+    examples: list[Example],
+    prompt_tokens: list[int],
+    budgets: list[int],
+    n_ctx: int | None,
+    n_ctx_train: int | None,
+) -> int:
+    """The smallest context (rounded up) that fits every prompt plus its budget; a prompt
+    that cannot fit is the user's to fix, so it is an error naming the example.
+
+    `n_ctx` is the user's `--n-ctx` (None: automatic)."""
+    limit = n_ctx or n_ctx_train
+    for example, count, budget in zip(examples, prompt_tokens, budgets, strict=True):
+        if limit is not None and count + budget > limit:
+            source = "--n-ctx" if n_ctx else "the model's context length"
+            raise UserError(
+                f"example '{example.id}': prompt of {count} tokens + max tokens "
+                f"{budget} does not fit {source} ({limit})"
+            )
+    if n_ctx:
+        return n_ctx
+    needed = max((c + b for c, b in zip(prompt_tokens, budgets, strict=True)), default=0)
+    rounded = _round_up(needed, CONTEXT_ROUND)
+    return min(rounded, n_ctx_train) if n_ctx_train else rounded
