@@ -11,6 +11,7 @@ from rich.console import Console
 from edgebench.cli.app import app
 from edgebench.cli.options import (
     LimitOpt,
+    MaxContextOpt,
     MaxTokensOpt,
     ModelOpt,
     NCtxOpt,
@@ -28,9 +29,14 @@ from edgebench.tasks import get_task
 @app.command()
 def run(
     model: ModelOpt = None,
-    task: Annotated[str, typer.Option("--task", help="Task name.")] = "edgejson",
+    task: Annotated[
+        str, typer.Option("--task", help="Task name: edgejson or deepjson.")
+    ] = "edgejson",
     dataset: Annotated[
-        Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
+        Path | None,
+        typer.Option(
+            "--dataset", help="Dataset file (default: built-in); deepjson reads .jsonl or .xlsx."
+        ),
     ] = None,
     schemas: Annotated[
         Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
@@ -39,6 +45,7 @@ def run(
     threads: ThreadsOpt = None,
     max_tokens: MaxTokensOpt = None,
     n_ctx: NCtxOpt = None,
+    max_context: MaxContextOpt = None,
     out: OutOpt = None,
     constraint: Annotated[
         str,
@@ -58,6 +65,8 @@ def run(
     Example: edgebench run --model smollm2-135m-instruct --limit 20 --threads 2
 
     Example: edgebench run --constraint none,gbnf,mask --limit 20
+
+    Example: edgebench run --task deepjson --dataset deepjsoneval.jsonl --max-context 4096
     """
     console = Console(stderr=True)
     settings = RunSettings(
@@ -69,6 +78,7 @@ def run(
         threads=threads or default_threads(),
         max_tokens=max_tokens,
         n_ctx=n_ctx,
+        max_context=max_context,
         out=out,
         warmup=warmup,
         constraints=tuple(parse_modes(constraint)),

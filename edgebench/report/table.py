@@ -24,7 +24,14 @@ _HEADERS = {
     "field_recall": "Recall",
     "schema_compliance": "Schema",
     "valid_json": "Valid JSON",
+    "syntax": "Syntax",
+    "key_matching": "Key match",
+    "strict": "Strict",
 }
+# The score the progress bar shows, first one a task has.
+_HEADLINE = (("json_exact", "exact"), ("key_matching", "km"))
+# The breakdown the end-of-run table shows, then a second section when present.
+_TABLE_GROUPS = (("by_depth", "by_difficulty"), ("by_complexity", None))
 
 
 class RichProgress:
@@ -35,7 +42,7 @@ class RichProgress:
         self._progress: Progress | None = None
         self._task_id: Any = None
         self._n = 0
-        self._exact = 0.0
+        self._total = 0.0
         self._decode: list[float] = []
 
     def start(self, total: int, description: str) -> None:
@@ -55,11 +62,13 @@ class RichProgress:
 
     def advance(self, sample: dict[str, Any]) -> None:
         self._n += 1
-        self._exact += float((sample.get("scores") or {}).get("json_exact", 0))
+        scores = sample.get("scores") or {}
+        key, label = next(((k, v) for k, v in _HEADLINE if k in scores), _HEADLINE[0])
+        self._total += float(scores.get(key, 0))
         rate = (sample.get("timings") or {}).get("decode_tok_s")
         if rate:
             self._decode.append(rate)
-        stats = f"exact {self._exact / self._n:.2f}"
+        stats = f"{label} {self._total / self._n:.2f}"
         if self._decode:
             stats += f" · {sum(self._decode) / len(self._decode):.0f} tok/s"
         assert self._progress is not None
@@ -78,7 +87,20 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def accuracy_table(summary: dict[str, Any], group: str = "by_complexity") -> Table:
+def _groups_to_show(summary: dict[str, Any]) -> tuple[str, str | None]:
+    for group, second in _TABLE_GROUPS:
+        if group in summary:
+            return group, second
+    return "by_complexity", None
+
+
+def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
+    """Accuracy by the task's main breakdown (EdgeJSON: complexity; DeepJSONEval: depth,
+    then difficulty), then overall."""
+    second: str | None = None
+    if group is None:
+        group, second = _groups_to_show(summary)
+    metrics = summary.get("metric_names") or list(ACCURACY_METRICS)
     title = (
         f"{summary.get('model')} · {summary.get('task')} · {summary.get('n_examples')} examples"
         f" · constraint {summary.get('primary_constraint', 'none')}"
@@ -86,17 +108,42 @@ def accuracy_table(summary: dict[str, Any], group: str = "by_complexity") -> Tab
     table = Table(title=title, title_justify="left")
     table.add_column(group.removeprefix("by_"))
     table.add_column("n", justify="right")
-    for metric in ACCURACY_METRICS:
-        table.add_column(_HEADERS[metric], justify="right")
-    for name, scores in (summary.get(group) or {}).items():
-        table.add_row(name, str(scores["n"]), *(_fmt(scores[m]) for m in ACCURACY_METRICS))
+    for metric in metrics:
+        table.add_column(_HEADERS.get(metric, metric), justify="right")
+    sections = [summary.get(group) or {}]
+    if second and summary.get(second):
+        sections.append(summary[second])
+    for rows in sections:
+        items = list(rows.items())
+        for position, (name, scores) in enumerate(items):
+            table.add_row(
+                name,
+                str(scores["n"]),
+                *(_fmt(scores.get(m)) for m in metrics),
+                end_section=position == len(items) - 1,
+            )
     overall = summary["metrics"]
     table.add_row(
         "[bold]overall",
         f"[bold]{overall['n']}",
-        *(f"[bold]{_fmt(overall[m])}" for m in ACCURACY_METRICS),
+        *(f"[bold]{_fmt(overall.get(m))}" for m in metrics),
         end_section=True,
     )
+    if summary.get("n_skipped"):
+        table.caption = (
+            f"{summary['n_skipped']} examples skipped, not scored: their prompt does not fit "
+            "the context limit (reasons in samples.jsonl)"
+        )
+    return table
+
+
+def element_type_table(summary: dict[str, Any]) -> Table:
+    """Key-matching per leaf element type, pooled over fields."""
+    table = Table(title="key matching by leaf element type", title_justify="left")
+    for column in ("element type", "examples", "fields", "Key match"):
+        table.add_column(column, justify="left" if column == "element type" else "right")
+    for kind, row in summary["by_element_type"].items():
+        table.add_row(kind, str(row["n"]), str(row["fields"]), _fmt(row["key_matching"]))
     return table
 
 
@@ -136,7 +183,10 @@ def totals_line(summary: dict[str, Any]) -> str:
 def render_summary(summary: dict[str, Any]) -> Group:
     """Accuracy and speed of the run; with several constraint modes, the first mode's
     detail and then all modes side by side."""
-    parts: list[Any] = [accuracy_table(summary), perf_table(summary), totals_line(summary)]
+    parts: list[Any] = [accuracy_table(summary)]
+    if summary.get("by_element_type"):
+        parts.append(element_type_table(summary))
+    parts += [perf_table(summary), totals_line(summary)]
     if len(summary.get("by_constraint") or {}) > 1:
         from edgebench.report.compare import compare_table
 

@@ -11,13 +11,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from edgebench.backends import backend_for
-from edgebench.backends.base import FINISH_UNSUPPORTED, DecodeSettings, Generation, LoadInfo, now
+from edgebench.backends.base import (
+    FINISH_SKIPPED,
+    FINISH_UNSUPPORTED,
+    DecodeSettings,
+    Generation,
+    LoadInfo,
+    now,
+)
 from edgebench.constraints import CompileReport, ConstraintRequest, request_for
 from edgebench.errors import UserError
 from edgebench.io import JsonlAppender, write_json_atomic
 from edgebench.prompts import PromptFormat
 from edgebench.runner import manifest as mf
-from edgebench.runner.budget import TokenBudget, plan_budget, reference_text, size_context
+from edgebench.runner.budget import TokenBudget, plan_budget, plan_context, reference_text
 from edgebench.runner.memory import MemoryPeak
 from edgebench.runner.summary import summarize
 from edgebench.runner.timing import compute_timings
@@ -48,6 +55,7 @@ class RunSettings:
     threads: int = 2
     max_tokens: int | None = None  # None: per schema, from the dataset's expected answers
     n_ctx: int | None = None  # None: sized to the longest prompt + its max_tokens
+    max_context: int | None = None  # automatic n_ctx never beyond this; longer: skipped
     out: Path | None = None
     warmup: bool = True
     constraints: tuple[str, ...] = ("none",)
@@ -110,7 +118,10 @@ def build_sample(
     compile_report: CompileReport | None = None,
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
-    scored = task.score(gen.text, example)
+    if gen.finish_reason == FINISH_SKIPPED:  # never decoded: nothing to score
+        scored: dict[str, Any] = {"parse": None, "parsed": None, "scores": None}
+    else:
+        scored = task.score(gen.text, example)
     return {
         "index": index,
         "id": example.id,
@@ -158,6 +169,23 @@ def unsupported_generation(report: CompileReport) -> Generation:
         t_first_token=None,
         t_end=t,
         error=f"unsupported by {report.mode}: {report.error}",
+    )
+
+
+def skipped_generation(reason: str) -> Generation:
+    """The record for an example that was not decoded because it does not fit the
+    context: nothing was generated, and the reason is kept (never truncated)."""
+    t = now()
+    return Generation(
+        text="",
+        prompt_tokens=0,
+        output_tokens=0,
+        generated_tokens=0,
+        finish_reason=FINISH_SKIPPED,
+        t_start=t,
+        t_first_token=None,
+        t_end=t,
+        error=f"skipped: {reason}",
     )
 
 
@@ -214,6 +242,7 @@ class _Plan:
     budget: TokenBudget
     stop: tuple[str, ...]
     n_ctx: int
+    skipped: dict[int, str] = field(default_factory=dict)  # index -> reason
 
 
 def compile_schemas(
@@ -248,20 +277,26 @@ def _run_arm(
     example; the manifest's record for this arm is filled in as things happen."""
     load_info, load_s = worker.load(plan.n_ctx)
     arm.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
-    requests = [request_for(mode, ex.schema, ex.schema_id) for ex in plan.examples]
+    requests = [
+        None if i in plan.skipped else request_for(mode, ex.schema, ex.schema_id)
+        for i, ex in enumerate(plan.examples)
+    ]
     reports, arm["compile"] = compile_schemas(worker.compile_constraint, requests)
     # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
     stop = plan.stop if mode == "none" else ()
     if settings.warmup:
-        first = requests[0]
+        w = next(i for i in range(len(plan.examples)) if i not in plan.skipped)
+        first = requests[w]
         usable = first is None or reports[first.key].ok
-        _warmup(worker, plan.prompts[0], first if usable else None)
+        _warmup(worker, plan.prompts[w], first if usable else None)
     for index, (example, prompt, request) in enumerate(
         zip(plan.examples, plan.prompts, requests, strict=True)
     ):
         report = reports[request.key] if request is not None else None
         max_tokens = plan.budget.for_example(example)
-        if report is not None and not report.ok:
+        if index in plan.skipped:
+            gen = skipped_generation(plan.skipped[index])
+        elif report is not None and not report.ok:
             gen = unsupported_generation(report)
         else:
             decode = DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
@@ -318,8 +353,16 @@ def execute(
             "constraints": modes,
         }
         budgets = [budget.for_example(ex) for ex in examples]
-        n_ctx = size_context(examples, prompt_counts, budgets, settings.n_ctx, model.n_ctx_train)
-        plan = _Plan(examples, prompts, budget, stop, n_ctx)
+        context = plan_context(
+            examples,
+            prompt_counts,
+            budgets,
+            n_ctx=settings.n_ctx,
+            max_context=settings.max_context,
+            n_ctx_train=model.n_ctx_train,
+        )
+        manifest["decoding"]["skipped_examples"] = len(context.skipped)
+        plan = _Plan(examples, prompts, budget, stop, context.n_ctx, context.skipped)
     except (WorkerError, WorkerDied, UserError) as exc:
         worker.close()
         manifest.update(status="failed", error=str(exc), finished_at=mf.utc_now())

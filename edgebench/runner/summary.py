@@ -16,6 +16,18 @@ ACCURACY_METRICS = (
     "valid_json",
 )
 TIMING_FIELDS = ("ttft_s", "latency_s", "prefill_tok_s", "decode_tok_s")
+SKIPPED = "skipped"  # finish reason of an example that did not fit the context: not scored
+
+
+def is_skipped(sample: dict[str, Any]) -> bool:
+    return sample.get("finish_reason") == SKIPPED
+
+
+def metric_names(samples: list[dict[str, Any]]) -> list[str]:
+    """The task's accuracy metrics, in the order its samples store them (EdgeJSON's when
+    no sample was scored)."""
+    names = dict.fromkeys(key for s in samples for key in (s.get("scores") or {}))
+    return list(names) or list(ACCURACY_METRICS)
 
 
 def distribution(values: list[float]) -> dict[str, float | None]:
@@ -31,31 +43,72 @@ def distribution(values: list[float]) -> dict[str, float | None]:
     }
 
 
-def mean_scores(samples: list[dict[str, Any]]) -> dict[str, float | int]:
-    """Mean of each accuracy metric; a sample without scores (error) counts as 0."""
-    n = len(samples)
+def mean_scores(
+    samples: list[dict[str, Any]], metrics: list[str] | None = None
+) -> dict[str, float | int]:
+    """Mean of each accuracy metric; a sample without scores (error) counts as 0. Skipped
+    samples (not decoded: too long for the context) are counted apart, not as 0."""
+    metrics = metrics or metric_names(samples)
+    scored = [s for s in samples if not is_skipped(s)]
+    n = len(scored)
     result: dict[str, float | int] = {"n": n}
-    for metric in ACCURACY_METRICS:
-        total = sum(float((s.get("scores") or {}).get(metric, 0.0)) for s in samples)
+    if len(scored) < len(samples):
+        result["n_skipped"] = len(samples) - n
+    for metric in metrics:
+        total = sum(float((s.get("scores") or {}).get(metric, 0.0)) for s in scored)
         result[metric] = total / n if n else 0.0
     return result
 
 
-def grouped_scores(samples: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def grouped_scores(
+    samples: list[dict[str, Any]], metrics: list[str] | None = None
+) -> dict[str, dict[str, dict[str, Any]]]:
     """`by_<group>` tables, e.g. by_complexity and by_schema, from each sample's groups."""
+    metrics = metrics or metric_names(samples)
     buckets: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for sample in samples:
         for key, value in (sample.get("groups") or {}).items():
             buckets[key][value].append(sample)
-    return {
-        f"by_{key}": {value: mean_scores(items) for value, items in sorted(groups.items())}
+    tables = {
+        f"by_{key}": {value: mean_scores(items, metrics) for value, items in sorted(groups.items())}
         for key, groups in sorted(buckets.items())
+    }
+    by_type = element_type_table(samples)
+    if by_type:
+        tables["by_element_type"] = by_type
+    return tables
+
+
+def element_type_table(samples: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Key-matching per leaf element type (DeepJSONEval's Figure 8), pooled over fields:
+    the sum of every field's score over the number of fields of that type. `n` counts the
+    examples that have the type."""
+    from edgebench.scoring.deepjson import ELEMENT_TYPES
+
+    fields: Counter[str] = Counter()
+    examples: Counter[str] = Counter()
+    total: defaultdict[str, float] = defaultdict(float)
+    for sample in samples:
+        if is_skipped(sample):
+            continue
+        for kind, score in (sample.get("element_scores") or {}).items():
+            examples[kind] += 1
+            fields[kind] += score["fields"]
+            total[kind] += score["key_matching"] * score["fields"]
+    order = {kind: i for i, kind in enumerate(ELEMENT_TYPES)}
+    return {
+        kind: {"n": examples[kind], "fields": fields[kind], "key_matching": total[kind] / count}
+        for kind, count in sorted(fields.items(), key=lambda kv: order.get(kv[0], len(order)))
     }
 
 
 def perf_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
     """Speed, memory and token totals of one constraint arm (its own worker)."""
-    timed = [s for s in samples if s.get("timings") and s.get("finish_reason") != "unsupported"]
+    timed = [
+        s
+        for s in samples
+        if s.get("timings") and s.get("finish_reason") not in ("unsupported", SKIPPED)
+    ]
     perf: dict[str, Any] = {
         "load_s": arm.get("load_s"),
         **{k: v for k, v in (arm.get("memory") or {}).items() if k.startswith("peak_")},
@@ -92,7 +145,9 @@ def noncompliance(samples: list[dict[str, Any]]) -> dict[str, int]:
     the engine does not enforce (listed in the sample's constraint_warnings), or other."""
     reasons: Counter[str] = Counter()
     for sample in samples:
-        if (sample.get("scores") or {}).get("schema_compliance"):
+        scores = sample.get("scores") or {}
+        # EdgeJSON's schema compliance; DeepJSONEval's syntax score is the same test
+        if is_skipped(sample) or scores.get("schema_compliance", scores.get("syntax")):
             continue
         if sample.get("hit_token_limit"):
             reasons["hit_token_limit"] += 1
@@ -106,14 +161,17 @@ def noncompliance(samples: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def arm_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
+    metrics = metric_names(samples)
     return {
         "status": arm.get("status"),
         "n_examples": len(samples),
-        "n_errors": sum(1 for s in samples if s.get("error")),
+        "n_errors": sum(1 for s in samples if s.get("error") and not is_skipped(s)),
         "n_unsupported": sum(1 for s in samples if s.get("constraint_status") == "unsupported"),
-        "metrics": mean_scores(samples),
+        "n_skipped": sum(1 for s in samples if is_skipped(s)),
+        "metric_names": metrics,
+        "metrics": mean_scores(samples, metrics),
         "noncompliant": noncompliance(samples),
-        **grouped_scores(samples),
+        **grouped_scores(samples, metrics),
         "perf": perf_summary(samples, arm),
         "compile": compile_summary(arm.get("compile") or []),
     }
@@ -147,6 +205,8 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
         "primary_constraint": modes[0],
         "n_examples": primary["n_examples"],
         "n_errors": primary["n_errors"],
+        "n_skipped": primary["n_skipped"],
+        "metric_names": primary["metric_names"],
         "metrics": primary["metrics"],
         **{k: v for k, v in primary.items() if k.startswith("by_")},
         "perf": primary["perf"],
