@@ -149,7 +149,8 @@ PATIENT = Domain(
                 35.5, 40.5, places=1, unit="°C"),
             obj(
                 "BloodPressure", "Blood pressure reading", "blood pressure",
-                num("Systolic", "Systolic pressure in mmHg", "systolic value", 90, 190, unit="mmHg"),
+                num("Systolic", "Systolic pressure in mmHg", "systolic value", 90, 190,
+                    unit="mmHg"),
                 num("Diastolic", "Diastolic pressure in mmHg", "diastolic value", 55, 120,
                     unit="mmHg"),
             ),

@@ -116,7 +116,9 @@ def _manifest(rows: list[dict[str, Any]], seed: int, per_depth: int, sha256: str
         "seed": seed,
         "examples_per_depth": per_depth,
         "rows": len(rows),
-        "rows_per_depth": {str(d): c for d, c in sorted(Counter(r["true_depth"] for r in rows).items())},
+        "rows_per_depth": {
+            str(d): c for d, c in sorted(Counter(r["true_depth"] for r in rows).items())
+        },
         "rows_per_domain": dict(sorted(Counter(r["category"] for r in rows).items())),
         "parameters": {
             "size_window": f"n_min = 2 * depth + U{{0..3}}, n_max = n_min + {SIZE_SPAN}",

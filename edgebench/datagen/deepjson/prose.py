@@ -94,9 +94,7 @@ class Writer:
                 nested += self.paragraphs(child, child_value, f"the {prop.noun} of {owner}")
             elif prop.kind == OBJECT_LIST:
                 count = len(child_value)
-                sentences.append(
-                    _capital(f"{owner if first else 'it'} has {count} {prop.plural}.")
-                )
+                sentences.append(_capital(f"{owner if first else 'it'} has {count} {prop.plural}."))
                 first = False
                 for index, item in enumerate(child_value):
                     nested += self.paragraphs(child, item, f"the {ORDINALS[index]} {prop.noun}")

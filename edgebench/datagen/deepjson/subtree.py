@@ -30,6 +30,7 @@ Where edgebench has to choose (each a parameter below, documented in docs/archit
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Iterator
@@ -91,7 +92,7 @@ def candidate_paths(
             kids = tree.children[path[-1]]
             if not kids:
                 yield path
-            pending.extend(path + (kid,) for kid in reversed(kids))
+            pending.extend((*path, kid) for kid in reversed(kids))
 
 
 def _window(value: int, low: int, high: int, epsilon: float) -> float:
@@ -118,7 +119,7 @@ def path_value(
     size = len(grown)
     if depth > params.d_max or size > params.n_max:
         return -math.inf
-    edges_missing = sum(1 for a, b in zip(path, path[1:], strict=False) if tree.parent[b] != a)
+    edges_missing = sum(1 for a, b in itertools.pairwise(path) if tree.parent[b] != a)
     penalty = (tree.parent[path[0]] not in nodes) + edges_missing  # eq. 5
     return (
         gain

@@ -72,9 +72,7 @@ def enum(name: str, description: str, noun: str, *options: str) -> Prop:
     return Prop(name, ENUM, description, noun, pool=options)
 
 
-def num(
-    name: str, description: str, noun: str, low: float, high: float, places=0, unit=""
-) -> Prop:
+def num(name: str, description: str, noun: str, low: float, high: float, places=0, unit="") -> Prop:
     return Prop(name, NUMBER, description, noun, low=low, high=high, places=places, unit=unit)
 
 
