@@ -1,0 +1,164 @@
+"""A deepjson run with the fake backend: by_depth, by_difficulty, by_domain and
+by_element_type in summary.json, the budget by depth, and examples too long for
+--max-context recorded as skipped (never truncated, never a crash)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgebench.backends.fake import FakeBackend
+from edgebench.errors import UserError
+from edgebench.io import read_jsonl
+from edgebench.report.table import render_summary
+from edgebench.runner.budget import plan_context
+from edgebench.runner.run import RunSettings, execute
+from edgebench.runner.worker import InProcessWorker
+from edgebench.tasks.base import Example
+from edgebench.tasks.deepjson import DeepJSONTask, example_from_row
+from tests.unit.test_runner import examples as echo_examples
+from tests.unit.test_runner import model as fake_model
+
+
+def deep_schema(depth: int) -> dict[str, Any]:
+    """An object nested `depth - 1` times ending in a string and a boolean."""
+    leaf: dict[str, Any] = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "ok": {"type": "boolean"}},
+        "required": ["name", "ok"],
+    }
+    for _ in range(depth - 2):
+        leaf = {"type": "object", "properties": {"inner": leaf}, "required": ["inner"]}
+    return leaf
+
+
+def deep_value(depth: int, name: str) -> dict[str, Any]:
+    value: dict[str, Any] = {"name": name, "ok": True}
+    for _ in range(depth - 2):
+        value = {"inner": value}
+    return value
+
+
+def dataset(words: dict[int, int] | None = None) -> list[Example]:
+    """One example per depth 3..5; `words` makes some texts long."""
+    words = words or {}
+    result = []
+    for depth, domain in ((3, "movie"), (4, "plant"), (5, "movie")):
+        text = f"the name is n{depth} " + "pad " * words.get(depth, 0)
+        row = {
+            "id": f"d{depth}",
+            "schema": deep_schema(depth),
+            "json": deep_value(depth, f"n{depth}"),
+            "text": text,
+            "category": domain,
+            "true_depth": depth,
+        }
+        result.append(example_from_row(row, f"row {depth}", f"d{depth}"))
+    return result
+
+
+def run(tmp_path: Path, outputs: list[str], exs: list[Example], **settings: Any):
+    cfg = RunSettings(out=tmp_path / "run", warmup=False, task="deepjson", **settings)
+    backend = FakeBackend(outputs)
+    result = execute(
+        cfg,
+        fake_model(),
+        DeepJSONTask(),
+        exs,
+        {"path": "mem"},
+        worker_factory=lambda mode: InProcessWorker(backend),
+    )
+    return result, backend
+
+
+def test_summary_breaks_scores_down_by_depth_difficulty_domain_and_element_type(tmp_path):
+    exs = dataset()
+    outputs = [
+        json.dumps(deep_value(3, "n3")),  # perfect
+        json.dumps(deep_value(4, "wrong")),  # valid, one leaf wrong
+        "not json",
+    ]
+    result, _ = run(tmp_path, outputs, exs)
+    summary = result.summary
+    assert summary["metric_names"] == ["syntax", "key_matching", "strict", "valid_json"]
+    assert summary["by_depth"]["3"] == {
+        "n": 1,
+        "syntax": 1.0,
+        "key_matching": 1.0,
+        "strict": 1.0,
+        "valid_json": 1.0,
+    }
+    assert summary["by_depth"]["4"]["key_matching"] == pytest.approx(0.5)
+    assert summary["by_depth"]["5"]["syntax"] == 0.0
+    assert summary["by_difficulty"]["medium"]["n"] == 2
+    assert summary["by_difficulty"]["hard"]["strict"] == 0.0
+    assert summary["by_domain"]["movie"]["n"] == 2
+    # strings: right in d3, wrong in d4, unparsed in d5; booleans right in d3 and d4
+    assert summary["by_element_type"]["string"] == {
+        "n": 3,
+        "fields": 3,
+        "key_matching": pytest.approx(1 / 3),
+    }
+    assert summary["by_element_type"]["boolean"]["key_matching"] == pytest.approx(2 / 3)
+    assert summary["metrics"]["key_matching"] == pytest.approx(0.5)
+
+
+def test_budget_is_per_depth_not_per_example(tmp_path):
+    result, _ = run(tmp_path, [], dataset())
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert set(manifest["decoding"]["max_tokens_by_schema"]) == {"depth-3", "depth-4", "depth-5"}
+    assert manifest["task"]["name"] == "deepjson"
+    assert "Keep the schema's hierarchy" in manifest["task"]["prompt_template"]
+
+
+def test_examples_over_max_context_are_skipped_with_the_reason(tmp_path):
+    exs = dataset(words={4: 600})  # d4's prompt is far longer than the others
+    result, backend = run(
+        tmp_path, [json.dumps(deep_value(3, "n3"))], exs, max_context=512, max_tokens=64
+    )
+    samples = read_jsonl(result.run_dir / "samples.jsonl")
+    skipped = [s for s in samples if s["finish_reason"] == "skipped"]
+    assert [s["id"] for s in skipped] == ["d4"]
+    assert skipped[0]["scores"] is None and skipped[0]["raw_output"] == ""
+    assert "does not fit --max-context (512)" in skipped[0]["error"]
+    assert len(backend.prompts) == 2  # d4 was never sent to the model, not truncated
+    summary = result.summary
+    assert summary["n_skipped"] == 1 and summary["metrics"]["n"] == 2
+    assert summary["by_depth"]["4"] == {
+        "n": 0,
+        "n_skipped": 1,
+        "syntax": 0.0,
+        "key_matching": 0.0,
+        "strict": 0.0,
+        "valid_json": 0.0,
+    }
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["decoding"]["skipped_examples"] == 1
+    assert manifest["arms"]["none"]["n_ctx"] <= 512
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    console.print(render_summary(summary))
+    shown = console.export_text()
+    assert "1 examples skipped" in shown and "Key match" in shown and "hard" in shown
+
+
+def test_context_plan_rules():
+    exs = echo_examples(3)
+    plan = plan_context(exs, [100, 900, 200], [64, 64, 64], n_ctx=None, max_context=512,
+                        n_ctx_train=8192)  # fmt: skip
+    assert plan.skipped == {1: "prompt of 900 tokens + max tokens 64 = 964 does not fit "
+                               "--max-context (512)"}  # fmt: skip
+    assert plan.n_ctx == 512  # 264 rounded up to 256s, capped at the limit
+    # the model's own context length is a limit too, and the smaller one wins
+    plan = plan_context(exs, [100, 900, 200], [64, 64, 64], n_ctx=None, max_context=None,
+                        n_ctx_train=512)  # fmt: skip
+    assert "the model's context length (512)" in plan.skipped[1]
+    with pytest.raises(UserError, match=r"no example fits --max-context \(128\)"):
+        plan_context(exs, [100, 900, 200], [64] * 3, n_ctx=None, max_context=128,
+                     n_ctx_train=8192)  # fmt: skip
+    with pytest.raises(UserError, match="--n-ctx and --max-context exclude each other"):
+        plan_context(exs, [1, 1, 1], [1] * 3, n_ctx=512, max_context=512, n_ctx_train=8192)
