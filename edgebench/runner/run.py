@@ -155,38 +155,32 @@ def _constraint_status(constraint: str, report: CompileReport | None) -> str:
     return "applied" if report is None or report.ok else "unsupported"
 
 
-def unsupported_generation(report: CompileReport) -> Generation:
-    """The record for an example whose constraint the engine could not compile: nothing
-    was decoded, and the engine's message is the error."""
+def _undecoded(finish_reason: str, error: str) -> Generation:
+    """The record of an example that was never decoded: no tokens, the reason as error."""
     t = now()
     return Generation(
         text="",
         prompt_tokens=0,
         output_tokens=0,
         generated_tokens=0,
-        finish_reason=FINISH_UNSUPPORTED,
+        finish_reason=finish_reason,
         t_start=t,
         t_first_token=None,
         t_end=t,
-        error=f"unsupported by {report.mode}: {report.error}",
+        error=error,
     )
+
+
+def unsupported_generation(report: CompileReport) -> Generation:
+    """The record for an example whose constraint the engine could not compile: nothing
+    was decoded, and the engine's message is the error."""
+    return _undecoded(FINISH_UNSUPPORTED, f"unsupported by {report.mode}: {report.error}")
 
 
 def skipped_generation(reason: str) -> Generation:
     """The record for an example that was not decoded because it does not fit the
     context: nothing was generated, and the reason is kept (never truncated)."""
-    t = now()
-    return Generation(
-        text="",
-        prompt_tokens=0,
-        output_tokens=0,
-        generated_tokens=0,
-        finish_reason=FINISH_SKIPPED,
-        t_start=t,
-        t_first_token=None,
-        t_end=t,
-        error=f"skipped: {reason}",
-    )
+    return _undecoded(FINISH_SKIPPED, f"skipped: {reason}")
 
 
 def _warmup(worker: Worker, prompt: str, constraint: ConstraintRequest | None) -> None:

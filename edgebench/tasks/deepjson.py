@@ -27,7 +27,7 @@ from edgebench.scoring.equality import json_kind
 from edgebench.scoring.parse import InvalidJSON, decode_strict
 from edgebench.scoring.schema import get_checker
 from edgebench.tasks.base import Example, Prompt
-from edgebench.tasks.edgejson import render_schema
+from edgebench.tasks.edgejson import json_object, render_schema
 
 REQUIRED_COLUMNS = ("schema", "text", "json")
 DATASET_SUFFIXES = (".jsonl", ".xlsx")
@@ -148,17 +148,10 @@ def example_from_row(row: Mapping[str, Any], where: str, default_id: str) -> Exa
 
 
 def _jsonl_rows(dataset: Path) -> list[tuple[str, dict[str, Any]]]:
-    rows = []
-    for number, line in numbered_lines(dataset, "dataset file"):
-        where = f"{dataset}:{number}"
-        try:
-            row = decode_strict(line)
-        except InvalidJSON as exc:
-            raise UserError(f"{where}: not valid JSON ({exc})") from None
-        if not isinstance(row, dict):
-            raise UserError(f"{where}: expected a JSON object, got {json_kind(row)}")
-        rows.append((where, row))
-    return rows
+    return [
+        (f"{dataset}:{number}", json_object(line, f"{dataset}:{number}"))
+        for number, line in numbered_lines(dataset, "dataset file")
+    ]
 
 
 def _xlsx_rows(dataset: Path) -> list[tuple[str, dict[str, Any]]]:

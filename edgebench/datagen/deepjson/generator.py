@@ -25,6 +25,7 @@ from edgebench.datagen.deepjson.prose import render_text
 from edgebench.datagen.deepjson.subtree import Subtree, SubtreeParams, grow
 from edgebench.datagen.deepjson.tree import OBJECT, Tree
 from edgebench.errors import UserError
+from edgebench.io import write_text_files
 
 GENERATOR_VERSION = "1.0"
 DEFAULT_SEED = 5
@@ -151,14 +152,6 @@ def write_dataset(
     """Write test.jsonl and generation.json into `out_dir`; return the manifest."""
     if per_depth < 1:
         raise UserError(f"--examples-per-depth must be at least 1, got {per_depth}")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a folder")
     files = render_files(seed, per_depth)
-    for name, content in files.items():
-        path = out_dir / name
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8", newline="\n")
-        except OSError as exc:
-            raise UserError(f"{path}: cannot write ({exc.strerror})") from None
+    write_text_files(out_dir, files)
     return json.loads(files[MANIFEST_FILE])
