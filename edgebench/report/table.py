@@ -29,7 +29,7 @@ _HEADERS = {
     "strict": "Strict",
 }
 # The score the progress bar shows, first one a task has.
-_HEADLINE = (("json_exact", "exact"), ("key_matching", "km"))
+_HEADLINE = {"json_exact": "exact", "key_matching": "km"}
 # The breakdown the end-of-run table shows, then a second section when present.
 _TABLE_GROUPS = (("by_depth", "by_difficulty"), ("by_complexity", None))
 
@@ -43,6 +43,7 @@ class RichProgress:
         self._task_id: Any = None
         self._n = 0
         self._total = 0.0
+        self._label = "exact"
         self._decode: list[float] = []
 
     def start(self, total: int, description: str) -> None:
@@ -61,14 +62,17 @@ class RichProgress:
         self._task_id = self._progress.add_task(description, total=total, stats="")
 
     def advance(self, sample: dict[str, Any]) -> None:
-        self._n += 1
-        scores = sample.get("scores") or {}
-        key, label = next(((k, v) for k, v in _HEADLINE if k in scores), _HEADLINE[0])
-        self._total += float(scores.get(key, 0))
+        scores = sample.get("scores")
+        if scores is not None:  # None: skipped, never decoded
+            self._n += 1
+            key = next((k for k in _HEADLINE if k in scores), None)
+            if key is not None:
+                self._label = _HEADLINE[key]
+                self._total += float(scores[key])
         rate = (sample.get("timings") or {}).get("decode_tok_s")
         if rate:
             self._decode.append(rate)
-        stats = f"{label} {self._total / self._n:.2f}"
+        stats = f"{self._label} {self._total / self._n:.2f}" if self._n else ""
         if self._decode:
             stats += f" · {sum(self._decode) / len(self._decode):.0f} tok/s"
         assert self._progress is not None
