@@ -162,3 +162,12 @@ def test_context_plan_rules():
                      n_ctx_train=8192)  # fmt: skip
     with pytest.raises(UserError, match="--n-ctx and --max-context exclude each other"):
         plan_context(exs, [1, 1, 1], [1] * 3, n_ctx=512, max_context=512, n_ctx_train=8192)
+
+
+def test_compare_shows_deepjson_scores(tmp_path):
+    from edgebench.report.compare import compare_rows, load_run_summary
+
+    result, _ = run(tmp_path, [json.dumps(deep_value(3, "n3"))], dataset())
+    row = compare_rows([load_run_summary(result.run_dir)])[0]
+    assert row["metrics.key_matching"] == pytest.approx(1 / 3)
+    assert row["metrics.strict"] == pytest.approx(1 / 3) and "metrics.json_exact" not in row
