@@ -286,10 +286,10 @@ def _run_arm(
     # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
     stop = plan.stop if mode == "none" else ()
     if settings.warmup:
-        w = next(i for i in range(len(plan.examples)) if i not in plan.skipped)
-        first = requests[w]
+        decoded = next(i for i in range(len(plan.examples)) if i not in plan.skipped)
+        first = requests[decoded]
         usable = first is None or reports[first.key].ok
-        _warmup(worker, plan.prompts[w], first if usable else None)
+        _warmup(worker, plan.prompts[decoded], first if usable else None)
     for index, (example, prompt, request) in enumerate(
         zip(plan.examples, plan.prompts, requests, strict=True)
     ):
