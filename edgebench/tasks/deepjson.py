@@ -14,7 +14,6 @@ array property), its items' properties sit directly below it. So
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -216,8 +215,3 @@ class DeepJSONTask:
     def score(self, raw_output: str, example: Example) -> dict[str, Any]:
         checker = get_checker(example.schema, source=f"schema of '{example.id}'")
         return score_deepjson(raw_output, example.expected, checker, example.schema)
-
-
-def describe_row(example: Example) -> str:
-    """One line for logs: id, depth, domain."""
-    return json.dumps({"id": example.id, **example.groups}, ensure_ascii=False)
