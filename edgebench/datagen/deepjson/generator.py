@@ -27,7 +27,7 @@ from edgebench.datagen.deepjson.tree import OBJECT, Tree
 from edgebench.errors import UserError
 from edgebench.io import write_text_files
 
-GENERATOR_VERSION = "1.0"
+GENERATOR_VERSION = "1.1"  # 1.1: objects allow no additional properties
 DEFAULT_SEED = 5
 DEFAULT_PER_DEPTH = 48
 DEPTHS = (3, 4, 5, 6, 7)

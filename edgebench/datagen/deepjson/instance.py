@@ -32,6 +32,9 @@ def _object_schema(tree: Tree, subtree: Subtree, node: str) -> dict[str, Any]:
         "type": "object",
         "properties": {tree.nodes[c].name: node_schema(tree, subtree, c) for c in children},
         "required": [tree.nodes[c].name for c in children],
+        # The schema names exactly what the text states: an extra key is an error, and a
+        # schema-constrained decoder cannot invent keys ("PowerKW_1", "PowerKW_2", ...).
+        "additionalProperties": False,
     }
 
 
@@ -55,7 +58,8 @@ def node_schema(tree: Tree, subtree: Subtree, node: str) -> dict[str, Any]:
 
 def build_schema(tree: Tree, subtree: Subtree) -> dict[str, Any]:
     """The subtree as a JSON Schema (Draft 7, the dialect used when `$schema` is absent):
-    every kept property is required, since the text states every value."""
+    every kept property is required, since the text states every value, and no other
+    property is allowed."""
     root = tree.nodes[subtree.root]
     return {"title": root.name, **node_schema(tree, subtree, subtree.root)}
 
