@@ -120,6 +120,7 @@ def test_generated_rows_pass_every_check_of_their_own():
     assert [r["true_depth"] for r in rows[:5]] == [3, 4, 5, 6, 7]
     for row in rows:
         assert schema_depth(row["schema"]) == row["true_depth"] == value_depth(row["json"])
+        assert row["schema"]["additionalProperties"] is False  # exactly the stated keys
     parsed = [
         checks.Row(i, r["id"], r["schema"], r["json"], r["text"], r["category"],
                    r["true_depth"], r["meta"]["root"])
