@@ -75,10 +75,22 @@ def _plain(label: Any) -> str:
 
 def _png(plt: Any, figure: Any) -> bytes:
     buffer = io.BytesIO()
-    figure.tight_layout()
     figure.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None})
     plt.close(figure)
     return buffer.getvalue()
+
+
+def _legend_below(figure: Any, ax: Any, entries: int) -> None:
+    """One legend for the whole figure, under the plots, where it hides no bar."""
+    handles, labels = ax.get_legend_handles_labels()
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=min(entries, 3),
+        fontsize="small",
+        frameon=False,
+    )
 
 
 def _grouped_bars(ax: Any, categories: list[str], series: dict[str, list[float]]) -> None:
@@ -104,7 +116,11 @@ def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
             continue
         plt = _pyplot()
         figure, axes = plt.subplots(
-            1, len(metrics), figsize=(3.6 * len(metrics) + 1, 3.6), squeeze=False
+            1,
+            len(metrics),
+            figsize=(3.6 * len(metrics) + 1, 3.6 + 0.25 * len(arms)),
+            squeeze=False,
+            layout="constrained",
         )
         for ax, metric in zip(axes[0], metrics, strict=True):
             series = {
@@ -120,7 +136,7 @@ def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
             ax.set_title(_plain(metric_label(metric)))
             ax.set_ylim(0, 1.05)
         axes[0][0].set_ylabel("mean over examples")
-        axes[0][-1].legend(fontsize="small", loc="upper right")
+        _legend_below(figure, axes[0][0], len(arms))
         figure.suptitle(_plain(f"Accuracy by {name}"))
         slug = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-") or "group"
         plots.append(Plot(f"accuracy-by-{slug}", f"Accuracy by {name}", _png(plt, figure)))
@@ -134,7 +150,9 @@ def constraint_modes(arms: Sequence[Arm]) -> Plot | None:
     plt = _pyplot()
     metrics = plotted_metrics(arms)
     labels = arm_labels(arms)
-    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    figure, (left, right) = plt.subplots(
+        1, 2, figsize=(10, 4 + 0.25 * len(arms)), layout="constrained"
+    )
     series = {
         label: [numeric_metrics(arm.result.get("metrics") or {}).get(m, 0.0) for m in metrics]
         for label, arm in zip(labels, arms, strict=True)
@@ -142,7 +160,7 @@ def constraint_modes(arms: Sequence[Arm]) -> Plot | None:
     _grouped_bars(left, [_plain(metric_label(m)) for m in metrics], series)
     left.set_ylim(0, 1.05)
     left.set_title("accuracy")
-    left.legend(fontsize="small")
+    _legend_below(figure, left, len(arms))
     p50 = [dig(arm.result, "perf.decode_tok_s.p50") or 0.0 for arm in arms]
     p95 = [dig(arm.result, "perf.decode_tok_s.p95") or 0.0 for arm in arms]
     positions = range(len(arms))
@@ -171,7 +189,7 @@ def latency_distribution(arms: Sequence[Arm]) -> Plot | None:
         return None
     plt = _pyplot()
     labels = arm_labels(arms)
-    figure, ax = plt.subplots(figsize=(max(6, 1.6 * len(arms) + 2), 4))
+    figure, ax = plt.subplots(figsize=(max(6, 1.6 * len(arms) + 2), 4), layout="constrained")
     ax.boxplot([d or [float("nan")] for d in data], showfliers=False)
     for i, values in enumerate(data, start=1):
         jitter = [i + 0.15 * ((k * 0.618) % 1 - 0.5) for k in range(len(values))]
@@ -199,7 +217,7 @@ def accuracy_speed_memory(arms: Sequence[Arm]) -> Plot | None:
     if not points:
         return None
     plt = _pyplot()
-    figure, ax = plt.subplots(figsize=(8, 4.5))
+    figure, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
     biggest = max((p[3] or 0) for p in points) or 1
     for i, (label, speed, accuracy, rss) in enumerate(points):
         size = 60 + 1400 * (rss or 0) / biggest
