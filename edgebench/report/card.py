@@ -204,6 +204,10 @@ def _group_tables(model_arms: list[Arm]) -> list[str]:
     return parts
 
 
+def _milliseconds(seconds: Any) -> float | None:
+    return seconds * 1000 if isinstance(seconds, int | float) else None
+
+
 def _perf_tables(model_arms: list[Arm]) -> str:
     rows = []
     for arm in model_arms:
@@ -227,11 +231,7 @@ def _perf_tables(model_arms: list[Arm]) -> str:
                 perf.get("prompt_tokens_total"),
                 perf.get("output_tokens_total"),
                 perf.get("hit_token_limit"),
-                facts.fmt(
-                    dig(arm.result, "compile.first_s.p50")
-                    and dig(arm.result, "compile.first_s.p50") * 1000,
-                    2,
-                ),
+                facts.fmt(_milliseconds(dig(arm.result, "compile.first_s.p50")), 2),
                 facts.fmt(perf.get("wall_s"), 1),
             ]
         )

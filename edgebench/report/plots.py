@@ -101,17 +101,39 @@ def _grouped_bars(ax: Any, categories: list[str], series: dict[str, list[float]]
     ax.set_xticks(range(len(categories)), categories, rotation=20 if len(categories) > 4 else 0)
 
 
+def _natural(value: str) -> tuple[int, float, str]:
+    """Depths 3, 4, 10 in that order; words alphabetically after numbers."""
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def _group_score(arm: Arm, group: str, value: str, metric: str) -> float:
+    """One arm's mean of `metric` over the examples with that group value; NaN (no bar)
+    when the arm has none."""
+    scores = (groups(arm.result).get(group) or {}).get(value)
+    if not isinstance(scores, dict):
+        return float("nan")
+    return numeric_metrics(scores).get(metric, float("nan"))
+
+
 def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
     """One plot per breakdown with a handful of values (complexity, depth, domain ...):
     each plotted metric per value, one bar per arm."""
     metrics = plotted_metrics(arms)
+    if not metrics:
+        return []
     names: dict[str, None] = {}
     for arm in arms:
         names.update(dict.fromkeys(groups(arm.result)))
     plots = []
     labels = arm_labels(arms)
     for name in names:
-        values = sorted({v for arm in arms for v in (groups(arm.result).get(name) or {})})
+        values = sorted(
+            {str(v) for arm in arms for v in (groups(arm.result).get(name) or {})},
+            key=_natural,
+        )
         if name in TABLE_ONLY_GROUPS or not values or len(values) > MAX_GROUP_VALUES:
             continue
         plt = _pyplot()
@@ -124,12 +146,7 @@ def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
         )
         for ax, metric in zip(axes[0], metrics, strict=True):
             series = {
-                label: [
-                    float(numeric_metrics(groups(arm.result)[name].get(v) or {}).get(metric, 0.0))
-                    if v in (groups(arm.result).get(name) or {})
-                    else 0.0
-                    for v in values
-                ]
+                label: [_group_score(arm, name, v, metric) for v in values]
                 for label, arm in zip(labels, arms, strict=True)
             }
             _grouped_bars(ax, [_plain(v) for v in values], series)

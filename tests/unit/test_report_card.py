@@ -205,3 +205,16 @@ def test_corrupt_samples_are_a_one_line_error(
     (broken / "samples.jsonl").write_text('{"id": 1}\n{oops\n{"id": 2}\n')
     code, err = run_cli(capsys, "card", str(broken))
     assert_one_line_error(code, err, "samples.jsonl: line 2: not valid JSON")
+
+
+def test_a_run_killed_before_its_first_example_still_renders(run_dir: Path, tmp_path: Path) -> None:
+    from edgebench.report.html import render_report
+
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest.update(status="running", arms={})
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(manifest))
+    files = write_card(load_run(tmp_path / "run"), tmp_path / "card.md")
+    assert files.plots == [] and "## Device" in files.card.read_text()
+    ModelCard.load(files.card, ignore_metadata_errors=False)
+    assert 'id="leaderboard"' in render_report([load_run(tmp_path / "run")])
