@@ -187,24 +187,25 @@ def _headline(scores: dict[str, Any]) -> tuple[str, bool | None]:
     return f"{facts.metric_label(name)} {flat[name]:.2f}", bool(passed and passed >= 1)
 
 
+# Sample fields the drill-down shows elsewhere (or that name the example, shown above it).
+_SHOWN_APART = ("prompt", "raw_output", "parsed", "expected", "groups", "id", "index", "schema_id")
+
+
 def _sample_facts(sample: dict[str, Any]) -> list[tuple[str, str]]:
-    rows = [(k, facts.fmt(v)) for k, v in flatten(sample.get("scores") or {}).items()]
-    plain = (
-        "finish_reason",
-        "constraint_status",
-        "prompt_tokens",
-        "output_tokens",
-        "forced_tokens",
-        "max_tokens",
-        "error",
-    )
-    rows += [(k, facts.fmt(sample.get(k))) for k in plain if sample.get(k) is not None]
-    rows += [(f"timings.{k}", facts.fmt(v)) for k, v in (sample.get("timings") or {}).items()]
-    parse = sample.get("parse") or {}
-    rows += [(f"parse.{k}", facts.fmt(v)) for k, v in parse.items() if v is not None]
-    for key in ("schema_errors", "constraint_warnings"):
-        if sample.get(key):
-            rows.append((key, "; ".join(str(e) for e in sample[key])))
+    """Everything else a sample records, scores first, whatever fields a run has
+    (timings, parse path, guard counts, errors ...); lists joined, nested as `a.b`."""
+    scores = {f"scores.{k}": v for k, v in flatten(sample.get("scores") or {}).items()}
+    rest = {
+        k: v
+        for k, v in flatten(sample).items()
+        if not k.startswith("scores.") and k.split(".", 1)[0] not in _SHOWN_APART
+    }
+    rows = []
+    for key, value in {**scores, **rest}.items():
+        if value is None or value == []:
+            continue
+        shown = "; ".join(map(str, value)) if isinstance(value, list) else facts.fmt(value)
+        rows.append((key, shown))
     return rows
 
 
