@@ -15,19 +15,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from edgebench.report.facts import METRIC_LABELS
 from edgebench.runner.summary import ACCURACY_METRICS
 
-_HEADERS = {
-    "json_exact": "JSONExact",
-    "field_f1": "Field F1",
-    "field_precision": "Precision",
-    "field_recall": "Recall",
-    "schema_compliance": "Schema",
-    "valid_json": "Valid JSON",
-    "syntax": "Syntax",
-    "key_matching": "Key match",
-    "strict": "Strict",
-}
 # The score the progress bar shows, first one a task has.
 _HEADLINE = {"json_exact": "exact", "key_matching": "km"}
 # The breakdown the end-of-run table shows, then a second section when present.
@@ -113,7 +103,7 @@ def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
     table.add_column(group.removeprefix("by_"))
     table.add_column("n", justify="right")
     for metric in metrics:
-        table.add_column(_HEADERS.get(metric, metric), justify="right")
+        table.add_column(METRIC_LABELS.get(metric, metric), justify="right")
     sections = [summary.get(group) or {}]
     if second and summary.get(second):
         sections.append(summary[second])
