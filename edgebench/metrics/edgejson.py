@@ -25,5 +25,7 @@ class EdgeJSONFamily(Family):
     check_formats: bool = False  # assert JSON Schema `format`s (default: annotations)
 
     def score(self, output: ParseResult, expected: Any, schema: Any) -> Scores:
-        checker = get_checker(schema, source="the example's schema", check_formats=self.check_formats)
+        checker = get_checker(
+            schema, source="the example's schema", check_formats=self.check_formats
+        )
         return edgejson_scores(output, expected, checker)["scores"]

@@ -22,7 +22,14 @@ class SOBenchFamily(Family):
         "(micro); FSMA = share of outputs whose every field matches; exact and fuzzy"
     )
     source = "papers/004 section 3.5; docs/metrics.md 'SO-Bench'"
-    score_names = ("schema_valid", "fields", "fields_exact", "fields_fuzzy", "full_exact", "full_fuzzy")
+    score_names = (
+        "schema_valid",
+        "fields",
+        "fields_exact",
+        "fields_fuzzy",
+        "full_exact",
+        "full_fuzzy",
+    )
 
     fuzzy_string_threshold: float = 0.8
     fuzzy_number_tolerance: float = 0.05
@@ -43,7 +50,9 @@ class SOBenchFamily(Family):
                 "full_exact": 0,
                 "full_fuzzy": 0,
             }
-        checker = get_checker(schema, source="the example's schema", check_formats=self.check_formats)
+        checker = get_checker(
+            schema, source="the example's schema", check_formats=self.check_formats
+        )
         fuzzy = FuzzyParams(self.fuzzy_string_threshold, self.fuzzy_number_tolerance)
         exact_match = match_fields(output.value, expected)
         fuzzy_match = match_fields(output.value, expected, fuzzy)

@@ -143,7 +143,9 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
     arms: dict[str, Any] = manifest.get("arms") or {"none": {}}
     modes = list(arms)
     by_constraint = {
-        mode: arm_summary([s for s in samples if s.get("constraint", "none") == mode], arm, manifest)
+        mode: arm_summary(
+            [s for s in samples if s.get("constraint", "none") == mode], arm, manifest
+        )
         for mode, arm in arms.items()
     }
     _decode_ratios(by_constraint)

@@ -162,7 +162,9 @@ def pairwise_similarities(
     for i in range(len(outputs)):
         for j in range(i + 1, len(outputs)):
             (ok_a, a), (ok_b, b) = outputs[i], outputs[j]
-            sims.append(sted(a, b, params, mode) if ok_a and ok_b else params.unparseable_similarity)
+            sims.append(
+                sted(a, b, params, mode) if ok_a and ok_b else params.unparseable_similarity
+            )
     return sims
 
 
