@@ -53,3 +53,19 @@ OutOpt = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Run folder to create (default: runs/<time>-<model>-<task>)."),
 ]
+MetricsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--metrics",
+        help="Extra metric families, comma-separated, scored next to the task's own: "
+        "edgejson, structure (CSA, NTED), sted, sobench (FMA, FSMA).",
+    ),
+]
+MetricParamOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric-param",
+        help="Set a metric parameter, FAMILY.NAME=VALUE (repeatable), "
+        "e.g. sobench.fuzzy_string_threshold=0.9.",
+    ),
+]

@@ -12,6 +12,8 @@ from edgebench.cli.app import app
 from edgebench.cli.options import (
     LimitOpt,
     MaxTokensOpt,
+    MetricParamOpt,
+    MetricsOpt,
     ModelOpt,
     NCtxOpt,
     OutOpt,
@@ -19,6 +21,7 @@ from edgebench.cli.options import (
     default_threads,
 )
 from edgebench.constraints import parse_modes
+from edgebench.metrics import parse_metric_params, parse_metrics, select_families
 from edgebench.report.table import RichProgress, render_summary
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.runner.run import RunSettings, execute
@@ -28,7 +31,9 @@ from edgebench.tasks import get_task
 @app.command()
 def run(
     model: ModelOpt = None,
-    task: Annotated[str, typer.Option("--task", help="Task name.")] = "edgejson",
+    task: Annotated[
+        str, typer.Option("--task", help="Task: edgejson (extraction) or roundtrip.")
+    ] = "edgejson",
     dataset: Annotated[
         Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
     ] = None,
@@ -52,12 +57,16 @@ def run(
     warmup: Annotated[
         bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
     ] = True,
+    metrics: MetricsOpt = None,
+    metric_param: MetricParamOpt = None,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
     Example: edgebench run --model smollm2-135m-instruct --limit 20 --threads 2
 
     Example: edgebench run --constraint none,gbnf,mask --limit 20
+
+    Example: edgebench run --task roundtrip --limit 20 --metrics sted,sobench
     """
     console = Console(stderr=True)
     settings = RunSettings(
@@ -72,8 +81,11 @@ def run(
         out=out,
         warmup=warmup,
         constraints=tuple(parse_modes(constraint)),
+        metrics=parse_metrics(metrics),
+        metric_params=parse_metric_params(metric_param or []),
     )
     task_impl = get_task(settings.task)
+    select_families(task_impl, settings.metrics, settings.metric_params)  # errors first
     examples, dataset_info = load_examples(task_impl, settings)
     model_info = model_under_test(settings.model)
     result = execute(

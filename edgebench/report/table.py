@@ -15,8 +15,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from edgebench.runner.summary import ACCURACY_METRICS
-
 _HEADERS = {
     "json_exact": "JSONExact",
     "field_f1": "Field F1",
@@ -24,7 +22,29 @@ _HEADERS = {
     "field_recall": "Recall",
     "schema_compliance": "Schema",
     "valid_json": "Valid JSON",
+    "csa": "CSA",
+    "nted": "NTED",
+    "sted": "STED",
+    "sted_structural": "STED struct",
+    "sted_semantic": "STED sem",
+    "schema_validation_accuracy": "Schema valid",
+    "fma_exact": "FMA",
+    "fma_fuzzy": "FMA fuzzy",
+    "fsma_exact": "FSMA",
+    "fsma_fuzzy": "FSMA fuzzy",
 }
+# The group an accuracy table breaks results down by, when the run has it.
+_PREFERRED_GROUPS = ("by_depth", "by_complexity")
+
+
+def _header(name: str) -> str:
+    return _HEADERS.get(name, name)
+
+
+def table_group(summary: dict[str, Any]) -> str | None:
+    groups = [k for k in summary if k.startswith("by_") and k != "by_constraint"]
+    preferred = [g for g in _PREFERRED_GROUPS if g in groups]
+    return (preferred or groups or [None])[0]
 
 
 class RichProgress:
@@ -78,26 +98,54 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def accuracy_table(summary: dict[str, Any], group: str = "by_complexity") -> Table:
+def _group_table(
+    title: str,
+    names: list[str],
+    rows: dict[str, dict[str, Any]],
+    overall: dict[str, Any],
+    group: str | None,
+) -> Table:
+    """One row per group value and a bold overall row, one column per figure."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(group.removeprefix("by_") if group else "")
+    table.add_column("n", justify="right")
+    for name in names:
+        table.add_column(_header(name), justify="right")
+    for value, scores in rows.items():
+        table.add_row(value, str(scores["n"]), *(_fmt(scores.get(m)) for m in names))
+    table.add_row(
+        "[bold]overall",
+        f"[bold]{overall['n']}",
+        *(f"[bold]{_fmt(overall.get(m))}" for m in names),
+        end_section=True,
+    )
+    return table
+
+
+def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
+    """The task's own scores (EdgeJSON: JSONExact, F1, ...; roundtrip: CSA, NTED, ...)."""
+    group = group or table_group(summary)
     title = (
         f"{summary.get('model')} · {summary.get('task')} · {summary.get('n_examples')} examples"
         f" · constraint {summary.get('primary_constraint', 'none')}"
     )
-    table = Table(title=title, title_justify="left")
-    table.add_column(group.removeprefix("by_"))
-    table.add_column("n", justify="right")
-    for metric in ACCURACY_METRICS:
-        table.add_column(_HEADERS[metric], justify="right")
-    for name, scores in (summary.get(group) or {}).items():
-        table.add_row(name, str(scores["n"]), *(_fmt(scores[m]) for m in ACCURACY_METRICS))
     overall = summary["metrics"]
-    table.add_row(
-        "[bold]overall",
-        f"[bold]{overall['n']}",
-        *(f"[bold]{_fmt(overall[m])}" for m in ACCURACY_METRICS),
-        end_section=True,
-    )
-    return table
+    names = [k for k in overall if k != "n"]
+    rows = summary.get(group) or {} if group else {}
+    return _group_table(title, names, rows, overall, group)
+
+
+def family_tables(summary: dict[str, Any]) -> list[Table]:
+    """One table per metric family other than the task's own (`--metrics`)."""
+    tables = []
+    for name, result in (summary.get("families") or {}).items():
+        if result.get("role") == "task":
+            continue
+        names = list(result.get("higher_is_better") or {})
+        group = table_group(result)
+        rows = result.get(group) or {} if group else {}
+        tables.append(_group_table(f"metric family {name}", names, rows, result["overall"], group))
+    return tables
 
 
 def perf_table(summary: dict[str, Any]) -> Table:
@@ -136,7 +184,12 @@ def totals_line(summary: dict[str, Any]) -> str:
 def render_summary(summary: dict[str, Any]) -> Group:
     """Accuracy and speed of the run; with several constraint modes, the first mode's
     detail and then all modes side by side."""
-    parts: list[Any] = [accuracy_table(summary), perf_table(summary), totals_line(summary)]
+    parts: list[Any] = [
+        accuracy_table(summary),
+        *family_tables(summary),
+        perf_table(summary),
+        totals_line(summary),
+    ]
     if len(summary.get("by_constraint") or {}) > 1:
         from edgebench.report.compare import compare_table
 
