@@ -8,6 +8,11 @@ almost nothing per token, so the tokens/s it reports are llama.cpp's.
 Constraints: `json` and `gbnf` put llama.cpp's grammar sampler in front of the greedy
 sampler; `mask` asks llguidance for the legal tokens, picks the best legal logit itself
 and appends tokens the grammar forces without sampling them (fast-forward).
+
+Sampling (temperature > 0, for `edgebench consistency`): the chain becomes [grammar] +
+temp + dist(seed), llama.cpp's own samplers, built for the request and freed after it;
+under `mask` the legal tokens' softmax at that temperature is sampled with numpy's PCG64
+seeded by the same seed. Greedy decoding (the default) is unchanged.
 """
 
 from __future__ import annotations
@@ -105,6 +110,7 @@ class _Compiled:
     report: CompileReport
     chain: Any = None
     matcher: Any = None
+    grammar: str | None = None  # GBNF text, to build a sampling chain around it
 
 
 @dataclass
@@ -226,6 +232,22 @@ class LlamaCppBackend:
         L.llama_sampler_chain_add(chain, L.llama_sampler_init_greedy())
         return chain
 
+    def _sampling_chain(self, compiled: _Compiled | None, settings: DecodeSettings) -> Any:
+        """[grammar] + temp + dist(seed) for one request; the caller frees it."""
+        L = self.L
+        chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+        if compiled is not None and compiled.grammar is not None:
+            grammar = L.llama_sampler_init_grammar(
+                self.vocab, compiled.grammar.encode("utf-8"), b"root"
+            )
+            if not grammar:  # it parsed when compiled; only a broken build gets here
+                L.llama_sampler_free(chain)
+                raise RuntimeError("llama.cpp could not rebuild the grammar for sampling")
+            L.llama_sampler_chain_add(chain, grammar)
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_temp(settings.temperature))
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_dist(settings.seed))
+        return chain
+
     # -- constraints ---------------------------------------------------------------
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         if request.mode != self.constraint_mode:
@@ -276,7 +298,7 @@ class LlamaCppBackend:
             reason = _first_error_line(captured.text) or self.log.first_line_since(mark)
             return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
         report = CompileReport.new(request, source, warnings=warnings)
-        return _Compiled(report, chain=self._greedy_chain(grammar))
+        return _Compiled(report, chain=self._greedy_chain(grammar), grammar=text)
 
     def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
         if request.key not in self._compiled:
@@ -346,6 +368,13 @@ class LlamaCppBackend:
         try:
             if compiled is not None and compiled.matcher is not None:
                 self._masked_loop(tokens, compiled.matcher, settings, state)
+            elif settings.sampling:
+                chain = self._sampling_chain(compiled, settings)
+                try:
+                    self._decode(tokens)
+                    self._sampler_loop(chain, settings, state)
+                finally:
+                    L.llama_sampler_free(chain)
             else:
                 chain = compiled.chain if compiled is not None else self.sampler
                 L.llama_sampler_reset(chain)
@@ -372,7 +401,8 @@ class LlamaCppBackend:
         )
 
     def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: _Decoding) -> None:
-        """Greedy decoding through a llama.cpp sampler chain (with or without grammar)."""
+        """Decoding through a llama.cpp sampler chain (greedy or sampling, with or without
+        grammar)."""
         L = self.L
         piece_buf = ctypes.create_string_buffer(64)
         stops = [s.encode("utf-8") for s in settings.stop]
@@ -400,7 +430,7 @@ class LlamaCppBackend:
     def _masked_loop(
         self, prompt: list[int], matcher: Any, settings: DecodeSettings, state: _Decoding
     ) -> None:
-        """Greedy decoding under an llguidance matcher: the best logit among the tokens
+        """Decoding under an llguidance matcher: the best logit (or a sample) among the tokens
         the grammar allows; forced tokens are appended without sampling and evaluated in
         one batch with the sampled token before them."""
         L = self.L
@@ -408,6 +438,7 @@ class LlamaCppBackend:
         assert mask is not None
         eos = L.llama_vocab_eos(self.vocab)
         piece_buf = ctypes.create_string_buffer(64)
+        rng = np.random.default_rng(settings.seed) if settings.sampling else None
         matcher.reset()
         pending = self._forced(matcher, settings.max_tokens, state, piece_buf)
         state.forced_prefix = len(pending)
@@ -426,7 +457,10 @@ class LlamaCppBackend:
             allowed = np.flatnonzero(mask.allowed())
             if allowed.size == 0:
                 raise RuntimeError("llguidance allows no token")
-            token = int(allowed[np.argmax(logits[allowed])])
+            if rng is None:
+                token = int(allowed[np.argmax(logits[allowed])])
+            else:
+                token = int(allowed[_sample(logits[allowed], settings.temperature, rng)])
             state.generated += 1
             if state.t_first is None:
                 state.t_first = now()
@@ -508,6 +542,14 @@ def _first_error_line(text: str) -> str | None:
         if "error" in line.lower():
             return line.strip()
     return None
+
+
+def _sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """An index drawn from softmax(logits / temperature)."""
+    scaled = logits.astype(np.float64) / temperature
+    scaled -= scaled.max()
+    weights = np.exp(scaled)
+    return int(rng.choice(len(weights), p=weights / weights.sum()))
 
 
 def perf_counters(perf: Any) -> dict[str, float]:
