@@ -49,6 +49,22 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+def write_jsonl_atomic(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace a JSONL file as a whole, like `write_json_atomic` (same line format as
+    `JsonlAppender`)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 class JsonlAppender:
     """Appends one JSON record per line, flushed and fsynced, so a crash loses at most
     the record being written."""

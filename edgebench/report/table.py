@@ -195,3 +195,41 @@ def render_summary(summary: dict[str, Any]) -> Group:
 
         parts.append(compare_table([summary]))
     return Group(*parts)
+
+
+def consistency_table(summary: dict[str, Any]) -> Table:
+    """One row per temperature: how much the N answers to each prompt agree (mean over
+    prompts), next to the task's own accuracy of all generations."""
+    seeds = summary.get("seeds") or []
+    title = (
+        f"{summary.get('model')} · {summary.get('task')} · consistency over "
+        f"{summary.get('samples_per_prompt')} samples per prompt"
+        + (f" (seeds {seeds[0]}-{seeds[-1]})" if seeds else "")
+    )
+    rows = summary.get("by_temperature") or {}
+    # Valid JSON and the task's headline score (JSONExact, CSA, ...) of all generations.
+    known = next((list(r["task_metrics"]) for r in rows.values()), [])
+    headline = [n for n in known if n not in ("n", "valid_json")][:1]
+    task_names = (["valid_json"] if "valid_json" in known else []) + headline
+    table = Table(title=title, title_justify="left")
+    columns = ["temperature", "prompts", *map(_header, task_names)]
+    columns += ["STED mean", "STED std", "consistency", "structural", "semantic"]
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index == 0 else "right")
+    for key, row in rows.items():
+        metrics = row.get("task_metrics") or {}
+        table.add_row(
+            key,
+            str(row.get("n_prompts")),
+            *(_fmt(metrics.get(n)) for n in task_names),
+            _fmt(row.get("sted_mean")),
+            _fmt(row.get("sted_std")),
+            _fmt(row.get("consistency")),
+            _fmt(row.get("consistency_structural")),
+            _fmt(row.get("consistency_semantic")),
+        )
+    return table
+
+
+def render_consistency(summary: dict[str, Any]) -> Group:
+    return Group(consistency_table(summary), perf_table(summary), totals_line(summary))

@@ -139,7 +139,12 @@ def _decode_ratios(by_constraint: dict[str, dict[str, Any]]) -> None:
 
 def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
     """The run's figures per constraint mode (`by_constraint`); the top-level figures are
-    those of the first mode, so a single-mode run reads the same as before."""
+    those of the first mode, so a single-mode run reads the same as before. A
+    consistency run (`edgebench consistency`) has a summary of its own."""
+    if manifest.get("kind") == "consistency":
+        from edgebench.runner.consistency import summarize_consistency
+
+        return summarize_consistency(manifest, samples)
     arms: dict[str, Any] = manifest.get("arms") or {"none": {}}
     modes = list(arms)
     by_constraint = {
