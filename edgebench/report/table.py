@@ -56,6 +56,7 @@ class RichProgress:
         self._task_id: Any = None
         self._n = 0
         self._exact = 0.0
+        self._label = "exact"
         self._decode: list[float] = []
 
     def start(self, total: int, description: str) -> None:
@@ -75,11 +76,14 @@ class RichProgress:
 
     def advance(self, sample: dict[str, Any]) -> None:
         self._n += 1
-        self._exact += float((sample.get("scores") or {}).get("json_exact", 0))
+        scores = sample.get("scores") or {}
+        # JSONExact for EdgeJSON; another task's first score (round trip: CSA).
+        self._label = "exact" if "json_exact" in scores or not scores else next(iter(scores))
+        self._exact += float(scores.get("json_exact" if self._label == "exact" else self._label, 0))
         rate = (sample.get("timings") or {}).get("decode_tok_s")
         if rate:
             self._decode.append(rate)
-        stats = f"exact {self._exact / self._n:.2f}"
+        stats = f"{self._label} {self._exact / self._n:.2f}"
         if self._decode:
             stats += f" · {sum(self._decode) / len(self._decode):.0f} tok/s"
         assert self._progress is not None

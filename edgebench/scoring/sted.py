@@ -15,7 +15,7 @@ Three variants, the paper's three evaluation modes (section 4.2):
 - `semantic`: the leaf values alone, matched as a bag wherever they sit; keys and
   nesting are ignored.
 The paper does not define the last two precisely; this reading is edgebench's and is
-documented in docs/metrics-guide.md.
+documented in docs/metric-families.md.
 """
 
 from __future__ import annotations
