@@ -32,37 +32,30 @@ def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary file in the same folder, fsync it, then rename over
-    `path`, so readers see the old file or the new one, never half of one."""
+def _replace_atomically(path: Path, text: str) -> None:
+    """Write to a temporary file in the same folder, fsync it, then rename over `path`,
+    so readers see the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Replace `path` with `data` as indented JSON, atomically."""
+    _replace_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def write_jsonl_atomic(path: Path, records: list[dict[str, Any]]) -> None:
-    """Replace a JSONL file as a whole, like `write_json_atomic` (same line format as
-    `JsonlAppender`)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace a JSONL file as a whole, atomically (the line format of `JsonlAppender`)."""
+    _replace_atomically(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 class JsonlAppender:

@@ -5,14 +5,15 @@ timestamps the first and last sampled token itself, clears the KV cache before e
 request (reusing a cached prefix changed greedy outputs, see environment.md), and adds
 almost nothing per token, so the tokens/s it reports are llama.cpp's.
 
+Sampling (temperature > 0, for `edgebench consistency`): the chain becomes [grammar] +
+temp + dist(seed), llama.cpp's own samplers, built for the request and freed after it;
+where edgebench picks tokens itself (`mask`, and the keyword guard in `gbnf`) it draws
+from the softmax of the allowed tokens with numpy's PCG64 seeded by the same seed
+(`decoding.softmax_draw`). Greedy decoding (the default) is unchanged.
+
 Constraints: `json` and `gbnf` put llama.cpp's grammar sampler in front of the greedy
 sampler; `mask` asks llguidance for the legal tokens, picks the best legal logit itself
 and appends tokens the grammar forces without sampling them (fast-forward).
-
-Sampling (temperature > 0, for `edgebench consistency`): the chain becomes [grammar] +
-temp + dist(seed), llama.cpp's own samplers, built for the request and freed after it;
-under `mask` the legal tokens' softmax at that temperature is sampled with numpy's PCG64
-seeded by the same seed. Greedy decoding (the default) is unchanged.
 """
 
 from __future__ import annotations
@@ -25,21 +26,22 @@ import tempfile
 import warnings
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from edgebench.backends.base import (
     FINISH_ERROR,
-    FINISH_LENGTH,
     FINISH_STOP,
     DecodeSettings,
     Generation,
     LoadInfo,
     now,
 )
+from edgebench.backends.decoding import DecodeState, Draw, MaskedGreedy, softmax_draw
 from edgebench.constraints import gbnf
+from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -105,27 +107,14 @@ def _process_log(llama_cpp: Any) -> _LlamaLog:
 
 @dataclass
 class _Compiled:
-    """A constraint ready to decode with: a sampler chain (grammar modes) or a matcher."""
+    """A constraint ready to decode with: a sampler chain (grammar modes) or a matcher,
+    and the keyword guard when the schema has something for it to enforce."""
 
     report: CompileReport
     chain: Any = None
     matcher: Any = None
+    guard: TokenGuard | None = None
     grammar: str | None = None  # GBNF text, to build a sampling chain around it
-
-
-@dataclass
-class _Decoding:
-    """What one request produced so far."""
-
-    out: bytearray = field(default_factory=bytearray)
-    output_tokens: int = 0
-    generated: int = 0
-    forced: int = 0
-    forced_prefix: int = 0
-    passes: int = 0
-    finish: str = FINISH_LENGTH
-    error: str | None = None
-    t_first: float | None = None
 
 
 class LlamaCppBackend:
@@ -138,6 +127,7 @@ class LlamaCppBackend:
         n_batch: int = _MAX_BATCH,
         constraint_mode: str = "none",
         fast_forward: bool = True,
+        guard: bool = True,
     ) -> None:
         if constraint_mode not in _SUPPORTED:
             raise UserError(f"the llama backend has no '{constraint_mode}' constraint mode")
@@ -146,6 +136,7 @@ class LlamaCppBackend:
         self.n_batch = n_batch
         self.constraint_mode = constraint_mode
         self.fast_forward = fast_forward
+        self.use_guard = guard
         self.L = _import_llama_cpp()
         self.L.llama_backend_init()
         self.log = _process_log(self.L)
@@ -156,6 +147,7 @@ class LlamaCppBackend:
         self.llg: Any = None  # llguidance module and tokenizer, for the mask mode
         self.llg_tokenizer: Any = None
         self.token_mask: TokenMask | None = None
+        self._candidates: _Candidates | None = None
         self._compiled: dict[str, _Compiled] = {}
 
     # -- loading -------------------------------------------------------------------
@@ -202,6 +194,7 @@ class LlamaCppBackend:
             "n_batch": cparams.n_batch,
             "n_threads": self.n_threads,
             "constraint_mode": self.constraint_mode,
+            "keyword_guard": self.use_guard and self.constraint_mode in ("gbnf", "mask"),
         }
         if self.constraint_mode == "mask":
             runtime.update(self._load_llguidance())
@@ -232,22 +225,6 @@ class LlamaCppBackend:
         L.llama_sampler_chain_add(chain, L.llama_sampler_init_greedy())
         return chain
 
-    def _sampling_chain(self, compiled: _Compiled | None, settings: DecodeSettings) -> Any:
-        """[grammar] + temp + dist(seed) for one request; the caller frees it."""
-        L = self.L
-        chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
-        if compiled is not None and compiled.grammar is not None:
-            grammar = L.llama_sampler_init_grammar(
-                self.vocab, compiled.grammar.encode("utf-8"), b"root"
-            )
-            if not grammar:  # it parsed when compiled; only a broken build gets here
-                L.llama_sampler_free(chain)
-                raise RuntimeError("llama.cpp could not rebuild the grammar for sampling")
-            L.llama_sampler_chain_add(chain, grammar)
-        L.llama_sampler_chain_add(chain, L.llama_sampler_init_temp(settings.temperature))
-        L.llama_sampler_chain_add(chain, L.llama_sampler_init_dist(settings.seed))
-        return chain
-
     # -- constraints ---------------------------------------------------------------
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         if request.mode != self.constraint_mode:
@@ -264,18 +241,31 @@ class LlamaCppBackend:
         self._compiled[request.key] = compiled
         return report
 
+    def _guard_for(
+        self, schema: dict[str, Any] | None
+    ) -> tuple[TokenGuard | None, tuple[str, ...]]:
+        """The keyword guard for a schema mode, and the keyword sites it enforces."""
+        if not self.use_guard or schema is None:
+            return None, ()
+        guard = KeywordGuard(schema)
+        return (TokenGuard(guard), guard.keywords) if guard.active else (None, ())
+
     def _compile(self, request: ConstraintRequest) -> _Compiled:
         def failed(source: str, error: str) -> _Compiled:
             return _Compiled(CompileReport.new(request, source, error=error))
 
+        guard, guarded = self._guard_for(request.schema)
+        enforced = GUARDED_KEYWORDS if guard is not None else frozenset()
         if request.mode == "mask":
             assert request.schema is not None
             try:
-                matcher, ignored = compile_schema(self.llg, self.llg_tokenizer, request.schema)
+                matcher, ignored = compile_schema(
+                    self.llg, self.llg_tokenizer, request.schema, enforced_elsewhere=enforced
+                )
             except ValueError as exc:
                 return failed("llguidance", str(exc))
-            report = CompileReport.new(request, "llguidance", warnings=ignored)
-            return _Compiled(report, matcher=matcher)
+            report = CompileReport.new(request, "llguidance", warnings=ignored, guarded=guarded)
+            return _Compiled(report, matcher=matcher, guard=guard)
         warnings: tuple[str, ...] = ()
         if request.mode == "json":
             text, source = gbnf.json_grammar(), "grammars/json.gbnf"
@@ -286,8 +276,11 @@ class LlamaCppBackend:
             except Exception as exc:  # the converter raises on schemas it cannot express
                 return failed("converter", f"json_schema_to_gbnf: {exc}")
             text, source = found.text, found.source
-            ignored = gbnf.unenforced_keywords(request.schema, formats=gbnf.converter_formats())
-            warnings = tuple(ignored)
+            warnings = tuple(
+                gbnf.unenforced_keywords(
+                    request.schema, formats=gbnf.converter_formats(), enforced=enforced
+                )
+            )
         # llama.cpp returns NULL for a grammar it cannot parse; llama-cpp-python's
         # LlamaGrammar would have carried on and crashed at the first token.
         mark = self.log.mark()
@@ -297,8 +290,8 @@ class LlamaCppBackend:
         if not grammar:
             reason = _first_error_line(captured.text) or self.log.first_line_since(mark)
             return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
-        report = CompileReport.new(request, source, warnings=warnings)
-        return _Compiled(report, chain=self._greedy_chain(grammar), grammar=text)
+        report = CompileReport.new(request, source, warnings=warnings, guarded=guarded)
+        return _Compiled(report, chain=self._greedy_chain(grammar), guard=guard, grammar=text)
 
     def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
         if request.key not in self._compiled:
@@ -364,11 +357,15 @@ class LlamaCppBackend:
         # A fresh KV cache and fresh counters for every request.
         L.llama_memory_clear(L.llama_get_memory(self.ctx), True)
         L.llama_perf_context_reset(self.ctx)
-        state = _Decoding()
+        state = DecodeState()
+        guard = compiled.guard if compiled is not None else None
+        draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
         try:
             if compiled is not None and compiled.matcher is not None:
-                self._masked_loop(tokens, compiled.matcher, settings, state)
-            elif settings.sampling:
+                self._masked(compiled.matcher, guard, draw).run(
+                    tokens, self._decode, self._last_logits, settings.max_tokens, state
+                )
+            elif settings.sampling and guard is None:
                 chain = self._sampling_chain(compiled, settings)
                 try:
                     self._decode(tokens)
@@ -379,7 +376,11 @@ class LlamaCppBackend:
                 chain = compiled.chain if compiled is not None else self.sampler
                 L.llama_sampler_reset(chain)
                 self._decode(tokens)
-                self._sampler_loop(chain, settings, state)
+                if guard is not None:
+                    guard.reset()
+                    self._guarded_sampler_loop(chain, guard, settings, state, draw)
+                else:
+                    self._sampler_loop(chain, settings, state)
         except RuntimeError as exc:
             state.finish, state.error = FINISH_ERROR, str(exc)
         t_end = now()
@@ -398,11 +399,29 @@ class LlamaCppBackend:
             forced_prefix_tokens=state.forced_prefix,
             forward_passes=state.passes,
             runtime_counters=perf_counters(perf),
+            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
+            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
         )
 
-    def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: _Decoding) -> None:
-        """Decoding through a llama.cpp sampler chain (greedy or sampling, with or without
-        grammar)."""
+    def _sampling_chain(self, compiled: _Compiled | None, settings: DecodeSettings) -> Any:
+        """[grammar] + temp + dist(seed) for one request; the caller frees it."""
+        L = self.L
+        chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+        if compiled is not None and compiled.grammar is not None:
+            grammar = L.llama_sampler_init_grammar(
+                self.vocab, compiled.grammar.encode("utf-8"), b"root"
+            )
+            if not grammar:  # it parsed when compiled; only a broken build gets here
+                L.llama_sampler_free(chain)
+                raise RuntimeError("llama.cpp could not rebuild the grammar for sampling")
+            L.llama_sampler_chain_add(chain, grammar)
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_temp(settings.temperature))
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_dist(settings.seed))
+        return chain
+
+    def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: DecodeState) -> None:
+        """Decoding through a llama.cpp sampler chain: greedy or temp + dist, with or
+        without a grammar."""
         L = self.L
         piece_buf = ctypes.create_string_buffer(64)
         stops = [s.encode("utf-8") for s in settings.stop]
@@ -410,9 +429,7 @@ class LlamaCppBackend:
         out = state.out
         while True:
             token = L.llama_sampler_sample(chain, self.ctx, -1)
-            state.generated += 1
-            if state.t_first is None:
-                state.t_first = now()
+            state.sampled()
             if L.llama_vocab_is_eog(self.vocab, token):
                 state.finish = FINISH_STOP
                 return
@@ -427,73 +444,65 @@ class LlamaCppBackend:
             self._decode([token])
             state.passes += 1
 
-    def _masked_loop(
-        self, prompt: list[int], matcher: Any, settings: DecodeSettings, state: _Decoding
+    def _guarded_sampler_loop(
+        self,
+        chain: Any,
+        guard: TokenGuard,
+        settings: DecodeSettings,
+        state: DecodeState,
+        draw: Draw | None = None,
     ) -> None:
-        """Decoding under an llguidance matcher: the best logit (or a sample) among the tokens
-        the grammar allows; forced tokens are appended without sampling and evaluated in
-        one batch with the sampled token before them."""
+        """Greedy decoding through a grammar chain with the keyword guard: llama.cpp's
+        grammar sampler marks the tokens it refuses, the guard strikes out those that
+        would break a bound or repeat an item, and the best remaining token is accepted
+        back into the grammar. Same choices as `_sampler_loop` when the guard refuses
+        nothing."""
         L = self.L
-        mask = self.token_mask
-        assert mask is not None
-        eos = L.llama_vocab_eos(self.vocab)
+        grammar = L.llama_sampler_chain_get(chain, 0)
+        candidates = self._candidate_buffer()
         piece_buf = ctypes.create_string_buffer(64)
-        rng = np.random.default_rng(settings.seed) if settings.sampling else None
-        matcher.reset()
-        pending = self._forced(matcher, settings.max_tokens, state, piece_buf)
-        state.forced_prefix = len(pending)
-        self._decode(prompt + pending)
+        is_end = self._is_end
         while True:
-            mask.fill(matcher)
-            if matcher.is_error():
-                raise RuntimeError(f"llguidance: {matcher.get_error()}")
-            if matcher.is_accepting() and mask.allows_only(eos):
-                # The object is complete: only end-of-text is legal, no pass needed.
+            scores = candidates.refill(self._last_logits())
+            L.llama_sampler_apply(grammar, candidates.pointer)
+            token = guard.pick(scores, None, lambda t: self._piece(t, piece_buf), is_end, draw)
+            L.llama_sampler_accept(chain, token)
+            state.sampled()
+            if is_end(token):
                 state.finish = FINISH_STOP
                 return
-            logits = np.ctypeslib.as_array(
-                L.llama_get_logits_ith(self.ctx, -1), shape=(mask.n_vocab,)
-            )
-            allowed = np.flatnonzero(mask.allowed())
-            if allowed.size == 0:
-                raise RuntimeError("llguidance allows no token")
-            if rng is None:
-                token = int(allowed[np.argmax(logits[allowed])])
-            else:
-                token = int(allowed[_sample(logits[allowed], settings.temperature, rng)])
-            state.generated += 1
-            if state.t_first is None:
-                state.t_first = now()
-            if token == eos or L.llama_vocab_is_eog(self.vocab, token):
-                state.finish = FINISH_STOP
-                return
-            if not matcher.consume_token(token):
-                raise RuntimeError(f"llguidance refused token {token}: {matcher.get_error()}")
             state.out += self._piece(token, piece_buf)
             state.output_tokens += 1
             if state.output_tokens >= settings.max_tokens:
                 return
-            forced = self._forced(matcher, settings.max_tokens, state, piece_buf)
-            if state.output_tokens >= settings.max_tokens:
-                return
-            self._decode([token, *forced])
+            self._decode([token])
             state.passes += 1
 
-    def _forced(self, matcher: Any, max_tokens: int, state: _Decoding, piece_buf: Any) -> list[int]:
-        """Tokens the grammar forces next (within the budget), consumed and appended."""
-        if not self.fast_forward:
-            return []
-        forced = matcher.compute_ff_tokens()[: max_tokens - state.output_tokens]
-        if not forced:
-            return []
-        if not matcher.consume_tokens(forced):
-            raise RuntimeError(f"llguidance refused its forced tokens: {matcher.get_error()}")
-        for token in forced:
-            state.out += self._piece(token, piece_buf)
-        state.output_tokens += len(forced)
-        state.generated += len(forced)
-        state.forced += len(forced)
-        return forced
+    def _masked(self, matcher: Any, guard: TokenGuard | None, draw: Draw | None) -> MaskedGreedy:
+        assert self.token_mask is not None
+        piece_buf = ctypes.create_string_buffer(64)
+        return MaskedGreedy(
+            matcher=matcher,
+            mask=self.token_mask,
+            piece=lambda token: self._piece(token, piece_buf),
+            is_end=self._is_end,
+            eos=self.L.llama_vocab_eos(self.vocab),
+            guard=guard,
+            fast_forward=self.fast_forward,
+            draw=draw,
+        )
+
+    def _is_end(self, token: int) -> bool:
+        return bool(self.L.llama_vocab_is_eog(self.vocab, token))
+
+    def _last_logits(self) -> np.ndarray:
+        n_vocab = self.L.llama_vocab_n_tokens(self.vocab)
+        return np.ctypeslib.as_array(self.L.llama_get_logits_ith(self.ctx, -1), shape=(n_vocab,))
+
+    def _candidate_buffer(self) -> _Candidates:
+        if self._candidates is None:
+            self._candidates = _Candidates(self.L, self.L.llama_vocab_n_tokens(self.vocab))
+        return self._candidates
 
     def _free(self) -> None:
         L = self.L
@@ -513,6 +522,31 @@ class LlamaCppBackend:
 
     def close(self) -> None:
         self._free()
+
+
+class _Candidates:
+    """A reusable llama_token_data_array over the whole vocabulary, backed by numpy, for
+    applying a llama.cpp sampler (the grammar) to the logits from Python."""
+
+    def __init__(self, L: Any, n_vocab: int) -> None:
+        fields = [("id", np.int32), ("logit", np.float32), ("p", np.float32)]
+        self.data = np.zeros(n_vocab, dtype=fields)
+        self.data["id"] = np.arange(n_vocab, dtype=np.int32)
+        self.array = L.llama_token_data_array(
+            data=self.data.ctypes.data_as(ctypes.POINTER(L.llama_token_data)),
+            size=n_vocab,
+            selected=-1,
+            sorted=False,
+        )
+        self.pointer = ctypes.pointer(self.array)
+        self.n_vocab = n_vocab
+
+    def refill(self, logits: np.ndarray) -> np.ndarray:
+        """Fresh logits in vocabulary order; returns them as a float array the grammar
+        marks with -inf (a view: `scores` and the C array are the same memory)."""
+        self.array.size, self.array.selected, self.array.sorted = self.n_vocab, -1, False
+        self.data["logit"] = logits
+        return self.data["logit"]
 
 
 class _Captured:
@@ -542,14 +576,6 @@ def _first_error_line(text: str) -> str | None:
         if "error" in line.lower():
             return line.strip()
     return None
-
-
-def _sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    """An index drawn from softmax(logits / temperature)."""
-    scaled = logits.astype(np.float64) / temperature
-    scaled -= scaled.max()
-    weights = np.exp(scaled)
-    return int(rng.choice(len(weights), p=weights / weights.sum()))
 
 
 def perf_counters(perf: Any) -> dict[str, float]:

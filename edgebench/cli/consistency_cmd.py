@@ -3,21 +3,25 @@ much the answers agree (STED and the consistency score, paper 002)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from edgebench.cli.app import app
+from edgebench.cli.app import app, stdout_console
 from edgebench.cli.options import (
+    DatasetOpt,
+    GuardOpt,
     LimitOpt,
     MaxTokensOpt,
     MetricParamOpt,
     ModelOpt,
     NCtxOpt,
     OutOpt,
+    SchemasOpt,
+    TaskOpt,
     ThreadsOpt,
+    WarmupOpt,
     default_threads,
 )
 from edgebench.constraints import parse_modes
@@ -45,9 +49,7 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
 @app.command()
 def consistency(
     model: ModelOpt = None,
-    task: Annotated[
-        str, typer.Option("--task", help="Task: edgejson (extraction) or roundtrip.")
-    ] = "edgejson",
+    task: TaskOpt = "edgejson",
     samples: Annotated[
         int, typer.Option("--samples", "-s", min=2, help="Generations per prompt and temperature.")
     ] = 5,
@@ -60,12 +62,8 @@ def consistency(
             "--seed", min=0, help="Seed of the first generation; generation i uses seed + i."
         ),
     ] = 0,
-    dataset: Annotated[
-        Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
-    ] = None,
-    schemas: Annotated[
-        Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
-    ] = None,
+    dataset: DatasetOpt = None,
+    schemas: SchemasOpt = None,
     limit: LimitOpt = None,
     threads: ThreadsOpt = None,
     max_tokens: MaxTokensOpt = None,
@@ -77,9 +75,8 @@ def consistency(
             "--constraint", "-c", help="One constraint mode: none, json, gbnf, outlines, mask."
         ),
     ] = "none",
-    warmup: Annotated[
-        bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
-    ] = True,
+    warmup: WarmupOpt = True,
+    guard: GuardOpt = True,
     metric_param: MetricParamOpt = None,
 ) -> None:
     """Sample every prompt N times at each temperature (seeded) and score how consistent
@@ -113,6 +110,7 @@ def consistency(
         out=out,
         warmup=warmup,
         constraints=tuple(modes),
+        guard=guard,
     )
     spec = ConsistencySettings(
         samples=samples,
@@ -133,8 +131,6 @@ def consistency(
         dataset_info,
         progress=RichProgress(console),
     )
-    out_console = Console()
-    if not out_console.is_terminal:
-        out_console = Console(width=160)
+    out_console = stdout_console()
     out_console.print(render_consistency(result.summary))
     console.print(f"run folder: [bold]{result.run_dir}[/]")

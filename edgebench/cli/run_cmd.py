@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from edgebench.cli.app import app
+from edgebench.cli.app import app, stdout_console
 from edgebench.cli.options import (
+    DatasetOpt,
+    GuardOpt,
     LimitOpt,
     MaxTokensOpt,
     MetricParamOpt,
@@ -17,7 +18,10 @@ from edgebench.cli.options import (
     ModelOpt,
     NCtxOpt,
     OutOpt,
+    SchemasOpt,
+    TaskOpt,
     ThreadsOpt,
+    WarmupOpt,
     default_threads,
 )
 from edgebench.constraints import parse_modes
@@ -31,15 +35,9 @@ from edgebench.tasks import get_task
 @app.command()
 def run(
     model: ModelOpt = None,
-    task: Annotated[
-        str, typer.Option("--task", help="Task: edgejson (extraction) or roundtrip.")
-    ] = "edgejson",
-    dataset: Annotated[
-        Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
-    ] = None,
-    schemas: Annotated[
-        Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
-    ] = None,
+    task: TaskOpt = "edgejson",
+    dataset: DatasetOpt = None,
+    schemas: SchemasOpt = None,
     limit: LimitOpt = None,
     threads: ThreadsOpt = None,
     max_tokens: MaxTokensOpt = None,
@@ -54,9 +52,8 @@ def run(
             "none, json, gbnf, outlines, mask.",
         ),
     ] = "none",
-    warmup: Annotated[
-        bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
-    ] = True,
+    warmup: WarmupOpt = True,
+    guard: GuardOpt = True,
     metrics: MetricsOpt = None,
     metric_param: MetricParamOpt = None,
 ) -> None:
@@ -81,6 +78,7 @@ def run(
         out=out,
         warmup=warmup,
         constraints=tuple(parse_modes(constraint)),
+        guard=guard,
         metrics=parse_metrics(metrics),
         metric_params=parse_metric_params(metric_param or []),
     )
@@ -96,8 +94,6 @@ def run(
         dataset_info,
         progress=RichProgress(console),
     )
-    out_console = Console()
-    if not out_console.is_terminal:
-        out_console = Console(width=160)  # piped: no terminal width to wrap at
+    out_console = stdout_console()
     out_console.print(render_summary(result.summary))
     console.print(f"run folder: [bold]{result.run_dir}[/]")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from edgebench.cli.app import app
+from edgebench.cli.app import app, stdout_console
 from edgebench.cli.options import MetricParamOpt, MetricsOpt
 from edgebench.metrics import parse_metric_params, parse_metrics
 from edgebench.report.table import render_consistency, render_summary
@@ -46,9 +46,7 @@ def score(
         dataset=dataset,
         schemas=schemas,
     )
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)
+    console = stdout_console()
     summary = result.summary
     console.print(
         render_consistency(summary)

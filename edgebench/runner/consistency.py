@@ -26,6 +26,7 @@ from edgebench.metrics.apply import describe_families, task_score_names
 from edgebench.runner import manifest as mf
 from edgebench.runner.budget import plan_budget, reference_text, size_context
 from edgebench.runner.run import (
+    SCHEMA_GUARDED_MODES,
     ModelUnderTest,
     Progress,
     RunResult,
@@ -37,6 +38,7 @@ from edgebench.runner.run import (
     initial_manifest,
     make_run_dir,
 )
+from edgebench.runner.run import _status as run_status
 from edgebench.runner.summary import ACCURACY_METRICS, mean_scores, perf_summary
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 from edgebench.scoring.sted import MODES, StedParams, consistency_score, pairwise_similarities
@@ -111,6 +113,8 @@ def execute_consistency(
         worker: Worker = worker_factory(mode)
     else:
         backend, options = backend_for(model.backend, mode)
+        if mode in SCHEMA_GUARDED_MODES:
+            options = {**options, "guard": settings.guard}
         worker = BackendWorker(
             backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
         )
@@ -181,7 +185,7 @@ def execute_consistency(
         memory = worker.close()
     arm["memory"] = memory.to_dict() if memory else None
     arm["wall_s"] = now() - t_run
-    status = _status(failure)
+    status = run_status(failure)
     arm["status"] = status
     manifest["arms"] = {mode: arm}
     manifest.update(status=status, wall_s=arm["wall_s"], finished_at=mf.utc_now())
@@ -195,16 +199,6 @@ def execute_consistency(
             raise failure
         raise UserError(f"{failure}; {len(samples)} completed generations kept in {run_dir}")
     return RunResult(run_dir=run_dir, summary=summary)
-
-
-def _status(failure: BaseException | None) -> str:
-    if failure is None:
-        return "completed"
-    if isinstance(failure, KeyboardInterrupt):
-        return "interrupted"
-    if isinstance(failure, WorkerDied):
-        return "crashed"
-    return "failed"
 
 
 def prompt_consistency(outputs: list[tuple[bool, Any]], params: StedParams) -> dict[str, Any]:

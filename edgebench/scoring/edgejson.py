@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgebench.scoring.equality import json_equal
-from edgebench.scoring.parse import ParseResult, parse_json_output
+from edgebench.scoring.parse import ParseResult, parse_json_output, parse_record
 from edgebench.scoring.schema import SchemaChecker
 
 HIGHER_IS_BETTER: dict[str, bool] = {
@@ -94,8 +94,7 @@ def score_edgejson(raw: str, expected: Any, checker: SchemaChecker) -> dict[str,
     parsed = parse_json_output(raw)
     scored = edgejson_scores(parsed, expected, checker)
     return {
-        "parse": {"ok": parsed.ok, "path": parsed.path, "error": parsed.error},
-        "parsed": parsed.value,
+        **parse_record(parsed),
         "scores": scored["scores"],
         "schema_errors": scored["schema_errors"],
     }

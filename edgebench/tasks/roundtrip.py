@@ -26,7 +26,7 @@ from edgebench.io import numbered_lines
 from edgebench.metrics.structure import StructureFamily
 from edgebench.scoring.equality import json_kind
 from edgebench.scoring.ir import depth
-from edgebench.scoring.parse import InvalidJSON, decode_strict, parse_json_output
+from edgebench.scoring.parse import InvalidJSON, decode_strict, parse_json_output, parse_record
 from edgebench.tasks.base import Example, Prompt
 from edgebench.tasks.edgejson import EdgeJSONTask, load_edgejson
 
@@ -147,7 +147,6 @@ class RoundtripTask:
     def score(self, raw_output: str, example: Example) -> dict[str, Any]:
         parsed = parse_json_output(raw_output)
         return {
-            "parse": {"ok": parsed.ok, "path": parsed.path, "error": parsed.error},
-            "parsed": parsed.value,
+            **parse_record(parsed),
             "scores": self._family.score(parsed, example.expected, example.schema),
         }
