@@ -126,3 +126,19 @@ def test_bad_settings() -> None:
 def test_cli_errors(capsys: pytest.CaptureFixture[str], args: list[str], fragment: str) -> None:
     code, err = run_cli(capsys, "consistency", *args)
     assert_one_line_error(code, err, fragment)
+
+
+def test_softmax_draw_is_seeded_and_never_takes_a_refused_token() -> None:
+    import numpy as np
+
+    from edgebench.backends.decoding import softmax_draw
+
+    scores = np.array([1.0, 2.0, -np.inf, 1.5])
+    first = [softmax_draw(1.0, 7)(scores) for _ in range(3)]
+    assert len(set(first)) == 1  # a fresh generator per request: the same first draw
+    draw = softmax_draw(1.0, 7)
+    picks = [draw(scores) for _ in range(300)]
+    assert 2 not in picks and set(picks) == {0, 1, 3}
+    cold = softmax_draw(0.01, 7)
+    assert {cold(scores) for _ in range(50)} == {1}  # near zero temperature: the best
+    assert softmax_draw(1.0, 0)(np.array([-np.inf, -np.inf])) == 0
