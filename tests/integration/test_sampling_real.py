@@ -16,9 +16,14 @@ from tests.integration.test_real_model import edgebench
 pytestmark = pytest.mark.model
 
 PROMPT = "<|im_start|>user\nDescribe a cat as a JSON object.<|im_end|>\n<|im_start|>assistant\n"
+# The bounds give the keyword guard something to enforce, so gbnf and mask sample
+# through edgebench's own draw (none samples through llama.cpp's temp + dist chain).
 SCHEMA = {
     "type": "object",
-    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer", "minimum": 0, "maximum": 30},
+    },
     "required": ["name", "age"],
 }
 
