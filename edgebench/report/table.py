@@ -106,10 +106,11 @@ def _group_table(
     title: str,
     names: list[str],
     rows: dict[str, dict[str, Any]],
-    overall: dict[str, Any],
+    overall: dict[str, Any] | None,
     group: str | None,
 ) -> Table:
-    """One row per group value and a bold overall row, one column per figure."""
+    """One row per group value and a bold overall row (when given), one column per
+    figure."""
     table = Table(title=title, title_justify="left")
     table.add_column(group.removeprefix("by_") if group else "")
     table.add_column("n", justify="right")
@@ -117,6 +118,8 @@ def _group_table(
         table.add_column(_header(name), justify="right")
     for value, scores in rows.items():
         table.add_row(value, str(scores["n"]), *(_fmt(scores.get(m)) for m in names))
+    if overall is None:
+        return table
     table.add_row(
         "[bold]overall",
         f"[bold]{overall['n']}",
@@ -140,15 +143,26 @@ def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
 
 
 def family_tables(summary: dict[str, Any]) -> list[Table]:
-    """One table per metric family other than the task's own (`--metrics`)."""
+    """One table per metric family other than the task's own (`--metrics`): by group
+    (complexity, depth) for one constraint mode, one row per mode for several."""
     tables = []
+    modes = summary.get("by_constraint") or {}
     for name, result in (summary.get("families") or {}).items():
         if result.get("role") == "task":
             continue
         names = list(result.get("higher_is_better") or {})
+        title = f"metric family {name}"
+        if len(modes) > 1:
+            rows = {
+                mode: mode_summary["families"][name]["overall"]
+                for mode, mode_summary in modes.items()
+                if name in (mode_summary.get("families") or {})
+            }
+            tables.append(_group_table(title, names, rows, None, "by_constraint"))
+            continue
         group = table_group(result)
         rows = result.get(group) or {} if group else {}
-        tables.append(_group_table(f"metric family {name}", names, rows, result["overall"], group))
+        tables.append(_group_table(title, names, rows, result["overall"], group))
     return tables
 
 
