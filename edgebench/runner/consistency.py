@@ -109,15 +109,10 @@ def execute_consistency(
     prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
     stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop)) if mode == "none" else ()
 
-    if worker_factory is not None:
-        worker: Worker = worker_factory(mode)
-    else:
+    if worker_factory is None:  # an unavailable mode fails here, before the folder exists
         backend, options = backend_for(model.backend, mode)
         if mode in SCHEMA_GUARDED_MODES:
             options = {**options, "guard": settings.guard}
-        worker = BackendWorker(
-            backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
-        )
     folder_settings = dataclasses.replace(settings, task=f"{KIND}-{settings.task}")
     run_dir = make_run_dir(folder_settings, model.label, mf.utc_now())
     manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
@@ -126,6 +121,13 @@ def execute_consistency(
     manifest["consistency"] = consistency.describe()
     write_json_atomic(run_dir / "manifest.json", manifest)
 
+    # Started once the folder exists, so a bad --out leaves no worker behind.
+    if worker_factory is not None:
+        worker: Worker = worker_factory(mode)
+    else:
+        worker = BackendWorker(
+            backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
+        )
     t_run = now()
     samples: list[dict[str, Any]] = []
     arm: dict[str, Any] = {"constraint": mode, "status": "running"}
