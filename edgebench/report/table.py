@@ -15,30 +15,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-_HEADERS = {
-    "json_exact": "JSONExact",
-    "field_f1": "Field F1",
-    "field_precision": "Precision",
-    "field_recall": "Recall",
-    "schema_compliance": "Schema",
-    "valid_json": "Valid JSON",
-    "csa": "CSA",
-    "nted": "NTED",
-    "sted": "STED",
-    "sted_structural": "STED struct",
-    "sted_semantic": "STED sem",
-    "schema_validation_accuracy": "Schema valid",
-    "fma_exact": "FMA",
-    "fma_fuzzy": "FMA fuzzy",
-    "fsma_exact": "FSMA",
-    "fsma_fuzzy": "FSMA fuzzy",
-}
+from edgebench.report.facts import METRIC_LABELS
+
 # The group an accuracy table breaks results down by, when the run has it.
 _PREFERRED_GROUPS = ("by_depth", "by_complexity")
 
 
 def _header(name: str) -> str:
-    return _HEADERS.get(name, name)
+    return METRIC_LABELS.get(name, name)
 
 
 def table_group(summary: dict[str, Any]) -> str | None:

@@ -18,8 +18,8 @@ from edgebench.errors import UserError
 from edgebench.io import write_json_atomic, write_jsonl_atomic
 from edgebench.metrics import Family, get_family, select_families, task_family
 from edgebench.metrics.apply import SCORING_KEYS, describe_families, score_sample
+from edgebench.report.rundata import load_run
 from edgebench.runner import manifest as mf
-from edgebench.runner.folder import read_run_folder
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.run import RunResult, RunSettings
 from edgebench.runner.summary import summarize
@@ -95,7 +95,8 @@ def rescore(
     dataset: Path | None = None,
     schemas: Path | None = None,
 ) -> RunResult:
-    manifest, samples = read_run_folder(run_dir)
+    run = load_run(run_dir)
+    manifest, samples = run.manifest, run.samples
     if not samples:
         raise UserError(f"{run_dir}: the run has no samples to score")
     task_name = (manifest.get("task") or {}).get("name")

@@ -25,6 +25,7 @@ ANSWERS = ['{"a":1,"b":"x"}', '{"b":"x","a":1}', '{"a":2}', "no json"]
 
 
 def run_consistency(tmp_path: Path, backend: FakeBackend, **spec: object):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "payloads.jsonl"
     path.write_text('{"a": 1, "b": "x"}\n{"c": [1]}\n')
     task = get_task("roundtrip")

@@ -88,5 +88,5 @@ def test_a_run_scores_csa_and_nted(tmp_path: Path) -> None:
     assert samples[0]["scores"]["nted"] == pytest.approx(1 - 1 / 7)  # a string leaf
     assert samples[1]["scores"]["csa"] == pytest.approx(2 / 3)
     assert list(result.summary["metrics"]) == ["n", "csa", "nted", "valid_json"]
-    assert result.summary["noncompliant"] is None
+    assert result.summary["by_constraint"]["none"]["noncompliant"] is None
     assert set(result.summary["by_depth"]) == {"1", "2"}
