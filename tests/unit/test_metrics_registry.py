@@ -86,3 +86,14 @@ def test_cli_rejects_an_unknown_family(capsys: pytest.CaptureFixture[str]) -> No
     assert_one_line_error(code, err, "unknown metric family 'nted'")
     code, err = run_cli(capsys, "run", "--metric-param", "sted.size_penalty=0.3")
     assert_one_line_error(code, err, "does not use")
+
+
+def test_cards_and_reports_see_the_extra_families(tmp_path: Path) -> None:
+    from edgebench.report.rundata import arms, load_run, numeric_metrics
+
+    backend = FakeBackend(['{"a":1}', "nope", '{"a":"1"}'])
+    run_dir = run_fake(tmp_path, backend, metrics=("structure",)).run_dir
+    (arm,) = arms(load_run(run_dir))
+    flat = numeric_metrics(arm.result["metrics"])
+    assert flat["structure.valid_json"] == pytest.approx(2 / 3)
+    assert "json_exact" in flat and "edgejson.json_exact" not in flat
