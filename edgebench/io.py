@@ -64,6 +64,11 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def write_jsonl_atomic(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace a JSONL file as a whole, atomically (the line format of `JsonlAppender`)."""
+    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
 class JsonlAppender:
     """Appends one JSON record per line, flushed and fsynced, so a crash loses at most
     the record being written."""

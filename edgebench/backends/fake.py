@@ -1,8 +1,10 @@
-"""A backend for tests: queued outputs and fixed timings, no model."""
+"""A backend for tests: queued outputs (or seeded draws when sampling) and fixed
+timings, no model."""
 
 from __future__ import annotations
 
 import os
+import random
 import signal
 from collections import deque
 from dataclasses import dataclass
@@ -43,6 +45,7 @@ class FakeBackend:
         timings: FakeTimings | None = None,
         crash_marker: str | None = None,
         unsupported: dict[str, str] | None = None,
+        sampled: list[str] | None = None,
     ) -> None:
         self.queue: deque[str] = deque(outputs or [])
         self.default_output = default_output
@@ -56,6 +59,10 @@ class FakeBackend:
         self.unsupported = unsupported or {}
         self.compiled: dict[str, CompileReport] = {}
         self.constraints: list[str | None] = []  # the mode of every generate call
+        self.settings: list[DecodeSettings] = []  # every generate call's settings
+        # With temperature > 0, answers drawn from these by a generator seeded with the
+        # seed, temperature and prompt (the same seed gives the same answer).
+        self.sampled = sampled
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
@@ -82,7 +89,12 @@ class FakeBackend:
         self.constraints.append(settings.constraint.mode if settings.constraint else None)
         if self.crash_marker is not None and self.crash_marker in prompt:
             os.kill(os.getpid(), signal.SIGSEGV)
-        text = self.queue.popleft() if self.queue else self.default_output
+        self.settings.append(settings)
+        if settings.sampling and self.sampled:
+            draw = random.Random(f"{settings.seed}|{settings.temperature}|{prompt}")
+            text = self.sampled[draw.randrange(len(self.sampled))]
+        else:
+            text = self.queue.popleft() if self.queue else self.default_output
         tokens = self._tokens(text)
         finish = FINISH_STOP
         if len(tokens) > settings.max_tokens:

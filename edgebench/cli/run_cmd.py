@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from edgebench.cli.app import app
+from edgebench.cli.app import app, stdout_console
 from edgebench.cli.options import (
+    DatasetOpt,
+    GuardOpt,
     LimitOpt,
     MaxTokensOpt,
+    MetricParamOpt,
+    MetricsOpt,
     ModelOpt,
     NCtxOpt,
     OutOpt,
+    SchemasOpt,
+    TaskOpt,
     ThreadsOpt,
+    WarmupOpt,
     default_threads,
 )
 from edgebench.constraints import parse_modes
+from edgebench.metrics import parse_metric_params, parse_metrics, select_families
 from edgebench.report.table import RichProgress, render_summary
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.runner.run import RunSettings, execute
@@ -28,13 +35,9 @@ from edgebench.tasks import get_task
 @app.command()
 def run(
     model: ModelOpt = None,
-    task: Annotated[str, typer.Option("--task", help="Task name.")] = "edgejson",
-    dataset: Annotated[
-        Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
-    ] = None,
-    schemas: Annotated[
-        Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
-    ] = None,
+    task: TaskOpt = "edgejson",
+    dataset: DatasetOpt = None,
+    schemas: SchemasOpt = None,
     limit: LimitOpt = None,
     threads: ThreadsOpt = None,
     max_tokens: MaxTokensOpt = None,
@@ -49,23 +52,18 @@ def run(
             "none, json, gbnf, outlines, mask.",
         ),
     ] = "none",
-    warmup: Annotated[
-        bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
-    ] = True,
-    guard: Annotated[
-        bool,
-        typer.Option(
-            "--guard/--no-guard",
-            help="Schema modes: enforce numeric bounds and uniqueItems, which the grammar "
-            "engines read past (--no-guard: the engine alone).",
-        ),
-    ] = True,
+    warmup: WarmupOpt = True,
+    guard: GuardOpt = True,
+    metrics: MetricsOpt = None,
+    metric_param: MetricParamOpt = None,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
     Example: edgebench run --model smollm2-135m-instruct --limit 20 --threads 2
 
     Example: edgebench run --constraint none,gbnf,mask --limit 20
+
+    Example: edgebench run --task roundtrip --limit 20 --metrics sted,sobench
     """
     console = Console(stderr=True)
     settings = RunSettings(
@@ -81,8 +79,11 @@ def run(
         warmup=warmup,
         constraints=tuple(parse_modes(constraint)),
         guard=guard,
+        metrics=parse_metrics(metrics),
+        metric_params=parse_metric_params(metric_param or []),
     )
     task_impl = get_task(settings.task)
+    select_families(task_impl, settings.metrics, settings.metric_params)  # errors first
     examples, dataset_info = load_examples(task_impl, settings)
     model_info = model_under_test(settings.model)
     result = execute(
@@ -93,8 +94,6 @@ def run(
         dataset_info,
         progress=RichProgress(console),
     )
-    out_console = Console()
-    if not out_console.is_terminal:
-        out_console = Console(width=160)  # piped: no terminal width to wrap at
+    out_console = stdout_console()
     out_console.print(render_summary(result.summary))
     console.print(f"run folder: [bold]{result.run_dir}[/]")

@@ -102,8 +102,21 @@ def arms(run: RunFolder) -> list[Arm]:
                 if s.get("constraint", "none") == mode
                 and (not several_models or s.get("model", label) == label)
             ]
-            result.append(Arm(run, label, mode, mode_summary, samples))
+            result.append(Arm(run, label, mode, with_families(mode_summary), samples))
     return result
+
+
+def with_families(result: dict[str, Any]) -> dict[str, Any]:
+    """A mode's summary whose `metrics` also hold the extra metric families (`--metrics`)
+    as `metrics.<family>.<figure>`, so cards and reports show them like the task's own."""
+    extra = {
+        name: {k: family["overall"].get(k) for k in family.get("higher_is_better") or {}}
+        for name, family in (result.get("families") or {}).items()
+        if family.get("role") != "task"
+    }
+    if not extra:
+        return result
+    return {**result, "metrics": {**(result.get("metrics") or {}), **extra}}
 
 
 def groups(result: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,6 +15,8 @@ from edgebench.backends.base import FINISH_UNSUPPORTED, DecodeSettings, Generati
 from edgebench.constraints import CompileReport, ConstraintRequest, request_for
 from edgebench.errors import UserError
 from edgebench.io import JsonlAppender, write_json_atomic
+from edgebench.metrics import Family, select_families
+from edgebench.metrics.apply import describe_families, score_sample
 from edgebench.prompts import PromptFormat
 from edgebench.runner import manifest as mf
 from edgebench.runner.budget import TokenBudget, plan_budget, reference_text, size_context
@@ -55,6 +57,9 @@ class RunSettings:
     warmup: bool = True
     constraints: tuple[str, ...] = ("none",)
     guard: bool = True  # the keyword guard in the schema modes (gbnf, outlines, mask)
+    # Metric families beyond the task's own (`--metrics`), and their parameters.
+    metrics: tuple[str, ...] = ()
+    metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,8 +118,9 @@ def build_sample(
     constraint: str = "none",
     compile_report: CompileReport | None = None,
     max_tokens: int | None = None,
+    families: Sequence[Family] = (),
 ) -> dict[str, Any]:
-    scored = task.score(gen.text, example)
+    scored = score_sample(task, families, gen.text, example)
     return {
         "index": index,
         "id": example.id,
@@ -250,6 +256,7 @@ def _run_arm(
     settings: RunSettings,
     arm: dict[str, Any],
     on_sample: Callable[[dict[str, Any]], None],
+    families: Sequence[Family] = (),
 ) -> None:
     """Load the model in `worker`, compile the constraint per schema, decode every
     example; the manifest's record for this arm is filled in as things happen."""
@@ -273,7 +280,8 @@ def _run_arm(
         else:
             decode = DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
             gen = worker.generate(prompt, decode)
-        on_sample(build_sample(index, example, prompt, gen, task, mode, report, max_tokens))
+        sample = build_sample(index, example, prompt, gen, task, mode, report, max_tokens, families)
+        on_sample(sample)
 
 
 def execute(
@@ -292,6 +300,7 @@ def execute(
     examples = dataset[: settings.limit] if settings.limit else dataset
     if not examples:
         raise UserError("the dataset has no examples to run")
+    families = select_families(task, settings.metrics, settings.metric_params)
     prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
     stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
 
@@ -307,6 +316,7 @@ def execute(
 
     run_dir = make_run_dir(settings, model.label, mf.utc_now())
     manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
+    manifest["families"] = describe_families(families, task)
     manifest["arms"] = {}
     write_json_atomic(run_dir / "manifest.json", manifest)
 
@@ -358,7 +368,7 @@ def execute(
             arm_failure: BaseException | None = None
             try:
                 worker = worker or make_worker(mode)
-                _run_arm(mode, worker, plan, task, settings, arm, on_sample)
+                _run_arm(mode, worker, plan, task, settings, arm, on_sample, families)
             except WorkerError as exc:
                 arm_failure = _remote_user_error(exc) or exc
             except (WorkerDied, UserError, KeyboardInterrupt) as exc:
