@@ -19,15 +19,19 @@ from edgebench.errors import UserError
 
 
 def read_text_file(path: Path, what: str) -> str:
-    """A UTF-8 text file a user gave us; problems are one-line UserErrors naming it."""
+    """A UTF-8 text file a user gave us; problems are one-line UserErrors naming it (and
+    for bytes that are not UTF-8, the line they are on)."""
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise UserError(f"{path}: {what} not found") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise UserError(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
 
 
 def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:

@@ -50,6 +50,7 @@ class FakeBackend:
         timings: FakeTimings | None = None,
         crash_marker: str | None = None,
         faults: dict[str, str] | None = None,
+        compile_faults: dict[str, str] | None = None,
         unsupported: dict[str, str] | None = None,
         echo: bool = False,
         delay_s: float = 0.0,
@@ -66,9 +67,11 @@ class FakeBackend:
         self.faults = dict(faults or {})
         if crash_marker is not None:
             self.faults[crash_marker] = "SIGSEGV"
-        unknown = set(self.faults.values()) - set(FAULTS)
+        unknown = {*self.faults.values(), *(compile_faults or {}).values()} - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown fault {sorted(unknown)[0]!r} (known: {FAULTS})")
+        # schema label -> one of FAULTS, when compiling that schema's constraint
+        self.compile_faults = compile_faults or {}
         self.echo = echo
         self.delay_s = delay_s
         # schema label -> the engine message for a constraint this fake cannot compile
@@ -89,6 +92,8 @@ class FakeBackend:
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         if request.key in self.compiled:
             return self.compiled[request.key].as_cached(0.0)
+        if request.label in self.compile_faults:
+            _misbehave(self.compile_faults[request.label])
         message = self.unsupported.get(request.label)
         report = CompileReport.new(
             request, "fake", error=message, seconds=self.timings.compile_first

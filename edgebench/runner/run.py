@@ -145,6 +145,8 @@ def execute(
     examples = dataset[: settings.limit] if settings.limit else dataset
     if not examples:
         raise UserError("the dataset has no examples to run")
+    # Rendering runs the model's chat template: a failure here leaves no folder behind.
+    prompts = model.prompt_format.render_many([task.build_prompt(ex) for ex in examples])
     if resume:
         if settings.out is None:
             raise UserError("--resume needs the run folder to continue")
@@ -152,7 +154,17 @@ def execute(
     else:
         folder = RunFolder.create(settings, model.label, mf.utc_now())
     try:
-        run = _Run(folder, settings, model, task, dataset, examples, worker_factory, progress)
+        run = _Run(
+            folder,
+            settings,
+            model,
+            task,
+            dataset,
+            examples,
+            prompts,
+            worker_factory=worker_factory,
+            progress=progress,
+        )
         try:
             run.begin(dataset_info, resume)
             first_worker, n_ctx, jobs = run.plan()
@@ -175,8 +187,10 @@ class _Run:
         task: Task,
         dataset: list[Example],
         examples: list[Example],
-        worker_factory: WorkerFactory | None,
-        progress: Progress | None,
+        prompts: list[str],
+        *,
+        worker_factory: WorkerFactory | None = None,
+        progress: Progress | None = None,
     ) -> None:
         self.folder = folder
         self.settings = settings
@@ -184,9 +198,9 @@ class _Run:
         self.task = task
         self.dataset = dataset
         self.examples = examples
+        self.prompts = prompts
         self.worker_factory = worker_factory
         self.progress = progress
-        self.prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
         self.stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
         self.arms = [ArmSpec(model, mode) for mode in settings.constraints]
         self.manifest: dict[str, Any] = {}
@@ -226,8 +240,6 @@ class _Run:
         if conflict is not None:
             raise UserError(f"cannot resume {run_dir}: {conflict}")
         point = resume_point(run_dir)
-        # Start from the complete records only, so appends never follow a torn line.
-        rewrite_jsonl(self.folder.samples_path, point.samples)
         self.samples = point.samples
         self.resumed = True
         manifest.setdefault("resumes", []).append(
@@ -322,6 +334,12 @@ class _Run:
         for sample in self.samples:
             done.setdefault(arm_key_of(sample), set()).add(sample.get("id"))
         worker: Worker | None = first_worker
+        if self.resumed:  # the complete records only, so appends never follow a torn line
+            try:
+                rewrite_jsonl(self.folder.samples_path, self.samples)
+            except OSError as exc:
+                first_worker.close()
+                return exc
         with JsonlAppender(self.folder.samples_path) as log:
 
             def on_sample(sample: dict[str, Any]) -> None:

@@ -47,7 +47,10 @@ class RunLock:
         self.stale: dict[str, Any] | None = None  # who held it last, if they died
 
     def acquire(self) -> RunLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UserError(f"cannot write in {self.path.parent}: {exc.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -132,7 +135,12 @@ class RunFolder:
         """A new run folder: `--out` (new or empty), else runs/<time>-<model>-<task>."""
         if settings.out is not None:
             run_dir = settings.out
-            run_dir.mkdir(parents=True, exist_ok=True)
+            if run_dir.exists() and not run_dir.is_dir():
+                raise UserError(f"--out {run_dir} is a file, not a folder")
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(f"cannot create {run_dir}: {exc.strerror}") from None
             lock = RunLock(run_dir).acquire()
             if any(p.name != LOCK_FILE for p in run_dir.iterdir()):
                 lock.release()

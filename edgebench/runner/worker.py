@@ -118,6 +118,17 @@ def serve(conn: Connection, backend_name: str, options: dict[str, Any]) -> None:
                 backend.close()
             conn.send(("ok", None))
             return
+        if op == "reopen":  # the same process, another configuration (another model)
+            if backend is not None:
+                backend.close()
+            backend, startup_error = None, None
+            try:
+                backend = create_backend(backend_name, **args[0])
+                conn.send(("ok", None))
+            except Exception as exc:
+                startup_error = (type(exc).__name__, str(exc), traceback.format_exc())
+                conn.send(("error", startup_error))
+            continue
         if backend is None:
             conn.send(("error", startup_error))
             continue
@@ -187,6 +198,11 @@ class BackendWorker:
         self, prompt: str, settings: DecodeSettings, timeout: float | None = None
     ) -> Generation:
         return self._call("generate", prompt, settings, timeout=timeout)
+
+    def reopen(self, options: dict[str, Any]) -> None:
+        """Close the backend and create it again with `options` in the same process
+        (`models check` loads many files without starting a process for each)."""
+        self._call("reopen", options)
 
     def kill(self) -> None:
         """End the worker now (SIGKILL), whatever it is doing."""
