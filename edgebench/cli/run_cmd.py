@@ -61,6 +61,14 @@ def run(
         bool | None,
         typer.Option("--warmup/--no-warmup", help="One untimed generation first (default: on)."),
     ] = None,
+    guard: Annotated[
+        bool | None,
+        typer.Option(
+            "--guard/--no-guard",
+            help="Schema modes: enforce numeric bounds and uniqueItems, which the grammar "
+            "engines read past (--no-guard: the engine alone; default: on).",
+        ),
+    ] = None,
     resume: Annotated[
         Path | None,
         typer.Option(
@@ -119,6 +127,7 @@ def run(
         "out": out,
         "warmup": warmup,
         "constraints": tuple(parse_modes(constraint)) if constraint is not None else None,
+        "guard": guard,
         "timeout": timeout,
         "max_crashes": max_crashes,
         "check_memory": False if ignore_memory_check else None,

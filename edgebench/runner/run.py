@@ -64,6 +64,9 @@ __all__ = [
 
 WorkerFactory = Callable[[str], Worker]  # constraint mode -> a fresh worker (tests)
 
+# Modes where edgebench's keyword guard can enforce what the grammar engine reads past.
+SCHEMA_GUARDED_MODES = ("gbnf", "outlines", "mask")
+
 
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) stopped the run after its folder was written."""
@@ -212,6 +215,8 @@ class _Run:
         if self.worker_factory is not None:
             return self.worker_factory(spec.mode)
         backend, options = backend_for(spec.model.backend, spec.mode)
+        if spec.mode in SCHEMA_GUARDED_MODES:
+            options = {**options, "guard": self.settings.guard}
         model_options = {"model_path": str(spec.model.path), "n_threads": self.settings.threads}
         return BackendWorker(backend, {**model_options, **options})
 
@@ -284,6 +289,7 @@ class _Run:
             "stop": list(self.stop),
             "stop_applies_to": "none (grammars end the JSON themselves)",
             "constraints": list(self.settings.constraints),
+            "keyword_guard": self.settings.guard,
         }
         budgets = [budget.for_example(ex) for ex in self.examples]
         n_ctx = size_context(

@@ -31,7 +31,11 @@ SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"
 
 # RunSettings field -> the option that sets it, for messages
-_OPTION_NAMES = {"constraints": "--constraint", "warmup": "--warmup/--no-warmup"}
+_OPTION_NAMES = {
+    "constraints": "--constraint",
+    "warmup": "--warmup/--no-warmup",
+    "guard": "--guard/--no-guard",
+}
 
 
 def _slug(text: str) -> str:

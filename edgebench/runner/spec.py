@@ -29,6 +29,7 @@ class RunSettings:
     out: Path | None = None
     warmup: bool = True
     constraints: tuple[str, ...] = ("none",)
+    guard: bool = True  # the keyword guard in the schema modes (gbnf, outlines, mask)
     timeout: float | None = None  # seconds of wall clock per example; None: no limit
     max_crashes: int = DEFAULT_MAX_CRASHES  # worker failures in a row before an arm gives up
     check_memory: bool = True  # refuse a model that will not fit in available memory
