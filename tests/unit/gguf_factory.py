@@ -278,11 +278,11 @@ TINY_LLAMA_EMBD, TINY_LLAMA_FF, TINY_LLAMA_HEADS = 8, 16, 2
 
 def tiny_llama_gguf(*, byte_tokens: bool = True) -> bytes:
     """A complete one-layer llama model (zero weights, SPM vocabulary) that llama.cpp
-    loads and decodes with, in 27 KB. Without `byte_tokens` the vocabulary lacks the
-    <0xNN> tokens SPM falls back on for text outside its few pieces, and llama.cpp
-    aborts (std::out_of_range) when it tokenizes such text: a real native crash."""
+    loads and decodes with, in 27 KB. Without `byte_tokens` the vocabulary has neither
+    the <0xNN> tokens SPM falls back on nor the pieces of "Hello", and llama.cpp aborts
+    (std::out_of_range) when it tokenizes such text: a real native crash."""
     special = ["<unk>", "<s>", "</s>"]
-    pieces = ["▁", "H", "e", "l", "o", "▁H", "ll"]
+    pieces = ["▁", "H", "e", "l", "o", "▁H", "ll"] if byte_tokens else ["▁", "a"]
     byte_pieces = [f"<0x{b:02X}>" for b in range(256)] if byte_tokens else []
     vocab = special + byte_pieces + pieces
     types = [2, 3, 3] + [6] * len(byte_pieces) + [1] * len(pieces)

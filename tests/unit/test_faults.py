@@ -66,7 +66,7 @@ def test_a_worker_that_dies_costs_one_example(tmp_path: Path, fault: str, report
     ]
     lost = read_jsonl(tmp_path / "run" / "samples.jsonl")[2]
     assert lost["error"] == f"the model worker {reported} on example 'ex2' (fake-model, none)"
-    assert lost["scores"]["valid_json"] == 0  # counted as a wrong answer, not dropped
+    assert lost["scores"]["json_exact"] == 0  # counted as a wrong answer, not dropped
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "completed" and manifest["arms"]["none"]["restarts"] == 1
     assert result.worker_failures == 1

@@ -206,3 +206,39 @@ def test_fuzzed_headers_end_in_a_rejection_or_a_reported_worker_outcome(tmp_path
     assert verdicts.count(REJECTED) > 150  # most broken headers never reach native code
     counts = {v: verdicts.count(v) for v in (OK, REJECTED, REFUSED, CRASHED, TIMEOUT)}
     print(f"fuzz outcomes over 500 mutated headers: {counts}")
+
+
+def test_a_file_that_crashes_llama_cpp_is_reported_not_inherited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real native crash: SPM without byte tokens makes llama.cpp abort on "Hello"."""
+    pytest.importorskip("llama_cpp")
+    from edgebench.models.check import CRASHED, check_models
+
+    path = tmp_path / "no-bytes.gguf"
+    path.write_bytes(tiny_llama_gguf(byte_tokens=False))
+    (result,) = check_models([path])
+    assert result.verdict == CRASHED
+    assert result.detail.startswith("llama.cpp crashed: the worker was killed by SIGABRT")
+    # A run on it: the worker dies counting the prompt tokens; one line, no traceback.
+    (tmp_path / "schemas" / "simple").mkdir(parents=True)
+    (tmp_path / "schemas" / "simple" / "s.json").write_text('{"type": "object"}')
+    row = '{"id": "r1", "schema_id": "s", "prompt": "Hello", "expected_output": {}}\n'
+    (tmp_path / "data.jsonl").write_text(row)
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "run",
+                "--model",
+                str(path),
+                "--dataset",
+                str(tmp_path / "data.jsonl"),
+                "--out",
+                str(out),
+            ]
+        )
+    err = " ".join(capsys.readouterr().err.split())
+    assert exit_info.value.code == 2 and "Traceback" not in err
+    assert "was killed by SIGABRT (Aborted) during count_tokens (no-bytes)" in err
+    assert '"status": "crashed"' in (out / "manifest.json").read_text()
