@@ -56,16 +56,24 @@ def json_line(record: Any, **dump_options: Any) -> str:
     return text
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temporary file in the same folder, fsync it, then rename it over
-    `path`: readers see the old file or the new one. On any error (a full disk) the
-    temporary file is removed and the old file is untouched."""
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, fsync it, then rename over `path`,
+    so readers see the old file or the new one, never half of one; on any error (a full
+    disk) the temporary file is removed and the old file is untouched. The file gets the
+    usual permissions (0666 less the umask), not mkstemp's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -86,6 +94,10 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -133,11 +145,11 @@ def read_jsonl_checked(path: Path) -> tuple[list[dict[str, Any]], bool]:
                 continue
             try:
                 records.append(json.loads(line))
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as exc:
                 if not line.endswith("\n"):
                     torn = True  # the last write was cut short
                     break
-                raise UserError(f"{path}:{number}: not valid JSON") from None
+                raise UserError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
     return records, torn
 
 

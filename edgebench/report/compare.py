@@ -7,8 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from edgebench.runner.rundir import read_manifest, read_samples
-from edgebench.runner.summary import summarize
+from edgebench.report.rundata import dig, load_run
 
 # (header, how to read it from one constraint's summary, digits)
 COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -32,18 +31,7 @@ _MILLISECONDS = {"compile.first_s.p50", "compile.cached_s.p50"}
 def load_run_summary(run_dir: Path) -> dict[str, Any]:
     """A run folder's summary, derived again from manifest.json and samples.jsonl so a
     crashed or older run compares on the same definitions."""
-    manifest = read_manifest(run_dir)
-    samples, _torn = read_samples(run_dir)
-    return summarize(manifest, samples)
-
-
-def _dig(data: dict[str, Any], path: str) -> Any:
-    value: Any = data
-    for part in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
+    return load_run(run_dir).summary
 
 
 def _cell(value: Any, path: str, digits: int) -> str:
@@ -67,7 +55,7 @@ def compare_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "constraint": mode,
                 "n": result.get("n_examples"),
             }
-            row.update({path: _dig(result, path) for _, path, _ in COLUMNS})
+            row.update({path: dig(result, path) for _, path, _ in COLUMNS})
             rows.append(row)
     return rows
 

@@ -258,7 +258,7 @@ def test_a_corrupt_line_inside_samples_is_refused_with_its_line(tmp_path: Path) 
     lines = (out / "samples.jsonl").read_text().splitlines(keepends=True)
     lines[2] = "{garbage\n"
     (out / "samples.jsonl").write_text("".join(lines))
-    with pytest.raises(UserError, match=r"samples.jsonl:3: not valid JSON"):
+    with pytest.raises(UserError, match=r"samples.jsonl: line 3: not valid JSON"):
         fake_run(out, resume=True)
 
 
