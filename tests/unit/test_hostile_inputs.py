@@ -122,8 +122,7 @@ def edgejson_examples(n: int, schema: dict) -> list[Example]:
 
 
 def run_outputs(tmp_path: Path, outputs: list[str], schema: dict) -> list[dict]:
-    backend = FakeBackend(outputs)
-    backend._tokens = lambda text: [text] if text else []  # one token per answer
+    backend = FakeBackend(outputs)  # answers verbatim (each has fewer than 10 words)
     cfg = RunSettings(out=tmp_path / "run", warmup=False, max_tokens=10)
     execute(
         cfg,
