@@ -40,6 +40,9 @@ class CheckResult:
     verdict: str
     detail: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "detail", " ".join(self.detail.split()))  # one line
+
     def to_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "verdict": self.verdict, "detail": self.detail}
 

@@ -290,6 +290,7 @@ class Arm:
         if record:
             self.record["compile"] = []
         distinct = {r.key: r for r in self.requests.values() if r is not None}
+        compiled: list[ConstraintRequest] = []  # in the current worker
         for request in distinct.values():
             known = self.reports.get(request.key)
             if known is not None and not known.ok:
@@ -312,6 +313,10 @@ class Arm:
                     self.record["compile"].append({**report.to_dict(), "cached_seconds": None})
                 self._retire_worker()
                 self._load(first_session=False)
+                for done in compiled:  # the fresh worker needs them too (untimed)
+                    compile_once(done)
+            else:
+                compiled.append(request)
             self.reports[request.key] = known or report
 
     def _compile_killed_worker(

@@ -439,17 +439,20 @@ class _Run:
         if self.resumed:  # retried examples were appended at the end: restore run order
             order = {spec.key: n for n, spec in enumerate(self.arms)}
             self.samples.sort(key=lambda s: (order.get(arm_key_of(s), 0), s.get("index", 0)))
+        path = self.folder.samples_path
         try:
             if self.resumed:
-                rewrite_jsonl(self.folder.samples_path, self.samples)
+                rewrite_jsonl(path, self.samples)
+            path = self.folder.manifest_path
             self.folder.write_manifest(manifest)
             summary = summarize(manifest, self.samples)
-            write_json_atomic(self.folder.summary_path, summary)
+            path = self.folder.summary_path
+            write_json_atomic(path, summary)
         except OSError as exc:
             raise UserError(
-                f"could not write {Path(exc.filename or run_dir).name} in {run_dir}: "
-                f"{exc.strerror or exc}; the files there are unchanged and samples.jsonl "
-                f"holds {len(self.samples)} examples; free space, then continue with "
+                f"could not write {path.name} in {run_dir}: {exc.strerror or exc}; the "
+                f"previous {path.name} is unchanged and samples.jsonl holds "
+                f"{len(self.samples)} examples; free space, then continue with "
                 f"`edgebench run --resume {run_dir}`"
             ) from None
         if isinstance(failure, KeyboardInterrupt):

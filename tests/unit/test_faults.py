@@ -189,9 +189,9 @@ def test_enospc_on_the_summary_write_leaves_the_old_summary_intact(
             resume=True,
         )
     assert str(info.value) == (
-        f"could not write summary.json in {run_dir}: No space left on device; the files there "
-        f"are unchanged and samples.jsonl holds 3 examples; free space, then continue with "
-        f"`edgebench run --resume {run_dir}`"
+        f"could not write summary.json in {run_dir}: No space left on device; the previous "
+        f"summary.json is unchanged and samples.jsonl holds 3 examples; free space, then "
+        f"continue with `edgebench run --resume {run_dir}`"
     )
     assert (run_dir / "summary.json").read_bytes() == before
     assert sorted(p.name for p in run_dir.iterdir()) == [
@@ -206,7 +206,7 @@ def test_enospc_on_a_sample_append_stops_the_run_and_resume_finishes_it(
 ) -> None:
     fail_fsync_for(monkeypatch, "samples.jsonl", after=2)
     with pytest.raises(
-        UserError, match=r"could not write to .*: No space left on device; 3 completed"
+        UserError, match=r"could not write to .*: No space left on device; 2 completed"
     ):
         run_with(tmp_path, examples(5), {})
     monkeypatch.undo()
