@@ -451,7 +451,9 @@ def kv_cache_bytes_per_token(meta: dict[str, Any]) -> int | None:
     metadata does not say (a model without attention layers of the usual shape).
 
     Per-layer head counts (an array) are summed layer by layer. Sliding-window layers are
-    counted at full context, so the figure is an upper bound for such models."""
+    counted at full context, so the figure is an upper bound for such models. The values
+    come from the file: nothing here allocates by them (a block_count of 2**31 is just
+    a large product, which the memory pre-check then refuses)."""
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
         return None
@@ -461,20 +463,35 @@ def kv_cache_bytes_per_token(meta: dict[str, Any]) -> int | None:
     kv_heads = meta.get(f"{arch}.attention.head_count_kv", heads)
     if n_layer is None or n_embd is None:
         return None
-    per_layer_heads = _per_layer(heads, n_layer)
-    per_layer_kv = _per_layer(kv_heads, n_layer)
-    if per_layer_heads is None or per_layer_kv is None or not any(per_layer_heads):
+    most_heads = _largest_count(heads, n_layer)
+    total_kv_heads = _total_count(kv_heads, n_layer)
+    if not most_heads or total_kv_heads is None:
         return None
-    default_head = n_embd // max(per_layer_heads)
+    default_head = n_embd // most_heads
     key = _int_or_none(meta.get(f"{arch}.attention.key_length")) or default_head
     value = _int_or_none(meta.get(f"{arch}.attention.value_length")) or default_head
-    return sum(n * (key + value) * 2 for n in per_layer_kv)
+    return total_kv_heads * (key + value) * 2
 
 
-def _per_layer(value: Any, n_layer: int) -> list[int] | None:
-    """A head count given once for every layer, or per layer as an array."""
+def _per_layer_counts(value: Any, n_layer: int) -> list[int] | None:
+    """An array of per-layer head counts (bounded by the file), checked against n_layer."""
+    counts = [_int_or_none(v) for v in value]
+    if len(counts) != n_layer or any(c is None for c in counts):
+        return None
+    return counts  # type: ignore[return-value]
+
+
+def _largest_count(value: Any, n_layer: int) -> int | None:
     if isinstance(value, list):
-        counts = [_int_or_none(v) for v in value]
-        return None if len(counts) != n_layer or None in counts else counts  # type: ignore[return-value]
+        counts = _per_layer_counts(value, n_layer)
+        return max(counts, default=None) if counts is not None else None
+    return _int_or_none(value)
+
+
+def _total_count(value: Any, n_layer: int) -> int | None:
+    """The sum over layers of a head count given once for all layers or per layer."""
+    if isinstance(value, list):
+        counts = _per_layer_counts(value, n_layer)
+        return sum(counts) if counts is not None else None
     count = _int_or_none(value)
-    return None if count is None else [count] * n_layer
+    return None if count is None else count * n_layer
