@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -72,6 +73,10 @@ class RichProgress:
             stats += f" · {sum(self._decode) / len(self._decode):.0f} tok/s"
         assert self._progress is not None
         self._progress.update(self._task_id, advance=1, stats=stats)
+
+    def note(self, message: str) -> None:
+        """A line above the bar: a worker that crashed, an example that timed out."""
+        self.console.print(f"[yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
         if self._progress is not None:

@@ -24,21 +24,19 @@ from edgebench.io import JsonlAppender, write_json_atomic
 from edgebench.metrics import select_families
 from edgebench.metrics.apply import describe_families, task_score_names
 from edgebench.runner import manifest as mf
+from edgebench.runner.arm import Worker, compile_schemas
 from edgebench.runner.budget import plan_budget, reference_text, size_context
 from edgebench.runner.run import (
     SCHEMA_GUARDED_MODES,
-    ModelUnderTest,
     Progress,
     RunResult,
-    RunSettings,
-    Worker,
     WorkerFactory,
-    build_sample,
-    compile_schemas,
     initial_manifest,
-    make_run_dir,
 )
 from edgebench.runner.run import _status as run_status
+from edgebench.runner.rundir import RunFolder
+from edgebench.runner.samples import build_sample
+from edgebench.runner.spec import ModelUnderTest, RunSettings
 from edgebench.runner.summary import ACCURACY_METRICS, mean_scores, perf_summary
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 from edgebench.scoring.sted import MODES, StedParams, consistency_score, pairwise_similarities
@@ -106,7 +104,7 @@ def execute_consistency(
     if not examples:
         raise UserError("the dataset has no examples to run")
     mode = consistency.constraint
-    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
+    prompts = model.prompt_format.render_many([task.build_prompt(ex) for ex in examples])
     stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop)) if mode == "none" else ()
 
     if worker_factory is None:  # an unavailable mode fails here, before the folder exists
@@ -114,93 +112,97 @@ def execute_consistency(
         if mode in SCHEMA_GUARDED_MODES:
             options = {**options, "guard": settings.guard}
     folder_settings = dataclasses.replace(settings, task=f"{KIND}-{settings.task}")
-    run_dir = make_run_dir(folder_settings, model.label, mf.utc_now())
-    manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
-    manifest["kind"] = KIND
-    manifest["families"] = describe_families(select_families(task, ()), task)
-    manifest["consistency"] = consistency.describe()
-    write_json_atomic(run_dir / "manifest.json", manifest)
-
-    # Started once the folder exists, so a bad --out leaves no worker behind.
-    if worker_factory is not None:
-        worker: Worker = worker_factory(mode)
-    else:
-        worker = BackendWorker(
-            backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
-        )
-    t_run = now()
-    samples: list[dict[str, Any]] = []
-    arm: dict[str, Any] = {"constraint": mode, "status": "running"}
-    failure: BaseException | None = None
+    folder = RunFolder.create(folder_settings, model.label, mf.utc_now())
+    run_dir = folder.path
     try:
-        counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
-        budget = plan_budget(settings.max_tokens, dataset, counts[len(prompts) :])
-        budgets = [budget.for_example(ex) for ex in examples]
-        n_ctx = size_context(
-            examples, counts[: len(prompts)], budgets, settings.n_ctx, model.n_ctx_train
-        )
-        manifest["decoding"] = {"strategy": "sampling", **budget.describe(), "stop": list(stop)}
-        load_info, load_s = worker.load(n_ctx)
-        arm.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
-        requests = [request_for(mode, ex.schema, ex.schema_id) for ex in examples]
-        reports, arm["compile"] = compile_schemas(worker.compile_constraint, requests)
-        refused = [r for r in reports.values() if not r.ok]
-        if refused:
-            raise UserError(
-                f"constraint {mode} refused schema {refused[0].label}: {refused[0].error}"
+        manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
+        manifest["kind"] = KIND
+        manifest["families"] = describe_families(select_families(task, ()), task)
+        manifest["consistency"] = consistency.describe()
+        write_json_atomic(run_dir / "manifest.json", manifest)
+
+        # Started once the folder exists, so a bad --out leaves no worker behind.
+        if worker_factory is not None:
+            worker: Worker = worker_factory(mode)
+        else:
+            worker = BackendWorker(
+                backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
             )
-        if settings.warmup:
-            worker.generate(prompts[0], DecodeSettings(max_tokens=8, constraint=requests[0]))
-        total = len(examples) * consistency.samples * len(consistency.temperatures)
-        if progress:
-            progress.start(total, f"{KIND} · {task.name} · {model.label}")
-        with JsonlAppender(run_dir / "samples.jsonl") as log:
-            for temperature in consistency.temperatures:
-                for index, (example, prompt, request, max_tokens) in enumerate(
-                    zip(examples, prompts, requests, budgets, strict=True)
-                ):
-                    report = reports[request.key] if request is not None else None
-                    for number, seed in enumerate(consistency.seeds()):
-                        decode = DecodeSettings(
-                            max_tokens=max_tokens,
-                            stop=stop,
-                            constraint=request,
-                            temperature=temperature,
-                            seed=seed,
-                        )
-                        gen = worker.generate(prompt, decode)
-                        sample = build_sample(
-                            index, example, prompt, gen, task, mode, report, max_tokens
-                        )
-                        sample.update(temperature=temperature, sample=number, seed=seed)
-                        log.append(sample)
-                        samples.append(sample)
-                        if progress:
-                            progress.advance(sample)
-    except WorkerError as exc:
-        failure = UserError(str(exc)) if exc.remote_type == "UserError" else exc
-    except (WorkerDied, UserError, KeyboardInterrupt) as exc:
-        failure = exc
+        t_run = now()
+        samples: list[dict[str, Any]] = []
+        arm: dict[str, Any] = {"constraint": mode, "status": "running"}
+        failure: BaseException | None = None
+        try:
+            counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
+            budget = plan_budget(settings.max_tokens, dataset, counts[len(prompts) :])
+            budgets = [budget.for_example(ex) for ex in examples]
+            n_ctx = size_context(
+                examples, counts[: len(prompts)], budgets, settings.n_ctx, model.n_ctx_train
+            )
+            manifest["decoding"] = {"strategy": "sampling", **budget.describe(), "stop": list(stop)}
+            load_info, load_s = worker.load(n_ctx)
+            arm.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+            requests = [request_for(mode, ex.schema, ex.schema_id) for ex in examples]
+            reports, arm["compile"] = compile_schemas(worker.compile_constraint, requests)
+            refused = [r for r in reports.values() if not r.ok]
+            if refused:
+                raise UserError(
+                    f"constraint {mode} refused schema {refused[0].label}: {refused[0].error}"
+                )
+            if settings.warmup:
+                worker.generate(prompts[0], DecodeSettings(max_tokens=8, constraint=requests[0]))
+            total = len(examples) * consistency.samples * len(consistency.temperatures)
+            if progress:
+                progress.start(total, f"{KIND} · {task.name} · {model.label}")
+            with JsonlAppender(run_dir / "samples.jsonl") as log:
+                for temperature in consistency.temperatures:
+                    for index, (example, prompt, request, max_tokens) in enumerate(
+                        zip(examples, prompts, requests, budgets, strict=True)
+                    ):
+                        report = reports[request.key] if request is not None else None
+                        for number, seed in enumerate(consistency.seeds()):
+                            decode = DecodeSettings(
+                                max_tokens=max_tokens,
+                                stop=stop,
+                                constraint=request,
+                                temperature=temperature,
+                                seed=seed,
+                            )
+                            gen = worker.generate(prompt, decode)
+                            sample = build_sample(
+                                index, example, prompt, gen, task, mode, report, max_tokens
+                            )
+                            sample.update(temperature=temperature, sample=number, seed=seed)
+                            log.append(sample)
+                            samples.append(sample)
+                            if progress:
+                                progress.advance(sample)
+        except WorkerError as exc:
+            failure = UserError(str(exc)) if exc.remote_type == "UserError" else exc
+        except (WorkerDied, UserError, KeyboardInterrupt) as exc:
+            failure = exc
+        finally:
+            if progress:
+                progress.stop()
+            memory = worker.close()
+        arm["memory"] = memory.to_dict() if memory else None
+        arm["wall_s"] = now() - t_run
+        status = run_status(failure)
+        arm["status"] = status
+        manifest["arms"] = {mode: arm}
+        manifest.update(status=status, wall_s=arm["wall_s"], finished_at=mf.utc_now())
+        if failure is not None:
+            manifest["error"] = str(failure) or type(failure).__name__
+        write_json_atomic(run_dir / "manifest.json", manifest)
+        summary = summarize_consistency(manifest, samples)
+        write_json_atomic(run_dir / "summary.json", summary)
+        if failure is not None:
+            if isinstance(failure, UserError | KeyboardInterrupt):
+                raise failure
+            raise UserError(f"{failure}; {len(samples)} completed generations kept in {run_dir}")
+        return RunResult(run_dir=run_dir, summary=summary)
     finally:
-        if progress:
-            progress.stop()
-        memory = worker.close()
-    arm["memory"] = memory.to_dict() if memory else None
-    arm["wall_s"] = now() - t_run
-    status = run_status(failure)
-    arm["status"] = status
-    manifest["arms"] = {mode: arm}
-    manifest.update(status=status, wall_s=arm["wall_s"], finished_at=mf.utc_now())
-    if failure is not None:
-        manifest["error"] = str(failure) or type(failure).__name__
-    write_json_atomic(run_dir / "manifest.json", manifest)
-    summary = summarize_consistency(manifest, samples)
-    write_json_atomic(run_dir / "summary.json", summary)
-    if failure is not None:
-        if isinstance(failure, UserError | KeyboardInterrupt):
-            raise failure
-        raise UserError(f"{failure}; {len(samples)} completed generations kept in {run_dir}")
-    return RunResult(run_dir=run_dir, summary=summary)
+        folder.release()  # the run's lock, taken when the folder was made
 
 
 def prompt_consistency(outputs: list[tuple[bool, Any]], params: StedParams) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from edgebench.scoring.edgejson import SCORE_NAMES
 # The task scores of a run made before runs recorded their metric families (EdgeJSON's).
 ACCURACY_METRICS = SCORE_NAMES
 TIMING_FIELDS = ("ttft_s", "latency_s", "prefill_tok_s", "decode_tok_s")
+# Examples nothing was decoded for: no speed figures to take from them.
+_UNTIMED = ("unsupported", "crashed", "timeout")
 
 
 def distribution(values: list[float]) -> dict[str, float | None]:
@@ -56,7 +58,7 @@ def grouped_scores(
 
 def perf_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
     """Speed, memory and token totals of one constraint arm (its own worker)."""
-    timed = [s for s in samples if s.get("timings") and s.get("finish_reason") != "unsupported"]
+    timed = [s for s in samples if s.get("timings") and s.get("finish_reason") not in _UNTIMED]
     perf: dict[str, Any] = {
         "load_s": arm.get("load_s"),
         **{k: v for k, v in (arm.get("memory") or {}).items() if k.startswith("peak_")},
@@ -80,7 +82,9 @@ def compile_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "schemas": len(records),
         "unsupported": len(failed),
         "first_s": distribution([r["seconds"] for r in records]),
-        "cached_s": distribution([r["cached_seconds"] for r in records]),
+        "cached_s": distribution(
+            [r["cached_seconds"] for r in records if r.get("cached_seconds") is not None]
+        ),
         "first_total_s": sum(r["seconds"] for r in records),
         "sources": dict(Counter(r.get("source") or "" for r in records)),
         "errors": {r["label"]: r["error"] for r in failed},
@@ -99,6 +103,8 @@ def noncompliance(samples: list[dict[str, Any]]) -> dict[str, int]:
             reasons["hit_token_limit"] += 1
         elif sample.get("constraint_status") == "unsupported":
             reasons["unsupported"] += 1
+        elif sample.get("finish_reason") in ("crashed", "timeout"):
+            reasons["worker_failure"] += 1
         elif sample.get("constraint_warnings"):
             reasons["unenforced_keyword"] += 1
         else:
@@ -126,6 +132,8 @@ def arm_summary(
         "n_examples": len(samples),
         "n_errors": sum(1 for s in samples if s.get("error")),
         "n_unsupported": sum(1 for s in samples if s.get("constraint_status") == "unsupported"),
+        "n_crashed": sum(1 for s in samples if s.get("finish_reason") == "crashed"),
+        "n_timeout": sum(1 for s in samples if s.get("finish_reason") == "timeout"),
         "metrics": mean_scores(samples, names),
         # Only a task that scores schema compliance can say why outputs failed it.
         "noncompliant": noncompliance(samples) if "schema_compliance" in names else None,
@@ -175,6 +183,8 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
         "primary_constraint": modes[0],
         "n_examples": primary["n_examples"],
         "n_errors": primary["n_errors"],
+        "n_crashed": primary["n_crashed"],
+        "n_timeout": primary["n_timeout"],
         "metrics": primary["metrics"],
         **{k: v for k, v in primary.items() if k.startswith("by_")},
         "perf": primary["perf"],
