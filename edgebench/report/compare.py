@@ -37,7 +37,7 @@ DEEPJSON_ACCURACY: tuple[tuple[str, str, int], ...] = (
 
 def columns_for(summaries: list[dict[str, Any]]) -> tuple[tuple[str, str, int], ...]:
     """The table's columns: DeepJSONEval's scores when every run has them."""
-    if summaries and all("key_matching" in (s.get("metric_names") or []) for s in summaries):
+    if summaries and all("key_matching" in (s.get("metrics") or {}) for s in summaries):
         return DEEPJSON_ACCURACY + COLUMNS[4:]
     return COLUMNS
 

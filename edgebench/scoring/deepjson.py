@@ -15,15 +15,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from edgebench.scoring.equality import json_equal, json_kind
-from edgebench.scoring.parse import parse_json_output
+from edgebench.scoring.parse import ParseResult, parse_json_output, parse_record
 from edgebench.scoring.schema import SchemaChecker
 
-HIGHER_IS_BETTER: dict[str, bool] = {
-    "syntax": True,
-    "key_matching": True,
-    "strict": True,
-    "valid_json": True,
-}
+# The scores in the order tables and summaries list them; higher is better for all.
+SCORE_NAMES = ("syntax", "key_matching", "strict", "valid_json")
 
 # Figure 8 of the paper, in its order.
 ELEMENT_TYPES = (
@@ -162,23 +158,30 @@ def element_type_scores(
     }
 
 
+def deepjson_scores(parsed: ParseResult, expected: Any, checker: SchemaChecker) -> dict[str, Any]:
+    """Syntax, Key-matching, Strict (and valid JSON) of a parsed output, and the schema
+    errors found on the way; the syntax gate zeroes all three."""
+    schema_errors = checker.errors(parsed.value, SCHEMA_ERRORS_KEPT) if parsed.ok else []
+    syntax = int(parsed.ok and not schema_errors)
+    scores = {
+        "syntax": syntax,
+        "key_matching": key_matching(expected, parsed.value) if syntax else 0.0,
+        "strict": int(bool(syntax) and json_equal(parsed.value, expected)),
+        "valid_json": int(parsed.ok),
+    }
+    return {"scores": scores, "schema_errors": schema_errors}
+
+
 def score_deepjson(
     raw: str, expected: Any, checker: SchemaChecker, schema: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """Parse `raw` and score it: the record a sample stores (parse step, value, scores,
     schema errors, and the key-matching score per leaf element type)."""
     parsed = parse_json_output(raw)
-    schema_errors = checker.errors(parsed.value, SCHEMA_ERRORS_KEPT) if parsed.ok else []
-    syntax = int(parsed.ok and not schema_errors)
+    scored = deepjson_scores(parsed, expected, checker)
+    gate = bool(scored["scores"]["syntax"])
     return {
-        "parse": {"ok": parsed.ok, "path": parsed.path, "error": parsed.error},
-        "parsed": parsed.value,
-        "scores": {
-            "syntax": syntax,
-            "key_matching": key_matching(expected, parsed.value) if syntax else 0.0,
-            "strict": int(bool(syntax) and json_equal(parsed.value, expected)),
-            "valid_json": int(parsed.ok),
-        },
-        "schema_errors": schema_errors,
-        "element_scores": element_type_scores(expected, parsed.value, schema, gate=bool(syntax)),
+        **parse_record(parsed),
+        **scored,
+        "element_scores": element_type_scores(expected, parsed.value, schema, gate=gate),
     }

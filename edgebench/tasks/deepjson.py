@@ -193,6 +193,7 @@ class DeepJSONTask:
 
     name = "deepjson"
     prompt_template = PROMPT_TEMPLATE
+    metric_family = "deepjson"  # its `scores` are the DeepJSONFamily's (metrics/deepjson.py)
 
     @staticmethod
     def default_dataset() -> Path:

@@ -83,7 +83,11 @@ def test_summary_breaks_scores_down_by_depth_difficulty_domain_and_element_type(
     ]
     result, _ = run(tmp_path, outputs, exs)
     summary = result.summary
-    assert summary["metric_names"] == ["syntax", "key_matching", "strict", "valid_json"]
+    assert list(summary["metrics"]) == ["n", "syntax", "key_matching", "strict", "valid_json"]
+    # the task's scores are its metric family's, as `edgebench score` and cards read them
+    family = summary["families"]["deepjson"]
+    assert family["role"] == "task" and family["overall"] == summary["metrics"]
+    assert family["by_depth"] == summary["by_depth"]
     assert summary["by_depth"]["3"] == {
         "n": 1,
         "syntax": 1.0,
@@ -171,3 +175,106 @@ def test_compare_shows_deepjson_scores(tmp_path):
     row = compare_rows([load_run_summary(result.run_dir)])[0]
     assert row["metrics.key_matching"] == pytest.approx(1 / 3)
     assert row["metrics.strict"] == pytest.approx(1 / 3) and "metrics.json_exact" not in row
+
+
+def test_skipped_examples_are_complete_for_resume_and_stay_unscored_by_score(tmp_path):
+    """A skipped example is a finished record: --resume keeps it (never decodes it) and
+    `edgebench score` leaves it unscored, reproducing the summary."""
+    from edgebench.runner.prepare import load_examples
+    from edgebench.runner.rescore import rescore
+
+    task = DeepJSONTask()
+    exs, info = load_examples(task, RunSettings(task="deepjson"))
+    # Fake tokens are words: pick a limit between the shortest and the longest prompts.
+    words = sorted(len(task.build_prompt(e).user.split()) for e in exs[:6])
+    limit = (words[1] + words[-1]) // 2 + 64
+    out = tmp_path / "run"
+
+    class StopsAtThe4th(FakeBackend):  # Ctrl-C on the 4th decode, example 5
+        def generate(self, prompt, settings):  # type: ignore[no-untyped-def]
+            if not resume and len(self.prompts) == 3:
+                raise KeyboardInterrupt
+            return super().generate(prompt, settings)
+
+    def go(outputs: list[str]) -> Any:
+        backend = StopsAtThe4th(outputs)
+        cfg = RunSettings(
+            out=out, warmup=False, task="deepjson", limit=6, max_context=limit, max_tokens=64
+        )
+        return execute(
+            cfg,
+            fake_model(),
+            task,
+            exs,
+            info,
+            worker_factory=lambda mode: InProcessWorker(backend),
+            resume=resume,
+        ), backend
+
+    answers = [json.dumps(e.expected) for e in exs[:6]]
+    resume = False
+    with pytest.raises(KeyboardInterrupt):  # stopped after 5 records, skips among them
+        go(answers)
+    first = read_jsonl(out / "samples.jsonl")
+    kept_skips = [s["id"] for s in first if s["finish_reason"] == "skipped"]
+    assert len(first) == 5 and kept_skips
+    resume = True
+    result, backend = go(answers[5:])
+    samples = read_jsonl(out / "samples.jsonl")
+    skipped = [s["id"] for s in samples if s["finish_reason"] == "skipped"]
+    assert skipped == kept_skips and [s["index"] for s in samples] == list(range(6))
+    assert len(backend.prompts) == 1  # only the one example never recorded was decoded
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert manifest["resumes"][0]["samples_kept"] == 5
+    assert result.summary["n_skipped"] == len(skipped)
+    assert result.summary["metrics"]["n"] == 6 - len(skipped)
+
+    from edgebench.report import facts, rundata
+
+    shown = facts.metric_names(rundata.arms(rundata.load_run(out)))  # cards and reports
+    assert shown == ["syntax", "key_matching", "strict", "valid_json"]
+    before = (out / "summary.json").read_bytes()
+    rescore(out)
+    assert (out / "summary.json").read_bytes() == before
+    again = read_jsonl(out / "samples.jsonl")
+    assert [s["scores"] for s in again if s["finish_reason"] == "skipped"] == [None] * len(skipped)
+
+
+def test_an_arm_whose_jobs_are_all_skipped_starts_no_worker():
+    from edgebench.runner.arm import Arm, ArmSpec, ExampleJob
+
+    exs = dataset()
+    started: list[int] = []
+    samples: list[dict[str, Any]] = []
+
+    def make_worker():
+        started.append(1)
+        return InProcessWorker(FakeBackend([]))
+
+    record: dict[str, Any] = {}
+    arm = Arm(
+        ArmSpec(fake_model(), "mask"),
+        task=DeepJSONTask(),
+        settings=RunSettings(task="deepjson"),
+        n_ctx=512,
+        stop=(),
+        make_worker=make_worker,
+        record=record,
+        on_sample=samples.append,
+    )
+    arm.run([ExampleJob(i, e, "prompt", 64, "too long") for i, e in enumerate(exs)])
+    assert started == [] and [s["finish_reason"] for s in samples] == ["skipped"] * 3
+    assert all(s["error"] == "skipped: too long" for s in samples)
+
+
+def test_deepjson_family_scores_like_the_task_and_adds_to_other_tasks():
+    from edgebench.metrics import get_family
+    from edgebench.scoring.parse import parse_json_output
+
+    family = get_family("deepjson")
+    exs = dataset()
+    for raw in (json.dumps(deep_value(3, "n3")), json.dumps(deep_value(3, "x")), "{", ""):
+        own = DeepJSONTask().score(raw, exs[0])["scores"]
+        assert family.score(parse_json_output(raw), exs[0].expected, exs[0].schema) == own
+    assert family.describe()["scores"] == ["syntax", "key_matching", "strict", "valid_json"]
