@@ -60,3 +60,31 @@ def test_summary_is_broken_down_by_depth_difficulty_domain_and_type(run_dir: Pat
     assert summary["by_domain"] and summary["by_element_type"]
     assert summary["metrics"]["n"] == 2
     assert 0.0 <= summary["metrics"]["key_matching"] <= 1.0
+
+
+def test_score_card_and_resume_read_the_real_run(run_dir: Path, tmp_path: Path) -> None:
+    """`edgebench score` reproduces the summary (the skipped example stays unscored), the
+    card shows the deepjson scores, and --resume of the finished run decodes nothing."""
+    before = (run_dir / "summary.json").read_bytes()
+    scored = subprocess.run(
+        [sys.executable, "-m", "edgebench", "score", str(run_dir)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert (run_dir / "summary.json").read_bytes() == before
+    card = tmp_path / "card.md"
+    made = subprocess.run(
+        [sys.executable, "-m", "edgebench", "card", str(run_dir), "--out", str(card)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "Key match" in card.read_text() and "Strict" in card.read_text()
+    samples = (run_dir / "samples.jsonl").read_bytes()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "edgebench", "run", "--resume", str(run_dir)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert (run_dir / "samples.jsonl").read_bytes() == samples
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["resumes"][-1]["samples_kept"] == 3
