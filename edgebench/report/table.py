@@ -20,8 +20,10 @@ from edgebench.report.facts import METRIC_LABELS
 
 # The group an accuracy table breaks results down by, when the run has it.
 _PREFERRED_GROUPS = ("by_depth", "by_complexity")
-# A second breakdown shown under the first one in the same table (DeepJSONEval's tiers).
+# A second breakdown shown under the first one in the same table (DeepJSONEval's tiers),
+# its rows in reading order rather than the summary's alphabetical one.
 _SECOND_GROUP = {"by_depth": "by_difficulty"}
+_ROW_ORDER = {"by_difficulty": ("medium", "hard")}
 # Counts next to the scores in a metrics row, not scores themselves.
 COUNT_KEYS = ("n", "n_skipped")
 # The score the progress bar shows, by the name a task's scores have it under; else the
@@ -141,7 +143,8 @@ def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
     overall = summary["metrics"]
     names = [k for k in overall if k not in COUNT_KEYS]
     rows = summary.get(group) or {} if group else {}
-    second = summary.get(_SECOND_GROUP.get(group or "", ""))
+    second_group = _SECOND_GROUP.get(group or "", "")
+    second = _in_order(summary.get(second_group) or {}, _ROW_ORDER.get(second_group, ()))
     table = _group_table(title, names, rows, overall, group, second)
     if summary.get("n_skipped"):
         table.caption = (
@@ -149,6 +152,12 @@ def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
             "the context limit (reasons in samples.jsonl)"
         )
     return table
+
+
+def _in_order(rows: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """`rows` with the values named in `order` first, in that order, then the others."""
+    rank = {value: position for position, value in enumerate(order)}
+    return dict(sorted(rows.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
 
 def element_type_table(summary: dict[str, Any]) -> Table:
