@@ -161,11 +161,26 @@ def guard_summary(samples: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
+def score_names(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The task's per-sample score names: from the families the run recorded, else (a run
+    made before runs recorded them) from the task's own family, else EdgeJSON's."""
+    recorded = task_score_names(manifest)
+    if recorded:
+        return recorded
+    from edgebench.metrics import get_family, task_family
+    from edgebench.tasks import get_task, task_names
+
+    name = (manifest.get("task") or {}).get("name")
+    if name in task_names():
+        return get_family(task_family(get_task(name))).score_names
+    return ACCURACY_METRICS
+
+
 def arm_summary(
     samples: list[dict[str, Any]], arm: dict[str, Any], manifest: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     manifest = manifest or {}
-    names = task_score_names(manifest) or ACCURACY_METRICS
+    names = score_names(manifest)
     schema_score = next((name for name in _SCHEMA_SCORES if name in names), None)
     summary = {
         "status": arm.get("status"),

@@ -279,3 +279,16 @@ def test_deepjson_family_scores_like_the_task_and_adds_to_other_tasks():
         own = DeepJSONTask().score(raw, exs[0])["scores"]
         assert family.score(parse_json_output(raw), exs[0].expected, exs[0].schema) == own
     assert family.describe()["scores"] == ["syntax", "key_matching", "strict", "valid_json"]
+
+
+def test_a_deepjson_run_made_before_families_reads_back_with_its_own_scores(tmp_path):
+    from edgebench.report.rundata import load_run
+
+    result, _ = run(tmp_path, [json.dumps(deep_value(3, "n3"))], dataset())
+    manifest_path = result.run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["families"]  # what a run of the previous version recorded
+    manifest_path.write_text(json.dumps(manifest))
+    summary = load_run(result.run_dir).summary
+    assert list(summary["metrics"]) == ["n", "syntax", "key_matching", "strict", "valid_json"]
+    assert summary["metrics"]["strict"] == pytest.approx(1 / 3)
