@@ -18,7 +18,7 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.llama_cpp import LlamaCppBackend, perf_counters
+from edgebench.backends.llama_cpp import LlamaCppBackend, build_info, perf_counters
 from edgebench.constraints.gbnf import unenforced_keywords
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -89,6 +89,7 @@ class OutlinesLlamaBackend:
                 "outlines_core": _version("outlines_core"),
                 "engine": ENGINE,
                 "whitespace_pattern": WHITESPACE,
+                "build": build_info(self.L),
                 "n_threads": self.n_threads,
                 "constraint_mode": "outlines",
             },

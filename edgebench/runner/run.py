@@ -359,6 +359,8 @@ def execute(
                 memory = worker.close() if worker is not None else None
                 worker = None
             arm["memory"] = memory.to_dict() if memory else None
+            if manifest["device"].get("runtime") is None:  # the first arm that loaded
+                manifest["device"]["runtime"] = mf.runtime_build(arm.get("runtime"))
             arm["wall_s"] = now() - t_arm
             arm["status"] = _status(arm_failure)
             if arm_failure is not None:

@@ -13,6 +13,7 @@ import multiprocessing as mp
 import os
 import signal
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -20,6 +21,7 @@ from edgebench.backends import create_backend
 from edgebench.backends.base import Backend, DecodeSettings, Generation, LoadInfo, now
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.runner.memory import MemoryPeak, MemorySampler
+from edgebench.runner.speed import SpeedPlan, SpeedResult, measure_speed
 
 _POLL_S = 0.05
 _PR_SET_PDEATHSIG = 1
@@ -79,6 +81,8 @@ def _dispatch(backend: Backend, op: str, args: tuple[Any, ...]) -> Any:
         return backend.compile_constraint(*args)
     if op == "generate":
         return backend.generate(*args)
+    if op == "speed_test":
+        return measure_speed(backend, *args)  # type: ignore[arg-type]
     raise ValueError(f"unknown worker operation {op!r}")
 
 
@@ -163,6 +167,9 @@ class BackendWorker:
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         return self._call("generate", prompt, settings)
 
+    def speed_test(self, plan: SpeedPlan) -> list[SpeedResult]:
+        return self._call("speed_test", plan)
+
     def close(self) -> MemoryPeak:
         """Stop the worker and return its memory peak (read just before it exits)."""
         self.memory.sample()
@@ -180,10 +187,13 @@ class BackendWorker:
 
 
 class InProcessWorker:
-    """The same interface around a backend object in this process (unit tests)."""
+    """The same interface around a backend object in this process (unit tests).
 
-    def __init__(self, backend: Backend) -> None:
+    `clock` times speed tests; a fake backend passes its virtual clock."""
+
+    def __init__(self, backend: Backend, clock: Callable[[], float] = now) -> None:
         self.backend = backend
+        self.clock = clock
         self.memory = MemorySampler(os.getpid()).start()
 
     def count_tokens(self, prompts: list[str]) -> list[int]:
@@ -197,6 +207,9 @@ class InProcessWorker:
 
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         return self.backend.generate(prompt, settings)
+
+    def speed_test(self, plan: SpeedPlan) -> list[SpeedResult]:
+        return measure_speed(self.backend, plan, clock=self.clock)  # type: ignore[arg-type]
 
     def close(self) -> MemoryPeak:
         self.backend.close()
