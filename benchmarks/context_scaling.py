@@ -100,6 +100,20 @@ def markdown(rows: list[dict[str, Any]], first: str) -> str:
     return "\n".join(lines)
 
 
+def _panel(
+    ax: Any, rows: list[dict[str, Any]], x_key: str, lines: list[tuple], **labels: Any
+) -> None:
+    """One subplot: a line (with error bars when a std key is given) per (key, std, label)."""
+    x = [r[x_key] for r in rows]
+    for key, std_key, label in lines:
+        y = [r[key] for r in rows]
+        yerr = [r[std_key] or 0 for r in rows] if std_key else None
+        ax.errorbar(x, y, yerr=yerr, marker="o", capsize=3, label=label)
+    ax.set(xscale="log", ylim=(0, None), **labels)
+    ax.set_xticks(x, [str(v) for v in x])
+    ax.legend()
+
+
 def plot(rows: list[dict[str, Any]], title: str, path: Path) -> None:
     try:
         import matplotlib
@@ -110,61 +124,40 @@ def plot(rows: list[dict[str, Any]], title: str, path: Path) -> None:
         raise SystemExit("the plot needs matplotlib: pip install 'edgebench[plot]'") from None
     by_prompt = [r for r in rows if r["sweep"] == "prompt"]
     by_ctx = [r for r in rows if r["sweep"] == "n_ctx"]
+    memory = [("peak_rss_mb", None, "peak RSS"), ("peak_anon_mb", None, "anonymous (KV, buffers)")]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
-    x = [r["prompt_tokens"] for r in by_prompt]
-    ax = axes[0]
-    ax.errorbar(
-        x,
-        [r["prefill_tok_s"] for r in by_prompt],
-        yerr=[r["prefill_std"] for r in by_prompt],
-        marker="o",
-        capsize=3,
-        label="prefill (ppN)",
-    )
-    ax.errorbar(
-        x,
-        [r["decode_tok_s"] for r in by_prompt],
-        yerr=[r["decode_std"] for r in by_prompt],
-        marker="s",
-        capsize=3,
-        label="decode (tg after N)",
-    )
-    ax.set(
-        xscale="log",
+    speed = [
+        ("prefill_tok_s", "prefill_std", "prefill (ppN)"),
+        ("decode_tok_s", "decode_std", "decode after N tokens"),
+    ]
+    _panel(
+        axes[0],
+        by_prompt,
+        "prompt_tokens",
+        speed,
         xlabel="prompt tokens N",
         ylabel="tokens/s",
         title="speed vs prompt length",
-        ylim=(0, None),
     )
-    ax.set_xticks(x, [str(v) for v in x])
-    ax.legend()
-    ax = axes[1]
-    ax.plot(x, [r["peak_rss_mb"] for r in by_prompt], marker="o", label="peak RSS")
-    ax.plot(
-        x, [r["peak_anon_mb"] for r in by_prompt], marker="s", label="anonymous (KV cache, buffers)"
-    )
-    ax.set(
-        xscale="log",
+    _panel(
+        axes[1],
+        by_prompt,
+        "prompt_tokens",
+        memory,
         xlabel="prompt tokens N (n_ctx = N + gen)",
         ylabel="MB",
         title="memory vs prompt length",
-        ylim=(0, None),
     )
-    ax.set_xticks(x, [str(v) for v in x])
-    ax.legend()
-    ax = axes[2]
-    c = [r["n_ctx"] for r in by_ctx]
-    ax.plot(c, [r["peak_rss_mb"] for r in by_ctx], marker="o", label="peak RSS")
-    ax.plot(c, [r["peak_anon_mb"] for r in by_ctx], marker="s", label="anonymous")
-    ax.set(
-        xscale="log",
-        xlabel=f"n_ctx (prompt {by_ctx[0]['prompt_tokens']} tokens)" if by_ctx else "n_ctx",
-        ylabel="MB",
-        title="memory vs context size",
-        ylim=(0, None),
-    )
-    ax.set_xticks(c, [str(v) for v in c])
-    ax.legend()
+    if by_ctx:
+        _panel(
+            axes[2],
+            by_ctx,
+            "n_ctx",
+            memory,
+            ylabel="MB",
+            title="memory vs context size",
+            xlabel=f"n_ctx (prompt of {by_ctx[0]['prompt_tokens']} tokens)",
+        )
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from edgebench.io import write_json_atomic
 from edgebench.runner import manifest as mf
 from edgebench.runner.device import ROOT, current_thermal_state
 from edgebench.runner.memory import MemoryPeak
-from edgebench.runner.run import ModelUnderTest
+from edgebench.runner.run import ModelUnderTest, status_of
 from edgebench.runner.speed import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 
@@ -177,7 +177,7 @@ def execute_bench(
         record["memory"] = memory.to_dict()
         record["wall_s"] = now() - t_worker
         record["thermal_after"] = current_thermal_state(root)
-        record["status"] = _status(failure)
+        record["status"] = status_of(failure)
         for result in results:
             report["results"].append(
                 {"threads": threads, **result.to_dict(), "peak_rss_mb": memory.peak_rss_mb}
@@ -185,7 +185,7 @@ def execute_bench(
         write_json_atomic(path, report)
         if failure is not None:
             break
-    report["status"] = _status(failure)
+    report["status"] = status_of(failure)
     report["finished_at"] = mf.utc_now()
     if failure is not None:
         report["error"] = str(failure) or type(failure).__name__
@@ -229,16 +229,6 @@ def _measure(
         for test in tests:
             run(test, 1, 0, f"{test.name} {rep + 1}/{settings.repetitions}")
     return list(results.values())
-
-
-def _status(failure: BaseException | None) -> str:
-    if failure is None:
-        return "completed"
-    if isinstance(failure, KeyboardInterrupt):
-        return "interrupted"
-    if isinstance(failure, WorkerDied):
-        return "crashed"
-    return "failed"
 
 
 def flags(row: dict[str, Any]) -> list[str]:

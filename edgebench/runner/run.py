@@ -372,7 +372,7 @@ def execute(
             if manifest["device"].get("runtime") is None:  # the first arm that loaded
                 manifest["device"]["runtime"] = mf.runtime_build(arm.get("runtime"))
             arm["wall_s"] = now() - t_arm
-            arm["status"] = _status(arm_failure)
+            arm["status"] = status_of(arm_failure)
             if arm_failure is not None:
                 arm["error"] = str(arm_failure) or type(arm_failure).__name__
                 failure = failure or arm_failure
@@ -383,7 +383,7 @@ def execute(
 
     manifest["wall_s"] = now() - t_run
     manifest["finished_at"] = mf.utc_now()
-    manifest["status"] = _status(failure)
+    manifest["status"] = status_of(failure)
     if failure is not None:
         manifest["error"] = str(failure) or type(failure).__name__
     write_json_atomic(run_dir / "manifest.json", manifest)
@@ -396,7 +396,8 @@ def execute(
     return RunResult(run_dir=run_dir, summary=summary)
 
 
-def _status(failure: BaseException | None) -> str:
+def status_of(failure: BaseException | None) -> str:
+    """A run's (or a worker's) status after `failure` (None: all went well)."""
     if failure is None:
         return "completed"
     if isinstance(failure, KeyboardInterrupt):

@@ -54,12 +54,16 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def cpu_topology(cores: list[int]) -> dict[str, str]:
-    files = {}
+def cpu_files(cores: list[int], governor: str, max_khz: int, cur_khz: int) -> dict[str, str]:
+    """Topology (one package, these core ids) and cpufreq files for every CPU."""
+    files = {"sys/devices/system/cpu/online": f"0-{len(cores) - 1}\n"}
     for cpu, core in enumerate(cores):
-        base = f"sys/devices/system/cpu/cpu{cpu}/topology/"
-        files[base + "core_id"] = f"{core}\n"
-        files[base + "physical_package_id"] = "0\n"
+        base = f"sys/devices/system/cpu/cpu{cpu}/"
+        files[base + "topology/core_id"] = f"{core}\n"
+        files[base + "topology/physical_package_id"] = "0\n"
+        files[base + "cpufreq/scaling_governor"] = f"{governor}\n"
+        files[base + "cpufreq/cpuinfo_max_freq"] = f"{max_khz}\n"
+        files[base + "cpufreq/scaling_cur_freq"] = f"{cur_khz}\n"
     return files
 
 
@@ -76,17 +80,11 @@ def pi5(tmp_path: Path) -> Path:
         "proc/sys/kernel/arch": "aarch64\n",
         "proc/device-tree/model": "Raspberry Pi 5 Model B Rev 1.0\x00",
         "etc/os-release": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n',
-        "sys/devices/system/cpu/online": "0-3\n",
         "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
         "sys/class/thermal/thermal_zone0/temp": "51350\n",
         "sys/devices/platform/soc/soc:firmware/get_throttled": "50005\n",
-        **cpu_topology([0, 1, 2, 3]),
+        **cpu_files([0, 1, 2, 3], "ondemand", 2_400_000, 1_500_000),
     }
-    for cpu in range(4):
-        base = f"sys/devices/system/cpu/cpu{cpu}/cpufreq/"
-        files[base + "scaling_governor"] = "ondemand\n"
-        files[base + "cpuinfo_max_freq"] = "2400000\n"
-        files[base + "scaling_cur_freq"] = "1500000\n"
     return write(tmp_path / "pi5", files)
 
 
@@ -101,7 +99,6 @@ def laptop(tmp_path: Path) -> Path:
         "proc/sys/kernel/osrelease": "6.8.0-45-generic\n",
         "proc/sys/kernel/arch": "x86_64\n",
         "etc/os-release": 'NAME="Ubuntu"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n',
-        "sys/devices/system/cpu/online": "0-3\n",
         "sys/class/dmi/id/sys_vendor": "LENOVO\n",
         "sys/class/dmi/id/product_name": "21CB0078GE\n",
         "sys/class/thermal/thermal_zone0/type": "acpitz\n",
@@ -111,13 +108,8 @@ def laptop(tmp_path: Path) -> Path:
         "sys/class/power_supply/AC/type": "Mains\n",
         "sys/class/power_supply/AC/online": "0\n",
         "sys/class/power_supply/BAT0/type": "Battery\n",
-        **cpu_topology(cores),
+        **cpu_files(cores, "powersave", 4_700_000, 1_117_000),
     }
-    for cpu in range(4):
-        base = f"sys/devices/system/cpu/cpu{cpu}/cpufreq/"
-        files[base + "scaling_governor"] = "powersave\n"
-        files[base + "cpuinfo_max_freq"] = "4700000\n"
-        files[base + "scaling_cur_freq"] = "1117000\n"
     return write(tmp_path / "laptop", files)
 
 
