@@ -53,6 +53,23 @@ def bench(
         typer.Option("--n-ctx", min=64, help="Context size (default: what the largest row needs)."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random token ids.")] = 42,
+    pin: Annotated[
+        bool,
+        typer.Option(
+            "--pin/--no-pin",
+            help="Pin llama.cpp's OpenMP threads to distinct cores (OMP_PROC_BIND=close, "
+            "OMP_PLACES=cores) unless you set those variables yourself.",
+        ),
+    ] = True,
+    interleave: Annotated[
+        bool,
+        typer.Option(
+            "--interleave/--no-interleave",
+            help="Load every thread count at once and alternate their repetitions, so a "
+            "drift (heat, background load) hits them alike; --no-interleave: one after "
+            "another, less memory.",
+        ),
+    ] = True,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -80,6 +97,8 @@ def bench(
         warmup=warmup,
         n_ctx=n_ctx,
         seed=seed,
+        pin=pin,
+        interleave=interleave,
         out=out,
     )
     plan_tests(settings)  # a bad combination fails before the model is resolved

@@ -9,9 +9,11 @@ rewritten after every thread count, so a crash keeps what was measured.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +27,10 @@ from edgebench.runner.memory import MemoryPeak
 from edgebench.runner.run import ModelUnderTest, status_of
 from edgebench.runner.speed import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
+
+# OpenMP (llama.cpp's default thread pool) pins its threads to distinct cores with these;
+# without them the scheduler sometimes stacks both threads of a 2-thread run on one core.
+PIN_ENV = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
 
 # A row whose repetitions spread more than this (std / mean), or during which other
 # processes took more than this share of the CPU, is flagged as not clean.
@@ -49,6 +55,8 @@ class BenchSettings:
     warmup: int = 1
     n_ctx: int | None = None  # None: the largest test's depth + tokens
     seed: int = 42
+    pin: bool = True  # OpenMP threads pinned to cores (PIN_ENV) unless the user set them
+    interleave: bool = True  # all thread counts loaded at once, repetitions alternating
     out: Path | None = None
 
 
@@ -99,6 +107,35 @@ def default_path(model_label: str, started: str) -> Path:
     return Path("runs") / f"{stamp}-{slug}-bench.json"
 
 
+def pin_environment(pin: bool) -> dict[str, str]:
+    """The variables to set in the worker: PIN_ENV where the user has not set them."""
+    return {k: v for k, v in PIN_ENV.items() if k not in os.environ} if pin else {}
+
+
+# Variables that change how OpenMP places and schedules the worker's threads.
+_THREAD_VARS = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "OMP_WAIT_POLICY")
+
+
+def thread_environment(pinning: dict[str, str]) -> dict[str, str]:
+    """What the worker sees of `_THREAD_VARS` (the user's values and ours), for the JSON."""
+    seen = {k: os.environ.get(k) for k in _THREAD_VARS}
+    return {k: v for k, v in {**seen, **pinning}.items() if v is not None}
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def _model_block(model: ModelUnderTest) -> dict[str, Any]:
     return {
         "label": model.label,
@@ -126,13 +163,16 @@ def execute_bench(
     if path.exists():
         raise UserError(f"{path} already exists; choose another --out")
 
+    pinning = pin_environment(settings.pin)
+
     def make_worker(threads: int) -> SpeedWorker:
-        if worker_factory is not None:
-            return worker_factory(threads)
-        backend, options = backend_for(model.backend, "none")
-        return BackendWorker(
-            backend, {"model_path": str(model.path), "n_threads": threads, **options}
-        )
+        with _environment(pinning):  # the worker process inherits it when it starts
+            if worker_factory is not None:
+                return worker_factory(threads)
+            backend, options = backend_for(model.backend, "none")
+            return BackendWorker(
+                backend, {"model_path": str(model.path), "n_threads": threads, **options}
+            )
 
     device = mf.device_info(settings.threads[0], root=root)
     device["threads_used"] = list(settings.threads)
@@ -146,7 +186,11 @@ def execute_bench(
             **{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()},
             "n_ctx": n_ctx,
             "tests": [t.name for t in tests],
-            "order": "warm-up per test, then repetitions round-robin over the tests",
+            "order": (
+                "warm-up per test, then repetitions round-robin over the tests"
+                + (" and the thread counts" if settings.interleave else "")
+            ),
+            "thread_environment": thread_environment(pinning),
         },
         "model": _model_block(model),
         "device": device,
@@ -156,32 +200,22 @@ def execute_bench(
         "results": [],
     }
     write_json_atomic(path, report)
+    # Interleaved: every thread count's worker is loaded and the repetitions alternate
+    # between them; otherwise one thread count after another (less memory at once).
+    groups = [settings.threads] if settings.interleave else [(t,) for t in settings.threads]
     failure: BaseException | None = None
-    for threads in settings.threads:
-        record: dict[str, Any] = {"threads": threads, "status": "running"}
-        report["workers"].append(record)
-        t_worker = now()
-        worker = make_worker(threads)
-        memory = None
+    for group in groups:
+        slots = [_Slot(threads) for threads in group]
+        report["workers"] += [slot.record for slot in slots]
         try:
-            results = _measure(worker, threads, tests, settings, n_ctx, record, progress)
+            _measure_group(slots, make_worker, tests, settings, n_ctx, progress)
         except (WorkerError, WorkerDied, UserError, KeyboardInterrupt) as exc:
             failure = exc
-            results = []
         finally:
             if progress:
                 progress.stop()
-            memory = worker.close()
-        if report["device"]["runtime"] is None:
-            report["device"]["runtime"] = mf.runtime_build(record.get("runtime"))
-        record["memory"] = memory.to_dict()
-        record["wall_s"] = now() - t_worker
-        record["thermal_after"] = current_thermal_state(root)
-        record["status"] = status_of(failure)
-        for result in results:
-            report["results"].append(
-                {"threads": threads, **result.to_dict(), "peak_rss_mb": memory.peak_rss_mb}
-            )
+            for slot in slots:
+                _finish(slot, report, root)
         write_json_atomic(path, report)
         if failure is not None:
             break
@@ -199,36 +233,91 @@ def execute_bench(
     return BenchResult(path=path, report=report)
 
 
-def _measure(
-    worker: SpeedWorker,
-    threads: int,
+@dataclass
+class _Slot:
+    """One thread count: its worker, its record in the JSON, what it measured."""
+
+    threads: int
+    worker: SpeedWorker | None = None
+    results: dict[SpeedTest, SpeedResult] = field(default_factory=dict)
+    failure: BaseException | None = None
+    done: bool = False
+    started: float = field(default_factory=now)
+
+    def __post_init__(self) -> None:
+        self.record: dict[str, Any] = {"threads": self.threads, "status": "running"}
+
+    def run(self, test: SpeedTest, repetitions: int, warmup: int, seed: int) -> None:
+        assert self.worker is not None
+        plan = SpeedPlan((test,), repetitions=repetitions, warmup=warmup, seed=seed)
+        try:
+            (measured,) = self.worker.speed_test(plan)
+        except BaseException as exc:
+            self.failure = exc
+            raise
+        self.results.setdefault(test, SpeedResult(test)).extend(measured)
+
+
+def _measure_group(
+    slots: list[_Slot],
+    make_worker: Callable[[int], SpeedWorker],
     tests: tuple[SpeedTest, ...],
     settings: BenchSettings,
     n_ctx: int,
-    record: dict[str, Any],
     progress: BenchProgress | None,
-) -> list[SpeedResult]:
-    load_info, load_s = worker.load(n_ctx)
-    record.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+) -> None:
+    for slot in slots:
+        slot.worker = make_worker(slot.threads)
+        try:
+            load_info, load_s = slot.worker.load(n_ctx)
+        except BaseException as exc:
+            slot.failure = exc
+            raise
+        slot.record.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
     if progress:
-        progress.start(len(tests) * (settings.warmup + settings.repetitions), f"threads {threads}")
-    results = {test: SpeedResult(test) for test in tests}
-
-    def run(test: SpeedTest, repetitions: int, warmup: int, label: str) -> None:
-        plan = SpeedPlan((test,), repetitions=repetitions, warmup=warmup, seed=settings.seed)
-        (measured,) = worker.speed_test(plan)
-        results[test].extend(measured)
-        if progress:
-            for _ in range(max(repetitions, warmup)):
-                progress.advance(label)
-
-    for test in tests:
-        if settings.warmup:
-            run(test, 0, settings.warmup, f"{test.name} warm-up")
-    for rep in range(settings.repetitions):
+        steps = len(slots) * len(tests) * (settings.warmup + settings.repetitions)
+        progress.start(steps, "threads " + ",".join(str(s.threads) for s in slots))
+    for slot in slots:
         for test in tests:
-            run(test, 1, 0, f"{test.name} {rep + 1}/{settings.repetitions}")
-    return list(results.values())
+            if settings.warmup:
+                slot.run(test, 0, settings.warmup, settings.seed)
+                if progress:
+                    for _ in range(settings.warmup):
+                        progress.advance(f"t{slot.threads} {test.name} warm-up")
+    for rep in range(settings.repetitions):
+        for slot in slots:
+            for test in tests:
+                slot.run(test, 1, 0, settings.seed)
+                if progress:
+                    progress.advance(
+                        f"t{slot.threads} {test.name} {rep + 1}/{settings.repetitions}"
+                    )
+    for slot in slots:
+        slot.done = True
+
+
+def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
+    """Close the worker and put its record and rows (those with a timed repetition)
+    into the report."""
+    memory = slot.worker.close() if slot.worker is not None else None
+    record = slot.record
+    if report["device"]["runtime"] is None:
+        report["device"]["runtime"] = mf.runtime_build(record.get("runtime"))
+    record["memory"] = memory.to_dict() if memory else None
+    record["wall_s"] = now() - slot.started
+    record["thermal_after"] = current_thermal_state(root)
+    record["status"] = (
+        "completed" if slot.done else status_of(slot.failure) if slot.failure else "stopped"
+    )
+    for result in slot.results.values():
+        if result.seconds:
+            report["results"].append(
+                {
+                    "threads": slot.threads,
+                    **result.to_dict(),
+                    "peak_rss_mb": memory.peak_rss_mb if memory else None,
+                }
+            )
 
 
 def flags(row: dict[str, Any]) -> list[str]:

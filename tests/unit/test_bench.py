@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,17 @@ from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.errors import UserError
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
 from edgebench.report.bench_table import bench_notes, bench_table
-from edgebench.runner.bench import BenchSettings, bench_context, execute_bench, plan_tests
+from edgebench.runner.bench import (
+    BenchSettings,
+    bench_context,
+    execute_bench,
+    pin_environment,
+    plan_tests,
+)
 from edgebench.runner.cpu_share import CpuMeter
 from edgebench.runner.run import ModelUnderTest
 from edgebench.runner.speed import SpeedPlan, SpeedTest, measure_speed, rate_stats
-from edgebench.runner.worker import InProcessWorker, WorkerDied
+from edgebench.runner.worker import BackendWorker, InProcessWorker, WorkerDied
 
 TIMINGS = FakeTimings(per_prompt_token=0.002, per_output_token=0.01)
 
@@ -163,15 +170,59 @@ def test_bench_writes_json_per_thread_count(tmp_path: Path) -> None:
 
 def test_a_crashed_worker_keeps_what_was_measured(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    settings = BenchSettings(threads=(1, 2, 4), prompt_tokens=(8,), gen_tokens=(0,), out=out)
+    settings = BenchSettings(
+        threads=(1, 2, 4), prompt_tokens=(8,), gen_tokens=(0,), interleave=False, out=out
+    )
     workers = Workers(die_at=2)
     with pytest.raises(UserError, match=r"SIGSEGV.*kept in"):
         execute_bench(settings, model(), worker_factory=workers, root=tmp_path)
     report = json.loads(out.read_text())
-    assert workers.made == [1, 2]  # stopped after the crash
+    assert workers.made == [1, 2]  # one thread count after another, stopped at the crash
     assert report["status"] == "crashed"
     assert [w["status"] for w in report["workers"]] == ["completed", "crashed"]
     assert [(r["threads"], r["test"]) for r in report["results"]] == [(1, "pp8")]
+
+
+def test_interleaved_thread_counts_alternate_repetitions(tmp_path: Path) -> None:
+    log: list[tuple[int, int]] = []  # (threads, tokens) of every evaluation, in order
+
+    def factory(threads: int) -> Any:
+        worker = Workers()(threads)
+        evaluate = worker.backend.probe_eval
+
+        def logged(tokens: Any) -> None:
+            log.append((threads, len(tokens)))
+            evaluate(tokens)
+
+        worker.backend.probe_eval = logged
+        return worker
+
+    settings = BenchSettings(
+        threads=(1, 2), prompt_tokens=(4,), gen_tokens=(2,), repetitions=2, out=tmp_path / "b"
+    )
+    report = execute_bench(settings, model(), worker_factory=factory, root=tmp_path).report
+    assert "and the thread counts" in report["settings"]["order"]
+    # warm-up of threads 1 (pp4, tg2), of threads 2, then each repetition: 1 then 2
+    assert log == [(1, 4), (1, 1), (1, 1), (2, 4), (2, 1), (2, 1)] * 3
+    assert [(r["threads"], r["test"], r["repetitions"]) for r in report["results"]] == [
+        (1, "pp4", 2),
+        (1, "tg2", 2),
+        (2, "pp4", 2),
+        (2, "tg2", 2),
+    ]
+
+
+def test_a_crash_while_interleaved_stops_every_worker(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    settings = BenchSettings(threads=(1, 2, 4), prompt_tokens=(8,), gen_tokens=(0,), out=out)
+    workers = Workers(die_at=2)
+    with pytest.raises(UserError, match="SIGSEGV"):
+        execute_bench(settings, model(), worker_factory=workers, root=tmp_path)
+    report = json.loads(out.read_text())
+    assert workers.made == [1, 2, 4]  # all loaded first
+    assert [w["status"] for w in report["workers"]] == ["stopped", "crashed", "stopped"]
+    assert report["results"] == []  # the crash came during the warm-up: nothing timed
+    assert all(w["memory"] is not None for w in report["workers"])
 
 
 def test_an_existing_output_file_is_not_overwritten(tmp_path: Path) -> None:
@@ -224,3 +275,29 @@ def test_context_larger_than_the_model_is_a_one_line_error(
     path = write_gguf(tmp_path / "tiny.gguf", metadata, tensors=SAMPLE_TENSORS)
     code, err = run_cli(capsys, "bench", "--model", str(path), "-p", "512", "-n", "0")
     assert_one_line_error(code, err, "training context (256)")
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc/PID/environ")
+def test_pinning_reaches_the_worker_unless_the_user_set_the_variables(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("OMP_PROC_BIND", "OMP_WAIT_POLICY", "GOMP_CPU_AFFINITY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMP_PLACES", "threads")
+    assert pin_environment(True) == {"OMP_PROC_BIND": "close"}
+    assert pin_environment(False) == {}
+    seen: list[dict[str, str]] = []
+
+    def factory(threads: int) -> Any:
+        real = BackendWorker("fake", {})  # a real worker process: read its environment
+        environ = Path(f"/proc/{real.process.pid}/environ").read_bytes().split(b"\0")
+        seen.append(dict(item.decode().split("=", 1) for item in environ if b"=" in item))
+        real.close()
+        return Workers()(threads)
+
+    settings = BenchSettings(threads=(2,), out=tmp_path / "b.json")
+    report = execute_bench(settings, model(), worker_factory=factory, root=tmp_path).report
+    expected = {"OMP_PROC_BIND": "close", "OMP_PLACES": "threads"}
+    assert report["settings"]["thread_environment"] == expected
+    assert seen[0]["OMP_PROC_BIND"] == "close" and seen[0]["OMP_PLACES"] == "threads"
+    assert "OMP_PROC_BIND" not in os.environ  # set only while the worker starts
