@@ -24,7 +24,8 @@ from edgebench.io import write_json_atomic
 from edgebench.runner import manifest as mf
 from edgebench.runner.device import ROOT, current_thermal_state
 from edgebench.runner.memory import MemoryPeak
-from edgebench.runner.run import ModelUnderTest, status_of
+from edgebench.runner.run import status_of
+from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.speed import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 

@@ -1,178 +1,97 @@
-"""One benchmark run: resolve the model, load the task, decode every example in a worker,
-score it, and write the run folder (manifest.json, samples.jsonl, summary.json)."""
+"""One benchmark run: the run folder, the plan every arm shares, the arms one after
+another, and the summary.
+
+    execute()
+      folder    RunFolder.create (new) or .reopen (--resume): locked for the whole run
+      begin     manifest.json (new), or the stored one checked against what would run now
+                and samples.jsonl rewritten without a torn line or worker failures
+      plan      count tokens in a worker, token budget per schema, n_ctx, memory check
+      arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then
+                per example generate -> score -> append to samples.jsonl (fsynced);
+                an example the worker dies on is recorded and a fresh worker goes on
+      finish    manifest.json and summary.json, each written atomically
+
+A run is an append-only log: whatever stops it (Ctrl-C, a full disk, a power cut), the
+examples already appended stay, and `--resume` continues from them.
+"""
 
 from __future__ import annotations
 
-import re
+import json
 import sys
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from edgebench.backends import backend_for
-from edgebench.backends.base import FINISH_UNSUPPORTED, DecodeSettings, Generation, LoadInfo, now
-from edgebench.constraints import CompileReport, ConstraintRequest, request_for
+from edgebench.backends.base import now
 from edgebench.errors import UserError
-from edgebench.io import JsonlAppender, write_json_atomic
-from edgebench.prompts import PromptFormat
+from edgebench.io import JsonlAppender, rewrite_jsonl, write_json_atomic
+from edgebench.metrics import Family, select_families
+from edgebench.metrics.apply import describe_families
 from edgebench.runner import manifest as mf
-from edgebench.runner.budget import TokenBudget, plan_budget, reference_text, size_context
-from edgebench.runner.memory import MemoryPeak
+from edgebench.runner.arm import (
+    Arm,
+    ArmGaveUp,
+    ArmSpec,
+    ExampleJob,
+    Worker,
+    compile_schemas,
+)
+from edgebench.runner.budget import plan_budget, reference_text, size_context
+from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
+from edgebench.runner.rundir import (
+    RunFolder,
+    read_manifest,
+    resume_conflict,
+    resume_point,
+    settings_record,
+)
+from edgebench.runner.samples import arm_key_of, build_sample, is_worker_failure
+from edgebench.runner.spec import ModelUnderTest, RunSettings
 from edgebench.runner.summary import summarize
-from edgebench.runner.timing import compute_timings
-from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
+from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError, WorkerTimeout
 from edgebench.tasks.base import Example, Task
+
+__all__ = [
+    "ModelUnderTest",
+    "RunInterrupted",
+    "RunResult",
+    "RunSettings",
+    "build_sample",
+    "compile_schemas",
+    "execute",
+]
+
+WorkerFactory = Callable[[str], Worker]  # constraint mode -> a fresh worker (tests)
 
 # Modes where edgebench's keyword guard can enforce what the grammar engine reads past.
 SCHEMA_GUARDED_MODES = ("gbnf", "outlines", "mask")
 
 
-class Worker(Protocol):
-    def count_tokens(self, prompts: list[str]) -> list[int]: ...
-    def load(self, n_ctx: int) -> tuple[LoadInfo, float]: ...
-    def compile_constraint(self, request: ConstraintRequest) -> CompileReport: ...
-    def generate(self, prompt: str, settings: DecodeSettings) -> Generation: ...
-    def close(self) -> MemoryPeak: ...
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) stopped the run after its folder was written."""
 
-
-WorkerFactory = Callable[[str], Worker]  # constraint mode -> a fresh worker
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """Everything that decides what a run measures; all of it lands in the manifest."""
-
-    model: str | None = None
-    task: str = "edgejson"
-    dataset: Path | None = None
-    schemas: Path | None = None
-    limit: int | None = None
-    threads: int = 2
-    max_tokens: int | None = None  # None: per schema, from the dataset's expected answers
-    n_ctx: int | None = None  # None: sized to the longest prompt + its max_tokens
-    out: Path | None = None
-    warmup: bool = True
-    constraints: tuple[str, ...] = ("none",)
-    guard: bool = True  # the keyword guard in the schema modes (gbnf, outlines, mask)
-
-
-@dataclass
-class ModelUnderTest:
-    """The model as the runner needs it: a label, a file, its identity and prompt format."""
-
-    label: str
-    path: Path
-    sha256: str
-    size_bytes: int
-    prompt_format: PromptFormat
-    n_ctx_train: int | None
-    backend: str = "llama"
-    details: dict[str, Any] = field(default_factory=dict)
-    stop: tuple[str, ...] = ()
+    def __init__(self, run_dir: Path, n_samples: int) -> None:
+        super().__init__(f"interrupted; {n_samples} completed examples kept in {run_dir}")
+        self.run_dir = run_dir
+        self.n_samples = n_samples
 
 
 @dataclass
 class RunResult:
     run_dir: Path
     summary: dict[str, Any]
+    # Examples the worker never answered (crashed or timed out): --resume runs them again.
+    worker_failures: int = 0
 
 
 class Progress(Protocol):
     def start(self, total: int, description: str) -> None: ...
     def advance(self, sample: dict[str, Any]) -> None: ...
+    def note(self, message: str) -> None: ...
     def stop(self) -> None: ...
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
-
-
-def make_run_dir(settings: RunSettings, model_label: str, started: str) -> Path:
-    if settings.out is not None:
-        run_dir = settings.out
-        if run_dir.exists() and any(run_dir.iterdir()):
-            raise UserError(f"output folder {run_dir} is not empty; choose another --out")
-    else:
-        stamp = started.replace(":", "").replace("-", "").replace("+0000", "")[:15]
-        run_dir = Path("runs") / f"{stamp}-{_slug(model_label)}-{settings.task}"
-        suffix = 1
-        while run_dir.exists():
-            suffix += 1
-            run_dir = run_dir.with_name(f"{run_dir.name.rsplit('~', 1)[0]}~{suffix}")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return run_dir
-
-
-def build_sample(
-    index: int,
-    example: Example,
-    prompt: str,
-    gen: Generation,
-    task: Task,
-    constraint: str = "none",
-    compile_report: CompileReport | None = None,
-    max_tokens: int | None = None,
-) -> dict[str, Any]:
-    scored = task.score(gen.text, example)
-    return {
-        "index": index,
-        "id": example.id,
-        "schema_id": example.schema_id,
-        "groups": example.groups,
-        "constraint": constraint,
-        "constraint_status": _constraint_status(constraint, compile_report),
-        "constraint_warnings": list(compile_report.warnings) if compile_report else [],
-        "constraint_guarded": list(compile_report.guarded) if compile_report else [],
-        "prompt": prompt,
-        "raw_output": gen.text,
-        "expected": example.expected,
-        **scored,
-        "finish_reason": gen.finish_reason,
-        "hit_token_limit": gen.finish_reason == "length",
-        "max_tokens": max_tokens,
-        "prompt_tokens": gen.prompt_tokens,
-        "output_tokens": gen.output_tokens,
-        "generated_tokens": gen.generated_tokens,
-        "forced_tokens": gen.forced_tokens,
-        "forced_prefix_tokens": gen.forced_prefix_tokens,
-        "forward_passes": gen.forward_passes,
-        "guard_vetoes": gen.guard_vetoes,
-        "guard_dead_ends": gen.guard_dead_ends,
-        "timings": compute_timings(gen).to_dict(),
-        "runtime_counters": gen.runtime_counters,
-        "error": gen.error,
-    }
-
-
-def _constraint_status(constraint: str, report: CompileReport | None) -> str:
-    if constraint == "none":
-        return "none"
-    return "applied" if report is None or report.ok else "unsupported"
-
-
-def unsupported_generation(report: CompileReport) -> Generation:
-    """The record for an example whose constraint the engine could not compile: nothing
-    was decoded, and the engine's message is the error."""
-    t = now()
-    return Generation(
-        text="",
-        prompt_tokens=0,
-        output_tokens=0,
-        generated_tokens=0,
-        finish_reason=FINISH_UNSUPPORTED,
-        t_start=t,
-        t_first_token=None,
-        t_end=t,
-        error=f"unsupported by {report.mode}: {report.error}",
-    )
-
-
-def _warmup(worker: Worker, prompt: str, constraint: ConstraintRequest | None) -> None:
-    """One short untimed generation so the first measured example pays no first-call
-    costs (page faults on the mmapped weights, thread pool start, JIT compilation in a
-    grammar engine)."""
-    worker.generate(prompt, DecodeSettings(max_tokens=8, constraint=constraint))
 
 
 def _remote_user_error(exc: WorkerError) -> UserError | None:
@@ -192,9 +111,7 @@ def initial_manifest(
         "status": "running",
         "started_at": mf.utc_now(),
         "command": sys.argv,
-        "settings": {
-            k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()
-        },
+        "settings": settings_record(settings),
         "model": {
             "label": model.label,
             "path": str(model.path),
@@ -209,71 +126,8 @@ def initial_manifest(
         "device": mf.device_info(settings.threads),
         "packages": mf.package_versions(),
         "git": mf.git_commit(),
+        "arms": {},
     }
-
-
-@dataclass
-class _Plan:
-    """What every constraint arm of a run shares: the examples, prompts and decoding."""
-
-    examples: list[Example]
-    prompts: list[str]
-    budget: TokenBudget
-    stop: tuple[str, ...]
-    n_ctx: int
-
-
-def compile_schemas(
-    compile_constraint: Callable[[ConstraintRequest], CompileReport],
-    requests: list[ConstraintRequest | None],
-) -> tuple[dict[str, CompileReport], list[dict[str, Any]]]:
-    """Compile each distinct request once (timed), then again to time the cached path.
-
-    Returns the first report per request key and the records for the manifest."""
-    reports: dict[str, CompileReport] = {}
-    records: list[dict[str, Any]] = []
-    for request in requests:
-        if request is None or request.key in reports:
-            continue
-        first = compile_constraint(request)
-        again = compile_constraint(request)
-        reports[request.key] = first
-        records.append({**first.to_dict(), "cached_seconds": again.seconds})
-    return reports, records
-
-
-def _run_arm(
-    mode: str,
-    worker: Worker,
-    plan: _Plan,
-    task: Task,
-    settings: RunSettings,
-    arm: dict[str, Any],
-    on_sample: Callable[[dict[str, Any]], None],
-) -> None:
-    """Load the model in `worker`, compile the constraint per schema, decode every
-    example; the manifest's record for this arm is filled in as things happen."""
-    load_info, load_s = worker.load(plan.n_ctx)
-    arm.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
-    requests = [request_for(mode, ex.schema, ex.schema_id) for ex in plan.examples]
-    reports, arm["compile"] = compile_schemas(worker.compile_constraint, requests)
-    # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
-    stop = plan.stop if mode == "none" else ()
-    if settings.warmup:
-        first = requests[0]
-        usable = first is None or reports[first.key].ok
-        _warmup(worker, plan.prompts[0], first if usable else None)
-    for index, (example, prompt, request) in enumerate(
-        zip(plan.examples, plan.prompts, requests, strict=True)
-    ):
-        report = reports[request.key] if request is not None else None
-        max_tokens = plan.budget.for_example(example)
-        if report is not None and not report.ok:
-            gen = unsupported_generation(report)
-        else:
-            decode = DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
-            gen = worker.generate(prompt, decode)
-        on_sample(build_sample(index, example, prompt, gen, task, mode, report, max_tokens))
 
 
 def execute(
@@ -285,115 +139,352 @@ def execute(
     *,
     worker_factory: WorkerFactory | None = None,
     progress: Progress | None = None,
+    resume: bool = False,
 ) -> RunResult:
     """Run the first `settings.limit` examples of `dataset` through `model`, once per
-    constraint mode (each in a fresh worker), and write the run folder. The whole
-    dataset sizes the automatic token budget."""
+    constraint mode (each in its own worker), and write the run folder. The whole
+    dataset sizes the automatic token budget.
+
+    With `resume`, `settings.out` is an earlier run of the same model, dataset and
+    settings: its complete samples are kept and only the missing examples run."""
     examples = dataset[: settings.limit] if settings.limit else dataset
     if not examples:
         raise UserError("the dataset has no examples to run")
-    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
-    stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
-
-    def make_worker(mode: str) -> Worker:
-        if worker_factory is not None:
-            return worker_factory(mode)
-        backend, options = backend_for(model.backend, mode)
-        if mode in SCHEMA_GUARDED_MODES:
-            options = {**options, "guard": settings.guard}
-        return BackendWorker(
-            backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
-        )
-
-    run_dir = make_run_dir(settings, model.label, mf.utc_now())
-    manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
-    manifest["arms"] = {}
-    write_json_atomic(run_dir / "manifest.json", manifest)
-
-    t_run = now()
-    samples: list[dict[str, Any]] = []
-    failure: BaseException | None = None
-    modes = list(settings.constraints)
-    worker: Worker | None = make_worker(modes[0])
+    families = select_families(task, settings.metrics, settings.metric_params)
+    # Rendering runs the model's chat template: a failure here leaves no folder behind.
+    prompts = model.prompt_format.render_many([task.build_prompt(ex) for ex in examples])
+    if resume:
+        if settings.out is None:
+            raise UserError("--resume needs the run folder to continue")
+        folder = RunFolder.reopen(settings.out)
+    else:
+        folder = RunFolder.create(settings, model.label, mf.utc_now())
     try:
-        counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
-        prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
-        budget = plan_budget(settings.max_tokens, dataset, reference_counts)
-        manifest["decoding"] = {
+        run = _Run(
+            folder,
+            settings,
+            model,
+            task,
+            dataset,
+            examples,
+            prompts,
+            worker_factory=worker_factory,
+            progress=progress,
+            families=families,
+        )
+        try:
+            run.begin(dataset_info, resume)
+            first_worker, n_ctx, jobs = run.plan()
+        except OSError as exc:
+            raise UserError(f"could not write to {folder.path}: {exc.strerror or exc}") from None
+        failure = run.run_arms(first_worker, n_ctx, jobs)
+        return run.finish(failure)
+    finally:
+        folder.release()
+
+
+class _Run:
+    """The state of one run while it executes (see the module docstring)."""
+
+    def __init__(
+        self,
+        folder: RunFolder,
+        settings: RunSettings,
+        model: ModelUnderTest,
+        task: Task,
+        dataset: list[Example],
+        examples: list[Example],
+        prompts: list[str],
+        *,
+        worker_factory: WorkerFactory | None = None,
+        progress: Progress | None = None,
+        families: Sequence[Family] = (),
+    ) -> None:
+        self.folder = folder
+        self.families = families
+        self.settings = settings
+        self.model = model
+        self.task = task
+        self.dataset = dataset
+        self.examples = examples
+        self.prompts = prompts
+        self.worker_factory = worker_factory
+        self.progress = progress
+        self.stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+        self.arms = [ArmSpec(model, mode) for mode in settings.constraints]
+        self.manifest: dict[str, Any] = {}
+        self.samples: list[dict[str, Any]] = []
+        self.resumed = False
+        self.t_start = now()
+
+    def make_worker(self, spec: ArmSpec) -> Worker:
+        if self.worker_factory is not None:
+            return self.worker_factory(spec.mode)
+        backend, options = backend_for(spec.model.backend, spec.mode)
+        if spec.mode in SCHEMA_GUARDED_MODES:
+            options = {**options, "guard": self.settings.guard}
+        model_options = {"model_path": str(spec.model.path), "n_threads": self.settings.threads}
+        return BackendWorker(backend, {**model_options, **options})
+
+    def note(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress.note(message)
+
+    # -- begin -----------------------------------------------------------------------
+    def begin(self, dataset_info: dict[str, Any], resume: bool) -> None:
+        if not resume:
+            self.manifest = initial_manifest(
+                self.folder.path, self.settings, self.model, self.task, dataset_info
+            )
+            self.manifest["families"] = describe_families(self.families, self.task)
+            self.folder.write_manifest(self.manifest)
+            return
+        run_dir = self.folder.path
+        manifest = read_manifest(run_dir)
+        conflict = resume_conflict(
+            manifest,
+            self.settings,
+            self.model,
+            self.task.name,
+            self.task.prompt_template,
+            dataset_info,
+        )
+        if conflict is not None:
+            raise UserError(f"cannot resume {run_dir}: {conflict}")
+        point = resume_point(run_dir)
+        self.samples = point.samples
+        self.resumed = True
+        manifest.setdefault("resumes", []).append(
+            {
+                "at": mf.utc_now(),
+                "command": sys.argv,
+                "previous_status": manifest.get("status"),
+                "samples_kept": len(point.samples),
+                "torn_line_dropped": point.torn_line,
+                "worker_failures_retried": point.retried,
+                "duplicates_dropped": point.duplicates,
+                "stale_lock": self.folder.lock.stale,
+                "settings": settings_record(self.settings),
+            }
+        )
+        manifest["status"] = "running"
+        manifest.pop("error", None)
+        manifest.setdefault("arms", {})
+        self.manifest = manifest
+        self.folder.write_manifest(manifest)
+
+    # -- plan ------------------------------------------------------------------------
+    def plan(self) -> tuple[Worker, int, list[ExampleJob]]:
+        """Token counts, budget, context size and the memory check, with the first
+        arm's worker (which the first arm then keeps)."""
+        worker = self.make_worker(self.arms[0])
+        try:
+            n_ctx, jobs = self._plan_with(worker)
+        except BaseException as exc:
+            worker.close()
+            self._stop_before_arms(exc)
+            raise
+        return worker, n_ctx, jobs
+
+    def _plan_with(self, worker: Worker) -> tuple[int, list[ExampleJob]]:
+        counts = worker.count_tokens(self.prompts + [reference_text(ex) for ex in self.dataset])
+        prompt_counts, reference_counts = counts[: len(self.prompts)], counts[len(self.prompts) :]
+        budget = plan_budget(self.settings.max_tokens, self.dataset, reference_counts)
+        decoding = {
             "strategy": "greedy",
             **budget.describe(),
-            "stop": list(stop),
+            "stop": list(self.stop),
             "stop_applies_to": "none (grammars end the JSON themselves)",
-            "constraints": modes,
-            "keyword_guard": settings.guard,
+            "constraints": list(self.settings.constraints),
+            "keyword_guard": self.settings.guard,
         }
-        budgets = [budget.for_example(ex) for ex in examples]
-        n_ctx = size_context(examples, prompt_counts, budgets, settings.n_ctx, model.n_ctx_train)
-        plan = _Plan(examples, prompts, budget, stop, n_ctx)
-    except (WorkerError, WorkerDied, UserError) as exc:
-        worker.close()
-        manifest.update(status="failed", error=str(exc), finished_at=mf.utc_now())
-        write_json_atomic(run_dir / "manifest.json", manifest)
+        budgets = [budget.for_example(ex) for ex in self.examples]
+        n_ctx = size_context(
+            self.examples, prompt_counts, budgets, self.settings.n_ctx, self.model.n_ctx_train
+        )
+        stored = self.manifest.get("decoding")
+        if self.resumed and stored is not None and stored != _json(decoding):
+            raise UserError(
+                f"cannot resume {self.folder.path}: the decoding plan differs (token budget "
+                "or stop strings; was the tokenizer changed?)"
+            )
+        self.manifest["decoding"] = decoding
+        estimate = estimate_memory(self.model, n_ctx, available_memory_bytes())
+        self.manifest["memory_check"] = {
+            **estimate.to_dict(),
+            "enforced": self.settings.check_memory,
+        }
+        if self.settings.check_memory:
+            check_memory(self.model, estimate)
+        jobs = [
+            ExampleJob(i, ex, prompt, budget)
+            for i, (ex, prompt, budget) in enumerate(
+                zip(self.examples, self.prompts, budgets, strict=True)
+            )
+        ]
+        return n_ctx, jobs
+
+    def _stop_before_arms(self, exc: BaseException) -> None:
+        """Record why the run ended before its first arm, and turn worker failures into
+        one-line errors."""
+        self.manifest.update(status=status_of(exc), finished_at=mf.utc_now())
+        if not isinstance(exc, KeyboardInterrupt):
+            self.manifest["error"] = str(exc) or type(exc).__name__
+        self.folder.write_manifest(self.manifest)
         if isinstance(exc, WorkerError):
             raise _remote_user_error(exc) or UserError(f"the model worker failed: {exc}") from None
-        raise UserError(str(exc)) from None
-    except BaseException:
-        worker.close()
-        raise
+        if isinstance(exc, WorkerDied):
+            raise UserError(f"{exc} ({self.model.label})") from None
 
-    with JsonlAppender(run_dir / "samples.jsonl") as log:
-
-        def on_sample(sample: dict[str, Any]) -> None:
-            log.append(sample)
-            samples.append(sample)
-            if progress:
-                progress.advance(sample)
-
-        for mode in modes:
-            arm: dict[str, Any] = {"constraint": mode, "status": "running"}
-            manifest["arms"][mode] = arm
-            t_arm = now()
-            if progress:
-                progress.start(len(examples), f"{task.name} · {model.label} · {mode}")
-            arm_failure: BaseException | None = None
+    # -- arms ------------------------------------------------------------------------
+    def run_arms(
+        self, first_worker: Worker, n_ctx: int, jobs: list[ExampleJob]
+    ) -> BaseException | None:
+        """Every arm in turn; a failed arm costs only itself, except Ctrl-C and disk
+        errors, which stop the run. Returns the first failure."""
+        failure: BaseException | None = None
+        done: dict[str, set[Any]] = {}
+        for sample in self.samples:
+            done.setdefault(arm_key_of(sample), set()).add(sample.get("id"))
+        worker: Worker | None = first_worker
+        if self.resumed:  # the complete records only, so appends never follow a torn line
             try:
-                worker = worker or make_worker(mode)
-                _run_arm(mode, worker, plan, task, settings, arm, on_sample)
-            except WorkerError as exc:
-                arm_failure = _remote_user_error(exc) or exc
-            except (WorkerDied, UserError, KeyboardInterrupt) as exc:
-                arm_failure = exc
-            finally:
-                if progress:
-                    progress.stop()
-                memory = worker.close() if worker is not None else None
-                worker = None
-            arm["memory"] = memory.to_dict() if memory else None
-            if manifest["device"].get("runtime") is None:  # the first arm that loaded
-                manifest["device"]["runtime"] = mf.runtime_build(arm.get("runtime"))
-            arm["wall_s"] = now() - t_arm
-            arm["status"] = status_of(arm_failure)
-            if arm_failure is not None:
-                arm["error"] = str(arm_failure) or type(arm_failure).__name__
-                failure = failure or arm_failure
-            write_json_atomic(run_dir / "manifest.json", manifest)
-            # A crashed engine costs its own arm only; anything else stops the run.
-            if arm_failure is not None and not isinstance(arm_failure, WorkerDied):
-                break
+                rewrite_jsonl(self.folder.samples_path, self.samples)
+            except OSError as exc:
+                first_worker.close()
+                return exc
+        with JsonlAppender(self.folder.samples_path) as log:
 
-    manifest["wall_s"] = now() - t_run
-    manifest["finished_at"] = mf.utc_now()
-    manifest["status"] = status_of(failure)
-    if failure is not None:
-        manifest["error"] = str(failure) or type(failure).__name__
-    write_json_atomic(run_dir / "manifest.json", manifest)
-    summary = summarize(manifest, samples)
-    write_json_atomic(run_dir / "summary.json", summary)
-    if failure is not None:
-        if isinstance(failure, UserError | KeyboardInterrupt):
-            raise failure
-        raise UserError(f"{failure}; {len(samples)} completed examples kept in {run_dir}")
-    return RunResult(run_dir=run_dir, summary=summary)
+            def on_sample(sample: dict[str, Any]) -> None:
+                log.append(sample)
+                self.samples.append(sample)
+                if self.progress is not None:
+                    self.progress.advance(sample)
+
+            for spec in self.arms:
+                pending = [j for j in jobs if j.example.id not in done.get(spec.key, set())]
+                record = self.manifest["arms"].setdefault(
+                    spec.key, {"constraint": spec.mode, "status": "running"}
+                )
+                arm_failure = self._run_arm(spec, record, worker, n_ctx, pending, on_sample)
+                worker = None  # the first worker belongs to the first arm only
+                failure = failure or arm_failure
+                if isinstance(arm_failure, KeyboardInterrupt | OSError):
+                    failure = arm_failure
+                    break
+        return failure
+
+    def _run_arm(
+        self,
+        spec: ArmSpec,
+        record: dict[str, Any],
+        worker: Worker | None,
+        n_ctx: int,
+        pending: list[ExampleJob],
+        on_sample: Callable[[dict[str, Any]], None],
+    ) -> BaseException | None:
+        if not pending:  # every example of this arm is already recorded
+            if worker is not None:
+                worker.close()
+            record["status"] = "completed"
+            record.pop("error", None)
+            return None
+        record["status"] = "running"
+        t_arm = now()
+        if self.progress is not None:
+            done = len(self.examples) - len(pending)
+            resumed = f" · resumed, {done} done" if done else ""
+            self.progress.start(len(pending), f"{self.task.name} · {spec.describe()}{resumed}")
+        arm = Arm(
+            spec,
+            task=self.task,
+            settings=self.settings,
+            n_ctx=n_ctx,
+            stop=self.stop,
+            make_worker=lambda: self.make_worker(spec),
+            record=record,
+            on_sample=on_sample,
+            note=self.note,
+            worker=worker,
+            families=self.families,
+        )
+        failure: BaseException | None = None
+        try:
+            arm.run(pending)
+        except WorkerError as exc:
+            failure = _remote_user_error(exc) or exc
+        except (ArmGaveUp, WorkerDied, WorkerTimeout, UserError, KeyboardInterrupt, OSError) as exc:
+            failure = exc
+        finally:
+            if self.progress is not None:
+                self.progress.stop()
+        device = self.manifest["device"]
+        if device.get("runtime") is None:  # the first arm that loaded a model
+            device["runtime"] = mf.runtime_build(record.get("runtime"))
+        record["wall_s"] = (record.get("wall_s") or 0.0) + now() - t_arm
+        record["status"] = status_of(failure)
+        if failure is None:
+            record.pop("error", None)
+        else:
+            record["error"] = str(failure) or type(failure).__name__
+            if not isinstance(failure, KeyboardInterrupt):
+                self.note(record["error"])
+        try:
+            self.folder.write_manifest(self.manifest)
+        except OSError as exc:  # a full disk stops the run; Ctrl-C still counts as such
+            return failure if isinstance(failure, KeyboardInterrupt) else exc
+        return failure
+
+    # -- finish ----------------------------------------------------------------------
+    def finish(self, failure: BaseException | None) -> RunResult:
+        """Write the manifest and the summary; raise what stopped the run, if anything."""
+        run_dir = self.folder.path
+        manifest = self.manifest
+        manifest["wall_s"] = (manifest.get("wall_s") or 0.0) + now() - self.t_start
+        manifest["finished_at"] = mf.utc_now()
+        manifest["status"] = status_of(failure)
+        if failure is None:
+            manifest.pop("error", None)
+        else:
+            manifest["error"] = str(failure) or type(failure).__name__
+        if self.resumed:  # retried examples were appended at the end: restore run order
+            order = {spec.key: n for n, spec in enumerate(self.arms)}
+            self.samples.sort(key=lambda s: (order.get(arm_key_of(s), 0), s.get("index", 0)))
+        path = self.folder.samples_path
+        try:
+            if self.resumed:
+                rewrite_jsonl(path, self.samples)
+            path = self.folder.manifest_path
+            self.folder.write_manifest(manifest)
+            summary = summarize(manifest, self.samples)
+            path = self.folder.summary_path
+            write_json_atomic(path, summary)
+        except OSError as exc:
+            raise UserError(
+                f"could not write {path.name} in {run_dir}: {exc.strerror or exc}; the "
+                f"previous {path.name} is unchanged and samples.jsonl holds "
+                f"{len(self.samples)} examples; free space, then continue with "
+                f"`edgebench run --resume {run_dir}`"
+            ) from None
+        if isinstance(failure, KeyboardInterrupt):
+            raise RunInterrupted(run_dir, len(self.samples)) from None
+        if isinstance(failure, OSError):
+            raise UserError(
+                f"could not write to {run_dir}: {failure.strerror or failure}; "
+                f"{len(self.samples)} completed examples are safe in samples.jsonl; "
+                f"free space, then continue with `edgebench run --resume {run_dir}`"
+            )
+        if failure is not None:
+            if isinstance(failure, UserError):
+                raise failure
+            raise UserError(f"{failure}; {len(self.samples)} completed examples kept in {run_dir}")
+        lost = sum(1 for s in self.samples if is_worker_failure(s))
+        return RunResult(run_dir=run_dir, summary=summary, worker_failures=lost)
+
+
+def _json(value: Any) -> Any:
+    """What `value` reads back as from the manifest (tuples become lists)."""
+    return json.loads(json.dumps(value))
 
 
 def status_of(failure: BaseException | None) -> str:
@@ -402,6 +493,8 @@ def status_of(failure: BaseException | None) -> str:
         return "completed"
     if isinstance(failure, KeyboardInterrupt):
         return "interrupted"
-    if isinstance(failure, WorkerDied):
+    if isinstance(failure, ArmGaveUp):
+        return "crashed" if failure.crashed else "failed"
+    if isinstance(failure, WorkerDied | WorkerTimeout):
         return "crashed"
     return "failed"

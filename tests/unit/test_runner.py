@@ -90,6 +90,9 @@ def test_run_folder_has_manifest_samples_and_summary(tmp_path: Path) -> None:
     assert manifest["status"] == "completed"
     assert manifest["task"]["prompt_template"] == "{text}"
     assert manifest["model"]["prompt_format"]["style"] == "completion"
+    # the device block: read before the model loads; the runtime build from the first load
+    assert manifest["device"]["logical_cores"] and manifest["device"]["threads_used"] == 2
+    assert manifest["device"]["runtime"] == {"name": "fake"}
     assert [s["id"] for s in samples] == ["ex0", "ex1", "ex2"]
     assert [s["scores"]["json_exact"] for s in samples] == [1, 0, 1]
     assert summary["metrics"]["json_exact"] == pytest.approx(2 / 3)
@@ -202,22 +205,28 @@ def test_crashed_worker_keeps_completed_samples(tmp_path: Path) -> None:
     exs = examples(3)
     exs[2] = Example("boom", "CRASH here", "s", {}, "a b c", {"complexity": "simple"})
     cfg = RunSettings(out=tmp_path / "run", warmup=False)
-    with pytest.raises(UserError, match=r"SIGSEGV.*2 completed examples kept"):
-        execute(
-            cfg,
-            model(),
-            EchoTask(),
-            exs,
-            {"path": "mem"},
-            worker_factory=lambda mode: BackendWorker(
-                "fake", {"outputs": ["a b c"], "crash_marker": "CRASH"}
-            ),
-        )
+    result = execute(
+        cfg,
+        model(),
+        EchoTask(),
+        exs,
+        {"path": "mem"},
+        worker_factory=lambda mode: BackendWorker(
+            "fake", {"outputs": ["a b c"], "crash_marker": "CRASH"}
+        ),
+    )
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["status"] == "crashed"
-    assert [s["id"] for s in read_jsonl(tmp_path / "run" / "samples.jsonl")] == ["ex0", "ex1"]
+    assert manifest["status"] == "completed" and result.worker_failures == 1
+    samples = read_jsonl(tmp_path / "run" / "samples.jsonl")
+    assert [(s["id"], s["finish_reason"]) for s in samples] == [
+        ("ex0", "stop"),
+        ("ex1", "stop"),
+        ("boom", "crashed"),
+    ]
+    assert "SIGSEGV" in samples[2]["error"] and "'boom'" in samples[2]["error"]
+    assert manifest["arms"]["none"]["restarts"] == 0  # nothing left to run after it
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["n_examples"] == 2
+    assert summary["n_examples"] == 3 and summary["n_crashed"] == 1
 
 
 def test_backend_that_fails_to_start_reports_its_error() -> None:
