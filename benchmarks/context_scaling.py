@@ -3,7 +3,7 @@
 Usage: python benchmarks/context_scaling.py [--model M] [--threads 2] [--rounds 3]
            [--repetitions 2] [--lengths 128,256,512,1024,2048,4096] [--gen 128]
            [--n-ctx 1024,2048,4096,8192] [--fixed-prompt 512]
-           [--plot docs/img/context_scaling.png] [--json FILE]
+           [--plot docs/images/context_scaling.png] [--json FILE]
 
 Two sweeps, each configuration in a fresh worker process (so its peak RSS is its own),
 measured with `edgebench bench`'s probe (KV cache cleared before every repetition):
@@ -121,7 +121,7 @@ def plot(rows: list[dict[str, Any]], title: str, path: Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise SystemExit("the plot needs matplotlib: pip install 'edgebench[plot]'") from None
+        raise SystemExit("the plot needs matplotlib: pip install 'edgebench[report]'") from None
     by_prompt = [r for r in rows if r["sweep"] == "prompt"]
     by_ctx = [r for r in rows if r["sweep"] == "n_ctx"]
     memory = [("peak_rss_mb", None, "peak RSS"), ("peak_anon_mb", None, "anonymous (KV, buffers)")]
@@ -174,7 +174,7 @@ def main() -> None:
     parser.add_argument("--gen", type=int, default=128)
     parser.add_argument("--n-ctx", default="1024,2048,4096,8192")
     parser.add_argument("--fixed-prompt", type=int, default=512)
-    parser.add_argument("--plot", type=Path, default=Path("docs/img/context_scaling.png"))
+    parser.add_argument("--plot", type=Path, default=Path("docs/images/context_scaling.png"))
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     model = model_under_test(args.model)
