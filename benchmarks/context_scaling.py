@@ -111,6 +111,7 @@ def _panel(
         ax.errorbar(x, y, yerr=yerr, marker="o", capsize=3, label=label)
     ax.set(xscale="log", ylim=(0, None), **labels)
     ax.set_xticks(x, [str(v) for v in x])
+    ax.minorticks_off()  # the log axis' own minor labels would overprint ours
     ax.legend()
 
 

@@ -51,8 +51,9 @@ def test_probe_timings_agree_with_llama_cpp_counters(smollm2: Path) -> None:
     L = backend.L
     try:
         for kind, n in (("pp", 128), ("tg", 32)):
-            plan = SpeedPlan((SpeedTest(kind, n),), repetitions=1, warmup=1)
+            # warm up first, then count exactly one timed repetition (no warm-up inside)
             measure_speed(backend, SpeedPlan((SpeedTest(kind, n),), repetitions=0, warmup=1))
+            plan = SpeedPlan((SpeedTest(kind, n),), repetitions=1, warmup=0)
             L.llama_perf_context_reset(backend.ctx)
             (result,) = measure_speed(backend, plan)
             perf = L.llama_perf_context(backend.ctx)
