@@ -44,6 +44,7 @@ from edgebench.runner.preflight import available_memory_bytes, check_memory, est
 from edgebench.runner.rundir import (
     RunFolder,
     read_manifest,
+    read_samples,
     resume_conflict,
     resume_point,
     settings_record,
@@ -447,6 +448,9 @@ class _Run:
             manifest.pop("error", None)
         else:
             manifest["error"] = str(failure) or type(failure).__name__
+        if isinstance(failure, KeyboardInterrupt) and not self.resumed:
+            # Ctrl-C can land between writing a sample and counting it: the file decides.
+            self.samples = read_samples(run_dir)[0]
         if self.resumed:  # retried examples were appended at the end: restore run order
             order = {spec.key: n for n, spec in enumerate(self.arms)}
             self.samples.sort(key=lambda s: (order.get(arm_key_of(s), 0), s.get("index", 0)))
