@@ -43,6 +43,20 @@ def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
+def write_text_files(out_dir: Path, files: dict[str, str]) -> None:
+    """Write {relative path: text} under `out_dir` with "\n" line ends (generated datasets
+    must be byte-identical on every machine); problems are one-line UserErrors."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"{out_dir}: exists and is not a folder")
+    for relative, text in files.items():
+        path = out_dir / relative
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise UserError(f"{path}: cannot write ({exc.strerror})") from None
+
+
 def json_line(record: Any, **dump_options: Any) -> str:
     """`record` as JSON text that can always be written as UTF-8.
 

@@ -16,6 +16,7 @@ FINISH_STOP = "stop"  # end-of-generation token or a stop string
 FINISH_LENGTH = "length"  # hit max_tokens
 FINISH_ERROR = "error"
 FINISH_UNSUPPORTED = "unsupported"  # the constraint could not be compiled; nothing decoded
+FINISH_SKIPPED = "skipped"  # the prompt does not fit the context limit; nothing decoded
 FINISH_CRASHED = "crashed"  # the worker process died on this example; nothing kept
 FINISH_TIMEOUT = "timeout"  # the example outlived --timeout; the worker was killed
 

@@ -14,7 +14,7 @@ from edgebench.errors import UserError
 from edgebench.resources import resource_dir
 
 data_app = typer.Typer(
-    help="Generate the built-in datasets and check datasets in the EdgeJSON format.",
+    help="Generate the built-in datasets and check datasets (EdgeJSON or DeepJSONEval format).",
     no_args_is_help=True,
 )
 generate_app = typer.Typer(
@@ -82,8 +82,40 @@ def _inputs(
     return dataset, schemas or folder / "schemas"
 
 
-def _show(results: list[edgejson.CheckResult]) -> None:
-    table = Table(title="EdgeJSON dataset checks")
+@generate_app.command("deepjson")
+def generate_deepjson(
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder to write (default: the repo's data/deepjson)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 5,
+    per_depth: Annotated[
+        int, typer.Option("--examples-per-depth", help="Examples per depth 3..7.")
+    ] = 48,
+) -> None:
+    """Write the depth-stratified set (depth 3..7): test.jsonl and generation.json.
+
+    Schemas come from the domains' property trees by the subtree construction of
+    DeepJSONEval (Algorithm 1); texts state every value in prose, with distractors.
+    The same seed always writes byte-identical files.
+
+    Example: edgebench data generate deepjson --seed 5 --examples-per-depth 48
+    """
+    from edgebench.datagen.deepjson import generator
+
+    folder = out or resource_dir("data") / "deepjson"
+    manifest = generator.write_dataset(folder, seed=seed, per_depth=per_depth)
+    depths = ", ".join(f"depth {d} {n}" for d, n in manifest["rows_per_depth"].items())
+    console.print(
+        f"wrote {manifest['rows']} rows ({depths}) in {len(manifest['rows_per_domain'])} "
+        f"domains to {folder} (seed {seed})"
+    )
+    sha256 = manifest["files"][generator.DATASET_FILE]["sha256"]
+    console.print(f"sha256 of {generator.DATASET_FILE}: {sha256}")
+
+
+def _show(results: list[edgejson.CheckResult], title: str = "EdgeJSON dataset checks") -> None:
+    table = Table(title=title)
     table.add_column("check")
     table.add_column("result")
     table.add_column("details", overflow="fold")
@@ -111,22 +143,49 @@ def validate(
     schemas: Annotated[
         Path | None, typer.Option("--schemas", help="Folder of schemas/<complexity>/<id>.json.")
     ] = None,
+    task: Annotated[
+        str, typer.Option("--task", help="Dataset format: edgejson or deepjson.")
+    ] = "edgejson",
 ) -> None:
     """Check a dataset: rows, schemas, outputs, duplicates, complexity, totals, prose, counts.
 
+    With --task deepjson: depth equals the target, ground truth valid against its schema,
+    every leaf value in the text, ids, texts, domains, examples per depth.
     Exit code 0 when every check passes, 1 when one fails, 2 on unreadable input.
-    Without arguments it checks the built-in data/edgejson.
+    Without arguments it checks the built-in data/edgejson (or data/deepjson).
 
     Example: edgebench data validate --dataset train.jsonl --schemas schemas
+
+    Example: edgebench data validate --task deepjson
     """
-    dataset_path, schemas_path = _inputs(directory, dataset, schemas)
-    results = edgejson.run_checks(edgejson.load_dataset(dataset_path, schemas_path))
-    _show(results)
+    if task == "deepjson":
+        results = _deepjson_results(directory, dataset, schemas)
+        _show(results, "DeepJSONEval dataset checks")
+    elif task == "edgejson":
+        dataset_path, schemas_path = _inputs(directory, dataset, schemas)
+        results = edgejson.run_checks(edgejson.load_dataset(dataset_path, schemas_path))
+        _show(results)
+    else:
+        raise UserError(f"unknown task '{task}' for data validate (known: deepjson, edgejson)")
     failed = [result.name for result in results if result.status is edgejson.Status.FAIL]
     if failed:
         console.print(f"[bold red]{len(failed)} of {len(results)} checks failed[/]")
         raise typer.Exit(code=1)
     console.print(f"[green]all {len(results)} checks passed[/]")
+
+
+def _deepjson_results(
+    directory: Path | None, dataset: Path | None, schemas: Path | None
+) -> list[edgejson.CheckResult]:
+    from edgebench.datagen.deepjson import checks
+
+    if schemas is not None:
+        raise UserError("--schemas does not apply to deepjson: every row has its own schema")
+    folder = directory or resource_dir("data") / "deepjson"
+    path = dataset or folder / "test.jsonl"
+    if path.suffix.lower() != ".jsonl":
+        raise UserError(f"{path}: data validate --task deepjson reads .jsonl files")
+    return checks.run_checks(checks.load_rows(path))
 
 
 from edgebench.cli.app import app  # noqa: E402  (registered last, once data_app is complete)

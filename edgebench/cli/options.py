@@ -48,6 +48,15 @@ NCtxOpt = Annotated[
     int | None,
     typer.Option("--n-ctx", min=64, help="Context size (default: longest prompt + max tokens)."),
 ]
+MaxContextOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-context",
+        min=64,
+        help="Largest context the automatic n_ctx may grow to; examples whose prompt + "
+        "budget do not fit are recorded as skipped (default: the model's context length).",
+    ),
+]
 LimitOpt = Annotated[
     int | None, typer.Option("--limit", "-n", min=1, help="Run only the first N examples.")
 ]
@@ -73,7 +82,10 @@ MetricParamOpt = Annotated[
 ]
 TaskOpt = Annotated[str, typer.Option("--task", help="Task: edgejson (extraction) or roundtrip.")]
 DatasetOpt = Annotated[
-    Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
+    Path | None,
+    typer.Option(
+        "--dataset", help="Dataset file: JSONL, or for deepjson also .xlsx (default: built-in)."
+    ),
 ]
 SchemasOpt = Annotated[
     Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")

@@ -15,6 +15,7 @@ from edgebench.cli.app import app, stdout_console
 from edgebench.cli.options import (
     DatasetOpt,
     LimitOpt,
+    MaxContextOpt,
     MaxTokensOpt,
     MetricParamOpt,
     MetricsOpt,
@@ -42,7 +43,9 @@ def run(
     task: Annotated[
         str | None,
         typer.Option(
-            "--task", help="Task: edgejson (extraction) or roundtrip (default: edgejson)."
+            "--task",
+            help="Task: edgejson (extraction), deepjson (nested extraction, accuracy by "
+            "depth) or roundtrip (default: edgejson).",
         ),
     ] = None,
     dataset: DatasetOpt = None,
@@ -51,6 +54,7 @@ def run(
     threads: ThreadsOpt = None,
     max_tokens: MaxTokensOpt = None,
     n_ctx: NCtxOpt = None,
+    max_context: MaxContextOpt = None,
     out: OutOpt = None,
     constraint: Annotated[
         str | None,
@@ -120,6 +124,8 @@ def run(
 
     Example: edgebench run --task roundtrip --limit 20 --metrics sted,sobench
 
+    Example: edgebench run --task deepjson --dataset deepjsoneval.jsonl --max-context 4096
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
     console = Console(stderr=True)
@@ -132,6 +138,7 @@ def run(
         "threads": threads,
         "max_tokens": max_tokens,
         "n_ctx": n_ctx,
+        "max_context": max_context,
         "out": out,
         "warmup": warmup,
         "constraints": tuple(parse_modes(constraint)) if constraint is not None else None,

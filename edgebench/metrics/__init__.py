@@ -1,4 +1,4 @@
-"""Metric families by name, imported lazily: `--metrics edgejson,structure,sted,sobench`.
+"""Metric families by name, imported lazily: `--metrics edgejson,deepjson,structure,sted,sobench`.
 
 Every family is a pure scorer of (parsed output, expected value, schema) with its own
 aggregation (see `base.Family`). A task names its own family (`Task.metric_family`);
@@ -31,6 +31,7 @@ __all__ = [
 # name -> (module, class)
 _FAMILIES: dict[str, tuple[str, str]] = {
     "edgejson": ("edgebench.metrics.edgejson", "EdgeJSONFamily"),
+    "deepjson": ("edgebench.metrics.deepjson", "DeepJSONFamily"),
     "structure": ("edgebench.metrics.structure", "StructureFamily"),
     "sted": ("edgebench.metrics.sted", "StedFamily"),
     "sobench": ("edgebench.metrics.sobench", "SOBenchFamily"),

@@ -14,7 +14,8 @@ from edgebench.metrics import Family, get_family, task_family
 from edgebench.scoring.parse import parse_json_output
 from edgebench.tasks.base import Example, Task
 
-SCORING_KEYS = ("parse", "parsed", "scores", "schema_errors", "families")
+# The fields of a sample record that scoring writes (`edgebench score` replaces them).
+SCORING_KEYS = ("parse", "parsed", "scores", "schema_errors", "element_scores", "families")
 
 
 def score_sample(

@@ -26,6 +26,20 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("RSS MB", "perf.peak_rss_mb", 0),
 )
 _MILLISECONDS = {"compile.first_s.p50", "compile.cached_s.p50"}
+# DeepJSONEval runs show their own scores in place of EdgeJSON's four.
+DEEPJSON_ACCURACY: tuple[tuple[str, str, int], ...] = (
+    ("valid", "metrics.valid_json", 3),
+    ("syntax", "metrics.syntax", 3),
+    ("km", "metrics.key_matching", 3),
+    ("strict", "metrics.strict", 3),
+)
+
+
+def columns_for(summaries: list[dict[str, Any]]) -> tuple[tuple[str, str, int], ...]:
+    """The table's columns: DeepJSONEval's scores when every run has them."""
+    if summaries and all("key_matching" in (s.get("metrics") or {}) for s in summaries):
+        return DEEPJSON_ACCURACY + COLUMNS[4:]
+    return COLUMNS
 
 
 def load_run_summary(run_dir: Path) -> dict[str, Any]:
@@ -46,6 +60,7 @@ def _cell(value: Any, path: str, digits: int) -> str:
 
 def compare_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (run, constraint mode), values as numbers (for tables and JSON)."""
+    columns = columns_for(summaries)
     rows = []
     for summary in summaries:
         for mode, result in (summary.get("by_constraint") or {}).items():
@@ -55,7 +70,7 @@ def compare_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "constraint": mode,
                 "n": result.get("n_examples"),
             }
-            row.update({path: dig(result, path) for _, path, _ in COLUMNS})
+            row.update({path: dig(result, path) for _, path, _ in columns})
             rows.append(row)
     return rows
 
@@ -73,11 +88,12 @@ def compare_table(summaries: list[dict[str, Any]]) -> Table:
         table.add_column("model")
     table.add_column("constraint")
     table.add_column("n", justify="right")
-    for header, _, _ in COLUMNS:
+    columns = columns_for(summaries)
+    for header, _, _ in columns:
         table.add_column(header, justify="right")
     for row in compare_rows(summaries):
         cells = [row["constraint"], str(row["n"])]
-        cells += [_cell(row[path], path, digits) for _, path, digits in COLUMNS]
+        cells += [_cell(row[path], path, digits) for _, path, digits in columns]
         prefix = [row["run"] or "-", row["model"] or "-"] if several_runs else []
         table.add_row(*prefix, *cells)
     table.caption = (

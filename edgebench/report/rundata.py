@@ -115,10 +115,10 @@ def groups(result: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
 
 def numeric_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
     """Every number in a metrics block, families flattened to `family.metric`; the
-    example count `n` is not a metric."""
+    example counts `n` and `n_skipped` are not metrics."""
     flat: dict[str, float] = {}
     for name, value in metrics.items():
-        if name == "n" and not prefix:
+        if name in ("n", "n_skipped") and not prefix:
             continue
         if isinstance(value, dict):
             flat.update(numeric_metrics(value, f"{prefix}{name}."))

@@ -20,6 +20,15 @@ from edgebench.report.facts import METRIC_LABELS
 
 # The group an accuracy table breaks results down by, when the run has it.
 _PREFERRED_GROUPS = ("by_depth", "by_complexity")
+# A second breakdown shown under the first one in the same table (DeepJSONEval's tiers),
+# its rows in reading order rather than the summary's alphabetical one.
+_SECOND_GROUP = {"by_depth": "by_difficulty"}
+_ROW_ORDER = {"by_difficulty": ("medium", "hard")}
+# Counts next to the scores in a metrics row, not scores themselves.
+COUNT_KEYS = ("n", "n_skipped")
+# The score the progress bar shows, by the name a task's scores have it under; else the
+# task's first score (round trip: CSA).
+_HEADLINE = {"json_exact": "exact", "key_matching": "km"}
 
 
 def _header(name: str) -> str:
@@ -40,7 +49,7 @@ class RichProgress:
         self._progress: Progress | None = None
         self._task_id: Any = None
         self._n = 0
-        self._exact = 0.0
+        self._total = 0.0
         self._label = "exact"
         self._decode: list[float] = []
 
@@ -60,15 +69,17 @@ class RichProgress:
         self._task_id = self._progress.add_task(description, total=total, stats="")
 
     def advance(self, sample: dict[str, Any]) -> None:
-        self._n += 1
-        scores = sample.get("scores") or {}
-        # JSONExact for EdgeJSON; another task's first score (round trip: CSA).
-        self._label = "exact" if "json_exact" in scores or not scores else next(iter(scores))
-        self._exact += float(scores.get("json_exact" if self._label == "exact" else self._label, 0))
+        scores = sample.get("scores")
+        if scores is not None:  # None: skipped (too long for the context), not scored
+            self._n += 1
+            key = next((k for k in _HEADLINE if k in scores), next(iter(scores), None))
+            if key is not None:
+                self._label = _HEADLINE.get(key, key)
+                self._total += float(scores[key])
         rate = (sample.get("timings") or {}).get("decode_tok_s")
         if rate:
             self._decode.append(rate)
-        stats = f"{self._label} {self._exact / self._n:.2f}"
+        stats = f"{self._label} {self._total / self._n:.2f}" if self._n else ""
         if self._decode:
             stats += f" · {sum(self._decode) / len(self._decode):.0f} tok/s"
         assert self._progress is not None
@@ -97,16 +108,20 @@ def _group_table(
     rows: dict[str, dict[str, Any]],
     overall: dict[str, Any] | None,
     group: str | None,
+    more_rows: dict[str, dict[str, Any]] | None = None,
 ) -> Table:
-    """One row per group value and a bold overall row (when given), one column per
-    figure."""
+    """One row per group value (then, in a section of their own, `more_rows`) and a bold
+    overall row (when given), one column per figure."""
     table = Table(title=title, title_justify="left")
     table.add_column(group.removeprefix("by_") if group else "")
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(_header(name), justify="right")
-    for value, scores in rows.items():
-        table.add_row(value, str(scores["n"]), *(_fmt(scores.get(m)) for m in names))
+    for section in (rows, more_rows or {}):
+        for position, (value, scores) in enumerate(section.items()):
+            cells = (_fmt(scores.get(m)) for m in names)
+            last = position == len(section) - 1
+            table.add_row(value, str(scores["n"]), *cells, end_section=last)
     if overall is None:
         return table
     table.add_row(
@@ -126,9 +141,33 @@ def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
         f" · constraint {summary.get('primary_constraint', 'none')}"
     )
     overall = summary["metrics"]
-    names = [k for k in overall if k != "n"]
+    names = [k for k in overall if k not in COUNT_KEYS]
     rows = summary.get(group) or {} if group else {}
-    return _group_table(title, names, rows, overall, group)
+    second_group = _SECOND_GROUP.get(group or "", "")
+    second = _in_order(summary.get(second_group) or {}, _ROW_ORDER.get(second_group, ()))
+    table = _group_table(title, names, rows, overall, group, second)
+    if summary.get("n_skipped"):
+        table.caption = (
+            f"{summary['n_skipped']} examples skipped, not scored: their prompt does not fit "
+            "the context limit (reasons in samples.jsonl)"
+        )
+    return table
+
+
+def _in_order(rows: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """`rows` with the values named in `order` first, in that order, then the others."""
+    rank = {value: position for position, value in enumerate(order)}
+    return dict(sorted(rows.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
+
+def element_type_table(summary: dict[str, Any]) -> Table:
+    """Key-matching per leaf element type, pooled over fields."""
+    table = Table(title="key matching by leaf element type", title_justify="left")
+    for column in ("element type", "examples", "fields", "Key match"):
+        table.add_column(column, justify="left" if column == "element type" else "right")
+    for kind, row in summary["by_element_type"].items():
+        table.add_row(kind, str(row["n"]), str(row["fields"]), _fmt(row["key_matching"]))
+    return table
 
 
 def family_tables(summary: dict[str, Any]) -> list[Table]:
@@ -193,6 +232,7 @@ def render_summary(summary: dict[str, Any]) -> Group:
     detail and then all modes side by side."""
     parts: list[Any] = [
         accuracy_table(summary),
+        *([element_type_table(summary)] if summary.get("by_element_type") else []),
         *family_tables(summary),
         perf_table(summary),
         totals_line(summary),

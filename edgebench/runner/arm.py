@@ -33,6 +33,7 @@ from edgebench.runner.memory import MemoryPeak
 from edgebench.runner.samples import (
     build_sample,
     nothing_decoded,
+    skipped_generation,
     unsupported_generation,
 )
 from edgebench.runner.spec import ModelUnderTest, RunSettings
@@ -78,6 +79,7 @@ class ExampleJob:
     example: Example
     prompt: str
     max_tokens: int
+    skip_reason: str | None = None  # set: does not fit the context, recorded undecoded
 
 
 class ArmGaveUp(Exception):
@@ -173,27 +175,33 @@ class Arm:
         if not jobs:
             return
         self.requests = {
-            job.index: request_for(self.spec.mode, job.example.schema, job.example.schema_id)
+            job.index: None
+            if job.skip_reason is not None
+            else request_for(self.spec.mode, job.example.schema, job.example.schema_id)
             for job in jobs
         }
+        decoded = [job for job in jobs if job.skip_reason is None]
         try:
-            self._start(jobs[0], first_session="compile" not in self.record)
+            if decoded:  # no worker at all when every job left is a skipped one
+                self._start(decoded[0], first_session="compile" not in self.record)
             for position, job in enumerate(jobs):
                 sample, failure = self.run_example(job)
                 self.on_sample(sample)
                 if failure is not None:
-                    upcoming = jobs[position + 1] if position + 1 < len(jobs) else None
-                    self._after_failure(job, failure, upcoming)
+                    later = (j for j in jobs[position + 1 :] if j.skip_reason is None)
+                    self._after_failure(job, failure, next(later, None))
         finally:
             self._retire_worker()
 
     def run_example(self, job: ExampleJob) -> tuple[dict[str, Any], _Failure | None]:
-        """The per-example step: decode (unless the constraint is unsupported), score,
-        and say whether the worker failed on it."""
+        """The per-example step: decode (unless skipped or the constraint is unsupported),
+        score, and say whether the worker failed on it."""
         request = self.requests[job.index]
         report = self.reports.get(request.key) if request is not None else None
         failure: _Failure | None = None
-        if report is not None and not report.ok:
+        if job.skip_reason is not None:
+            gen = skipped_generation(job.skip_reason)
+        elif report is not None and not report.ok:
             gen = unsupported_generation(report)
         else:
             gen, failure = self._decode(job, request)

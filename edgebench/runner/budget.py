@@ -45,7 +45,7 @@ class TokenBudget:
         if self.fixed is not None:
             return self.fixed
         assert self.by_schema is not None
-        return self.by_schema[example.schema_id]
+        return self.by_schema[example.budget_group]
 
     def largest(self) -> int:
         return self.fixed if self.fixed is not None else max((self.by_schema or {}).values())
@@ -62,19 +62,22 @@ class TokenBudget:
 def plan_budget(
     max_tokens: int | None, dataset: list[Example], reference_tokens: list[int]
 ) -> TokenBudget:
-    """`--max-tokens` when given, else a budget per schema from the whole dataset's
-    expected answers (`reference_tokens[i]` is the token count of `dataset[i]`'s)."""
+    """`--max-tokens` when given, else a budget per schema (per `Example.budget_group`:
+    the schema id unless the task groups otherwise, e.g. deepjson by depth) from the whole
+    dataset's expected answers (`reference_tokens[i]` is the token count of `dataset[i]`'s)."""
     if max_tokens is not None:
         return TokenBudget(rule="--max-tokens", fixed=max_tokens)
     longest: dict[str, int] = defaultdict(int)
     for example, count in zip(dataset, reference_tokens, strict=True):
-        longest[example.schema_id] = max(longest[example.schema_id], count)
+        key = example.budget_group
+        longest[key] = max(longest[key], count)
     by_schema = {
         schema_id: max(BUDGET_MIN, _round_up(n * BUDGET_HEADROOM + BUDGET_EXTRA, BUDGET_ROUND))
         for schema_id, n in sorted(longest.items())
     }
     rule = (
-        f"auto, per schema: the longest expected answer of the schema in the dataset "
+        f"auto, per schema (or the task's budget group): the longest expected answer of "
+        f"the group in the dataset "
         f"(pretty-printed, model tokens) x {BUDGET_HEADROOM} + {BUDGET_EXTRA}, rounded up "
         f"to {BUDGET_ROUND}, at least {BUDGET_MIN}"
     )
@@ -105,3 +108,56 @@ def size_context(
     needed = max((c + b for c, b in zip(prompt_tokens, budgets, strict=True)), default=0)
     rounded = _round_up(needed, CONTEXT_ROUND)
     return min(rounded, n_ctx_train) if n_ctx_train else rounded
+
+
+@dataclass(frozen=True)
+class ContextPlan:
+    """The context to load the model with, and the examples that cannot fit in it."""
+
+    n_ctx: int
+    skipped: dict[int, str]  # example index -> why it was not run
+
+
+def plan_context(
+    examples: list[Example],
+    prompt_tokens: list[int],
+    budgets: list[int],
+    *,
+    n_ctx: int | None,
+    max_context: int | None,
+    n_ctx_train: int | None,
+) -> ContextPlan:
+    """Size `n_ctx` to the examples that fit, never beyond `--max-context` or the model's
+    context length; the others are skipped with the reason (never truncated).
+
+    A fixed `--n-ctx` is the user's explicit choice: every example must fit it, as before."""
+    if n_ctx is not None:
+        if max_context is not None:
+            raise UserError("--n-ctx and --max-context exclude each other: give one of them")
+        return ContextPlan(size_context(examples, prompt_tokens, budgets, n_ctx, n_ctx_train), {})
+    limits = [(max_context, "--max-context"), (n_ctx_train, "the model's context length")]
+    known = [(value, source) for value, source in limits if value]
+    limit, source = min(known) if known else (None, "")
+    skipped: dict[int, str] = {}
+    if limit is not None:
+        for index, (count, budget) in enumerate(zip(prompt_tokens, budgets, strict=True)):
+            if count + budget > limit:
+                skipped[index] = (
+                    f"prompt of {count} tokens + max tokens {budget} = {count + budget} "
+                    f"does not fit {source} ({limit})"
+                )
+    keep = [i for i in range(len(examples)) if i not in skipped]
+    if not keep:
+        smallest = min(c + b for c, b in zip(prompt_tokens, budgets, strict=True))
+        raise UserError(
+            f"no example fits {source} ({limit}): the smallest needs {smallest} tokens "
+            "(prompt + max tokens)"
+        )
+    sized = size_context(
+        [examples[i] for i in keep],
+        [prompt_tokens[i] for i in keep],
+        [budgets[i] for i in keep],
+        None,
+        limit,
+    )
+    return ContextPlan(sized, skipped)

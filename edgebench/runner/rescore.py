@@ -22,6 +22,7 @@ from edgebench.report.rundata import load_run
 from edgebench.runner import manifest as mf
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.run import RunResult, RunSettings
+from edgebench.runner.samples import is_skipped
 from edgebench.runner.summary import summarize
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Example, Task
@@ -121,6 +122,9 @@ def rescore(
             raise UserError(
                 f"{run_dir}/samples.jsonl: example '{sample.get('id')}' is not in the dataset"
             )
+        if is_skipped(sample):  # never decoded (too long for the context): stays unscored
+            rescored.append(sample)
+            continue
         scored = score_sample(task, families or (), sample.get("raw_output") or "", example)
         rescored.append(_rescored(sample, scored))
     if families is not None:

@@ -5,7 +5,8 @@ another, and the summary.
       folder    RunFolder.create (new) or .reopen (--resume): locked for the whole run
       begin     manifest.json (new), or the stored one checked against what would run now
                 and samples.jsonl rewritten without a torn line or worker failures
-      plan      count tokens in a worker, token budget per schema, n_ctx, memory check
+      plan      count tokens in a worker, token budget per schema, n_ctx (examples that
+                do not fit --max-context are marked skipped), memory check
       arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then
                 per example generate -> score -> append to samples.jsonl (fsynced);
                 an example the worker dies on is recorded and a fresh worker goes on
@@ -39,7 +40,7 @@ from edgebench.runner.arm import (
     Worker,
     compile_schemas,
 )
-from edgebench.runner.budget import plan_budget, reference_text, size_context
+from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.rundir import (
     RunFolder,
@@ -300,9 +301,16 @@ class _Run:
             "keyword_guard": self.settings.guard,
         }
         budgets = [budget.for_example(ex) for ex in self.examples]
-        n_ctx = size_context(
-            self.examples, prompt_counts, budgets, self.settings.n_ctx, self.model.n_ctx_train
+        context = plan_context(
+            self.examples,
+            prompt_counts,
+            budgets,
+            n_ctx=self.settings.n_ctx,
+            max_context=self.settings.max_context,
+            n_ctx_train=self.model.n_ctx_train,
         )
+        n_ctx = context.n_ctx
+        decoding["skipped_examples"] = len(context.skipped)
         stored = self.manifest.get("decoding")
         if self.resumed and stored is not None and stored != _json(decoding):
             raise UserError(
@@ -318,7 +326,7 @@ class _Run:
         if self.settings.check_memory:
             check_memory(self.model, estimate)
         jobs = [
-            ExampleJob(i, ex, prompt, budget)
+            ExampleJob(i, ex, prompt, budget, context.skipped.get(i))
             for i, (ex, prompt, budget) in enumerate(
                 zip(self.examples, self.prompts, budgets, strict=True)
             )

@@ -1,8 +1,10 @@
 """The sample record: one line of `samples.jsonl` per example and arm.
 
 Every example ends in exactly one record, whatever happened to it: decoded and scored,
-refused by the constraint engine (`unsupported`), or lost with its worker (`crashed`,
-`timeout`, `error`). Records of the last kind are what `--resume` runs again.
+refused by the constraint engine (`unsupported`), too long for the context limit and
+not decoded (`skipped`: complete, never scored), or lost with its worker (`crashed`,
+`timeout`, `error`). Records of the crashed and timeout kinds are what `--resume` runs
+again.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from edgebench.backends.base import (
     FINISH_CRASHED,
     FINISH_ERROR,
+    FINISH_SKIPPED,
     FINISH_TIMEOUT,
     FINISH_UNSUPPORTED,
     Generation,
@@ -26,6 +29,9 @@ from edgebench.tasks.base import Example, Task
 
 # Finish reasons of examples the worker never answered: retried by --resume.
 WORKER_FAILURES = (FINISH_CRASHED, FINISH_TIMEOUT)
+# The scoring fields of a sample that was never decoded because it does not fit the
+# context: no parse, no scores (summaries count it apart, never as a 0).
+NOT_SCORED: dict[str, Any] = {"parse": None, "parsed": None, "scores": None}
 
 
 def build_sample(
@@ -39,7 +45,10 @@ def build_sample(
     max_tokens: int | None = None,
     families: Sequence[Family] = (),
 ) -> dict[str, Any]:
-    scored, scoring_error = _score(task, families, gen.text, example)
+    if gen.finish_reason == FINISH_SKIPPED:
+        scored, scoring_error = dict(NOT_SCORED), None
+    else:
+        scored, scoring_error = _score(task, families, gen.text, example)
     return {
         "index": index,
         "id": example.id,
@@ -110,6 +119,12 @@ def unsupported_generation(report: CompileReport) -> Generation:
     return nothing_decoded(FINISH_UNSUPPORTED, f"unsupported by {report.mode}: {report.error}")
 
 
+def skipped_generation(reason: str) -> Generation:
+    """The record for an example that was not decoded because its prompt and token budget
+    do not fit the context limit: nothing generated, the reason kept (never truncated)."""
+    return nothing_decoded(FINISH_SKIPPED, f"skipped: {reason}")
+
+
 def backend_error_generation(error: str) -> Generation:
     return nothing_decoded(FINISH_ERROR, error)
 
@@ -121,3 +136,9 @@ def arm_key_of(sample: dict[str, Any]) -> str:
 
 def is_worker_failure(sample: dict[str, Any]) -> bool:
     return sample.get("finish_reason") in WORKER_FAILURES
+
+
+def is_skipped(sample: dict[str, Any]) -> bool:
+    """Not decoded because it does not fit the context (--max-context): a complete record
+    that `--resume` keeps and `edgebench score` leaves unscored."""
+    return sample.get("finish_reason") == FINISH_SKIPPED

@@ -26,6 +26,7 @@ class RunSettings:
     threads: int = 2
     max_tokens: int | None = None  # None: per schema, from the dataset's expected answers
     n_ctx: int | None = None  # None: sized to the longest prompt + its max_tokens
+    max_context: int | None = None  # automatic n_ctx never beyond this; longer: skipped
     out: Path | None = None
     warmup: bool = True
     constraints: tuple[str, ...] = ("none",)

@@ -7,14 +7,18 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.backends.base import FINISH_SKIPPED
 from edgebench.metrics.apply import summarize_families, task_score_names
+from edgebench.runner.samples import is_skipped
 from edgebench.scoring.edgejson import SCORE_NAMES
 
 # The task scores of a run made before runs recorded their metric families (EdgeJSON's).
 ACCURACY_METRICS = SCORE_NAMES
 TIMING_FIELDS = ("ttft_s", "latency_s", "prefill_tok_s", "decode_tok_s")
 # Examples nothing was decoded for: no speed figures to take from them.
-_UNTIMED = ("unsupported", "crashed", "timeout")
+_UNTIMED = ("unsupported", "crashed", "timeout", FINISH_SKIPPED)
+# The task score that says "the output validates against its schema", by task.
+_SCHEMA_SCORES = ("schema_compliance", "syntax")
 
 
 def distribution(values: list[float]) -> dict[str, float | None]:
@@ -33,11 +37,16 @@ def distribution(values: list[float]) -> dict[str, float | None]:
 def mean_scores(
     samples: list[dict[str, Any]], names: tuple[str, ...] = ACCURACY_METRICS
 ) -> dict[str, float | int]:
-    """Mean of each of the task's scores; a sample without scores (error) counts as 0."""
-    n = len(samples)
+    """Mean of each of the task's scores; a sample without scores (error) counts as 0.
+    Skipped samples are left out of `n` and counted in `n_skipped` (only when there are
+    some)."""
+    scored = [s for s in samples if not is_skipped(s)]
+    n = len(scored)
     result: dict[str, float | int] = {"n": n}
+    if n < len(samples):
+        result["n_skipped"] = len(samples) - n
     for metric in names:
-        total = sum(float((s.get("scores") or {}).get(metric, 0.0)) for s in samples)
+        total = sum(float((s.get("scores") or {}).get(metric, 0.0)) for s in scored)
         result[metric] = total / n if n else 0.0
     return result
 
@@ -50,9 +59,36 @@ def grouped_scores(
     for sample in samples:
         for key, value in (sample.get("groups") or {}).items():
             buckets[key][value].append(sample)
-    return {
+    tables = {
         f"by_{key}": {value: mean_scores(items, names) for value, items in sorted(groups.items())}
         for key, groups in sorted(buckets.items())
+    }
+    by_type = element_type_table(samples)
+    if by_type:
+        tables["by_element_type"] = by_type
+    return tables
+
+
+def element_type_table(samples: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Key-matching per leaf element type (DeepJSONEval's Figure 8), pooled over fields:
+    the sum of every field's score over the number of fields of that type. `n` counts the
+    examples that have the type."""
+    from edgebench.scoring.deepjson import ELEMENT_TYPES
+
+    fields: Counter[str] = Counter()
+    examples: Counter[str] = Counter()
+    total: defaultdict[str, float] = defaultdict(float)
+    for sample in samples:
+        if is_skipped(sample):
+            continue
+        for kind, score in (sample.get("element_scores") or {}).items():
+            examples[kind] += 1
+            fields[kind] += score["fields"]
+            total[kind] += score["key_matching"] * score["fields"]
+    order = {kind: i for i, kind in enumerate(ELEMENT_TYPES)}
+    return {
+        kind: {"n": examples[kind], "fields": fields[kind], "key_matching": total[kind] / count}
+        for kind, count in sorted(fields.items(), key=lambda kv: order.get(kv[0], len(order)))
     }
 
 
@@ -92,12 +128,15 @@ def compile_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def noncompliance(samples: list[dict[str, Any]]) -> dict[str, int]:
-    """Why outputs failed the schema: cut at max_tokens, refused schema, a schema keyword
-    the engine does not enforce (listed in the sample's constraint_warnings), or other."""
+def noncompliance(
+    samples: list[dict[str, Any]], score: str = "schema_compliance"
+) -> dict[str, int]:
+    """Why outputs failed the schema (the task's `score`: EdgeJSON's schema compliance,
+    DeepJSONEval's syntax): cut at max_tokens, refused schema, a schema keyword the
+    engine does not enforce (listed in the sample's constraint_warnings), or other."""
     reasons: Counter[str] = Counter()
     for sample in samples:
-        if (sample.get("scores") or {}).get("schema_compliance"):
+        if is_skipped(sample) or (sample.get("scores") or {}).get(score):
             continue
         if sample.get("hit_token_limit"):
             reasons["hit_token_limit"] += 1
@@ -122,27 +161,44 @@ def guard_summary(samples: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
+def score_names(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The task's per-sample score names: from the families the run recorded, else (a run
+    made before runs recorded them) from the task's own family, else EdgeJSON's."""
+    recorded = task_score_names(manifest)
+    if recorded:
+        return recorded
+    from edgebench.metrics import get_family, task_family
+    from edgebench.tasks import get_task, task_names
+
+    name = (manifest.get("task") or {}).get("name")
+    if name in task_names():
+        return get_family(task_family(get_task(name))).score_names
+    return ACCURACY_METRICS
+
+
 def arm_summary(
     samples: list[dict[str, Any]], arm: dict[str, Any], manifest: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     manifest = manifest or {}
-    names = task_score_names(manifest) or ACCURACY_METRICS
+    names = score_names(manifest)
+    schema_score = next((name for name in _SCHEMA_SCORES if name in names), None)
     summary = {
         "status": arm.get("status"),
         "n_examples": len(samples),
-        "n_errors": sum(1 for s in samples if s.get("error")),
+        "n_errors": sum(1 for s in samples if s.get("error") and not is_skipped(s)),
         "n_unsupported": sum(1 for s in samples if s.get("constraint_status") == "unsupported"),
         "n_crashed": sum(1 for s in samples if s.get("finish_reason") == "crashed"),
         "n_timeout": sum(1 for s in samples if s.get("finish_reason") == "timeout"),
+        "n_skipped": sum(1 for s in samples if is_skipped(s)),
         "metrics": mean_scores(samples, names),
-        # Only a task that scores schema compliance can say why outputs failed it.
-        "noncompliant": noncompliance(samples) if "schema_compliance" in names else None,
+        # Only a task that scores schema validity can say why outputs failed it.
+        "noncompliant": noncompliance(samples, schema_score) if schema_score else None,
         **grouped_scores(samples, names),
         "perf": perf_summary(samples, arm),
         "compile": compile_summary(arm.get("compile") or []),
         "guard": guard_summary(samples),
     }
-    families = summarize_families(manifest, samples)
+    families = summarize_families(manifest, [s for s in samples if not is_skipped(s)])
     if families is not None:
         summary["families"] = families
     return summary
@@ -185,6 +241,7 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
         "n_errors": primary["n_errors"],
         "n_crashed": primary["n_crashed"],
         "n_timeout": primary["n_timeout"],
+        "n_skipped": primary["n_skipped"],
         "metrics": primary["metrics"],
         **{k: v for k, v in primary.items() if k.startswith("by_")},
         "perf": primary["perf"],

@@ -8,6 +8,7 @@ from edgebench.errors import UserError
 from edgebench.tasks.base import Task
 
 _TASKS: dict[str, tuple[str, str]] = {
+    "deepjson": ("edgebench.tasks.deepjson", "DeepJSONTask"),
     "edgejson": ("edgebench.tasks.edgejson", "EdgeJSONTask"),
     "roundtrip": ("edgebench.tasks.roundtrip", "RoundtripTask"),
 }

@@ -13,6 +13,8 @@ class Example:
 
     `text` is the input the model reads; `groups` holds the labels results are broken
     down by (for EdgeJSON: {"complexity": "simple", "schema": "notification"}).
+    `budget_key` groups examples for the automatic token budget (None: by `schema_id`);
+    a task whose every example has its own schema sets a coarser key, such as the depth.
     """
 
     id: str
@@ -21,6 +23,11 @@ class Example:
     schema: dict[str, Any]
     expected: Any
     groups: dict[str, str] = field(default_factory=dict)
+    budget_key: str | None = None
+
+    @property
+    def budget_group(self) -> str:
+        return self.budget_key or self.schema_id
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def _read_schema(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read schema ({exc})") from None
-    schema = _json_object(text, str(path))
+    schema = json_object(text, str(path))
     get_checker(schema, source=str(path))
     return schema
 
@@ -119,7 +119,8 @@ def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
     return examples
 
 
-def _json_object(text: str, where: str) -> dict[str, Any]:
+def json_object(text: str, where: str) -> dict[str, Any]:
+    """`text` decoded strictly as a JSON object; anything else is a UserError at `where`."""
     try:
         value = decode_strict(text)
     except InvalidJSON as exc:
@@ -130,7 +131,7 @@ def _json_object(text: str, where: str) -> dict[str, Any]:
 
 
 def _parse_row(line: str, where: str) -> dict[str, Any]:
-    row = _json_object(line, where)
+    row = json_object(line, where)
     for name in REQUIRED_FIELDS:
         if name not in row:
             raise UserError(f"{where}: missing field '{name}'")

@@ -24,7 +24,7 @@ from tests.unit.test_runner import run_fake
 
 
 def test_every_family_declares_directions_and_parameters() -> None:
-    assert family_names() == ["edgejson", "structure", "sted", "sobench"]
+    assert family_names() == ["edgejson", "deepjson", "structure", "sted", "sobench"]
     for name in family_names():
         described = get_family(name).describe()
         assert described["higher_is_better"] and all(described["higher_is_better"].values())

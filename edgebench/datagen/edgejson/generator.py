@@ -24,6 +24,7 @@ from edgebench.datagen.edgejson.spec import COMPLEXITIES, SchemaSpec
 from edgebench.datagen.edgejson.text_checks import prompt_key
 from edgebench.datagen.edgejson.values import Draw
 from edgebench.errors import UserError
+from edgebench.io import write_text_files
 
 GENERATOR_VERSION = "1.0"
 DEFAULT_SEED = 17
@@ -166,11 +167,5 @@ def write_dataset(
         raise UserError(f"{out_dir}: exists and is not a folder")
     files = render_files(seed, examples_per_schema)
     _remove_stale_schemas(out_dir, set(files))
-    for relative, text in files.items():
-        path = out_dir / relative
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
-        except OSError as exc:
-            raise UserError(f"{path}: cannot write ({exc.strerror})") from None
+    write_text_files(out_dir, files)
     return json.loads(files[MANIFEST_FILE])

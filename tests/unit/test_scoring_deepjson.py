@@ -1,0 +1,191 @@
+"""DeepJSONEval scores on hand-worked cases, one group per rule of docs/metrics.md."""
+
+import json
+
+import pytest
+
+from edgebench.scoring.deepjson import (
+    element_type,
+    element_type_scores,
+    key_matching,
+    score_deepjson,
+)
+from edgebench.scoring.schema import SchemaChecker
+
+
+# Primitives: 1 if equal under JSON equality, else 0.
+@pytest.mark.parametrize(
+    ("expected", "output", "score"),
+    [
+        ("HarmonyOS 3.0", "HarmonyOS 3.0", 1.0),
+        ("HarmonyOS 3.0", "HarmonyOS 3", 0.0),
+        (4, 4.0, 1.0),  # 1 == 1.0 in JSON
+        (4, "4 GB", 0.0),
+        (True, 1, 0.0),  # a boolean never equals a number
+        (1, True, 0.0),
+        (False, False, 1.0),
+        (None, None, 1.0),
+    ],
+)
+def test_primitives(expected, output, score):
+    assert key_matching(expected, output) == score
+
+
+def test_object_extra_keys_are_penalised_through_the_union():
+    # matched: a (1) + b (0) over |{a, b} ∪ {a, b, c}| = 3
+    assert key_matching({"a": 1, "b": 2}, {"a": 1, "b": 3, "c": 4}) == pytest.approx(1 / 3)
+    # the same output without the extra key: 1 / 2
+    assert key_matching({"a": 1, "b": 2}, {"a": 1, "b": 3}) == pytest.approx(1 / 2)
+
+
+def test_object_missing_keys_count_in_the_denominator():
+    assert key_matching({"a": 1, "b": 2}, {"a": 1}) == pytest.approx(1 / 2)
+    assert key_matching({"a": 1, "b": 2}, {}) == 0.0
+
+
+def test_nested_objects_recurse():
+    expected = {"x": {"a": 1, "b": 2}, "y": "s"}
+    # x: 1/2, y: 1 -> (0.5 + 1) / 2
+    assert key_matching(expected, {"x": {"a": 1}, "y": "s"}) == pytest.approx(0.75)
+    # x is not an object in the output: 0 for x
+    assert key_matching(expected, {"x": [1, 2], "y": "s"}) == pytest.approx(0.5)
+
+
+def test_object_against_non_object_is_zero():
+    for output in ([{"a": 1}], "a", 1, None, True):
+        assert key_matching({"a": 1}, output) == 0.0
+
+
+def test_empty_object_needs_an_empty_object():
+    assert key_matching({}, {}) == 1.0
+    assert key_matching({}, {"a": 1}) == 0.0
+    assert key_matching({}, []) == 0.0
+
+
+def test_array_of_objects_of_unequal_length():
+    expected = [{"a": 1}, {"a": 2}, {"a": 3}]
+    # positions 0 and 1 compared (1 + 0), divided by max(3, 2)
+    assert key_matching(expected, [{"a": 1}, {"a": 5}]) == pytest.approx(1 / 3)
+    # output longer than expected: the extra element costs through max(len)
+    assert key_matching([{"a": 1}], [{"a": 1}, {"a": 1}]) == pytest.approx(1 / 2)
+    # element-wise km, not equality: half of the second object is right
+    two = [{"a": 1, "b": 1}, {"a": 2, "b": 2}]
+    assert key_matching(two, [{"a": 1, "b": 1}, {"a": 2, "b": 0}]) == pytest.approx(0.75)
+
+
+def test_array_of_objects_is_compared_in_order():
+    expected = [{"a": 1}, {"a": 2}]
+    assert key_matching(expected, [{"a": 2}, {"a": 1}]) == 0.0
+
+
+def test_array_of_objects_against_other_arrays_is_zero():
+    expected = [{"a": 1}]
+    assert key_matching(expected, [{"a": 1}, "x"]) == 0.0
+    assert key_matching(expected, ["a"]) == 0.0
+    assert key_matching(expected, {"a": 1}) == 0.0
+    assert key_matching(expected, []) == 0.0  # an empty array matches nothing
+
+
+def test_primitive_lists_use_the_jaccard_of_sets():
+    # {b, c} shared, union {a, b, c, d}
+    assert key_matching(["a", "b", "c"], ["b", "c", "d"]) == pytest.approx(0.5)
+    assert key_matching(["a", "b", "c"], ["c", "b", "a"]) == 1.0  # order does not matter
+    assert key_matching(["a", "b", "c"], ["a", "a", "b", "c"]) == 1.0  # nor duplicates
+    assert key_matching(["a", "b"], []) == 0.0
+    assert key_matching(["a"], "a") == 0.0  # not an array
+
+
+def test_primitive_lists_compare_values_by_json_equality():
+    # 1 == 1.0 is shared; true is not 2; union {1, 2, true}
+    assert key_matching([1, 2], [1.0, True]) == pytest.approx(1 / 3)
+    assert key_matching([True], [1]) == 0.0
+
+
+def test_empty_array_needs_an_empty_array():
+    assert key_matching([], []) == 1.0
+    assert key_matching([], [1]) == 0.0
+    assert key_matching([], {}) == 0.0
+    assert key_matching([], None) == 0.0
+
+
+SCHEMA = {
+    "type": "object",
+    "required": ["Year", "IsSequel", "Ratings", "Genres"],
+    "properties": {
+        "Year": {"type": "number"},
+        "IsSequel": {"type": "boolean"},
+        "Genres": {"type": "array", "items": {"type": "string"}},
+        "Ratings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["Source", "Score"],
+                "properties": {
+                    "Source": {"type": "string", "enum": ["IMDb", "Metacritic"]},
+                    "Score": {"type": "number"},
+                },
+            },
+        },
+    },
+}
+CHECKER = SchemaChecker(SCHEMA, source="movie")
+EXPECTED = {
+    "Year": 2023,
+    "IsSequel": False,
+    "Genres": ["Thriller", "Sci-Fi"],
+    "Ratings": [{"Source": "IMDb", "Score": 8.2}, {"Source": "Metacritic", "Score": 88}],
+}
+
+
+def _scores(raw: str) -> dict:
+    return score_deepjson(raw, EXPECTED, CHECKER, SCHEMA)
+
+
+def test_invalid_output_scores_zero_on_all_three():
+    for raw in ("", "no JSON here", '{"Year": 2023,', "[1, 2]"):
+        scores = _scores(raw)["scores"]
+        assert (scores["syntax"], scores["key_matching"], scores["strict"]) == (0, 0.0, 0)
+
+
+def test_output_that_breaks_the_schema_scores_zero_even_when_keys_match():
+    wrong_type = dict(EXPECTED, Year="2023")  # km alone would be 3/4
+    assert key_matching(EXPECTED, wrong_type) == pytest.approx(0.75)
+    record = _scores(json.dumps(wrong_type))
+    assert record["parse"]["ok"] and record["scores"]["valid_json"] == 1
+    assert record["scores"] == {"syntax": 0, "key_matching": 0.0, "strict": 0, "valid_json": 1}
+    assert record["schema_errors"]
+    assert all(v["key_matching"] == 0 for v in record["element_scores"].values())
+
+
+def test_valid_output_gets_syntax_key_matching_and_strict():
+    perfect = _scores("```json\n" + json.dumps(EXPECTED) + "\n```")
+    assert perfect["parse"]["path"] == "fenced_json"
+    assert perfect["scores"] == {"syntax": 1, "key_matching": 1.0, "strict": 1, "valid_json": 1}
+    # the second rating's score is wrong: Ratings = (1 + 1/2) / 2, km = (1+1+1+0.75) / 4
+    partial = dict(EXPECTED, Ratings=[EXPECTED["Ratings"][0], {"Source": "Metacritic", "Score": 8}])
+    scores = _scores(json.dumps(partial))["scores"]
+    assert scores["syntax"] == 1 and scores["strict"] == 0
+    assert scores["key_matching"] == pytest.approx(3.75 / 4)
+
+
+def test_element_types_follow_the_schema():
+    assert element_type({"type": "string", "enum": ["a"]}, "a") == "enum"
+    assert element_type({"type": "string"}, "a") == "string"
+    assert element_type({"type": "number"}, 3) == "number"
+    assert element_type({"type": "boolean"}, True) == "boolean"
+    assert element_type({"type": "array", "items": {"type": "number"}}, [1]) == "number_list"
+    assert element_type({"type": "array", "items": {"type": "string"}}, []) == "string_list"
+    assert element_type(None, [{"a": 1}]) == "object_list"
+    assert element_type({"type": "object"}, {"a": 1}) is None
+
+
+def test_element_type_scores_follow_paths_into_object_lists():
+    output = dict(EXPECTED, IsSequel=True, Genres=["Thriller"])
+    output["Ratings"] = [{"Source": "IMDb", "Score": 8.2}]
+    scores = element_type_scores(EXPECTED, output, SCHEMA)
+    assert scores["number"] == {"fields": 3, "key_matching": pytest.approx(2 / 3)}  # Year, 2 Scores
+    assert scores["boolean"] == {"fields": 1, "key_matching": 0.0}
+    assert scores["string_list"] == {"fields": 1, "key_matching": 0.5}
+    assert scores["enum"] == {"fields": 2, "key_matching": 0.5}  # the second one is missing
+    assert scores["object_list"] == {"fields": 1, "key_matching": 0.5}
+    assert list(scores) == ["number", "boolean", "enum", "string_list", "object_list"]
