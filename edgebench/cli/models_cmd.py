@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from edgebench.cli.options import ThreadsOpt
+from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.registry import DEFAULT_MODEL, load_registry
@@ -91,6 +94,31 @@ def info(
             value = f"{value:,}"
         table.add_row(key.replace("_", " "), "-" if value is None else str(value))
     _print(table)
+
+
+@models_app.command("convert")
+def convert_model(
+    name: Annotated[str, typer.Argument(help="Registry name, see `edgebench models list`.")],
+    to: Annotated[str, typer.Option("--to", help="Target format (only `onnx`).")] = "onnx",
+    precision: Annotated[
+        str, typer.Option("--precision", help="fp32 (exported as is) or int4 (4-bit weights).")
+    ] = "int4",
+    threads: ThreadsOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Convert again if converted.")] = False,
+) -> None:
+    """Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> optimum
+    export with KV cache -> optional 4-bit weights. Needs `pip install 'edgebench[convert]'`;
+    runs offline from the cached GGUF. The result is `NAME@onnx-PRECISION`.
+
+    Example: edgebench models convert smollm2-135m-instruct --to onnx --precision int4
+    """
+    from edgebench.models.convert import convert
+
+    if to != "onnx":
+        raise UserError(f"--to: {to!r} is not a supported target (supported: onnx)")
+    say = Console(file=sys.stderr, soft_wrap=True, highlight=False).print
+    model = convert(name, precision, force=force, threads=threads, say=say)
+    typer.echo(model.folder)
 
 
 # Registering here keeps app.py free of per-group wiring (it imports this module).

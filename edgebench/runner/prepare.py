@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.models.gguf import read_gguf, special_tokens
-from edgebench.models.resolve import resolve_model
+from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
 from edgebench.runner.manifest import dataset_hash
 from edgebench.runner.run import ModelUnderTest, RunSettings
@@ -17,6 +17,8 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
     """Resolve (and pull if needed) the model and read its prompt format from the GGUF
     header, without loading any weights in this process."""
     resolved = resolve_model(spec)
+    if resolved.onnx is not None:
+        return _onnx_under_test(resolved)
     header = read_gguf(resolved.path)
     tokens = special_tokens(header.metadata)
     prompt_format = PromptFormat(
@@ -28,6 +30,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
     entry = resolved.entry
     details: dict[str, Any] = {
         "registry_name": entry.name if entry else None,
+        "format": "gguf",
         "architecture": header.architecture,
         "gguf_name": header.name,
         "quantization": header.quantization,
@@ -42,6 +45,42 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         size_bytes=resolved.size_bytes,
         prompt_format=prompt_format,
         n_ctx_train=header.context_length,
+        details=details,
+        stop=tuple(resolved.stop),
+    )
+
+
+def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
+    """A converted ONNX folder: the prompt format and identity come from its provenance
+    file (the chat template and special tokens of the GGUF it was made from)."""
+    assert resolved.onnx is not None
+    provenance = resolved.onnx.provenance
+    prompt = resolved.onnx.prompt
+    source = provenance.get("source") or {}
+    entry = resolved.entry
+    details: dict[str, Any] = {
+        "registry_name": entry.name if entry else provenance.get("base_model"),
+        "format": "onnx",
+        "architecture": source.get("architecture"),
+        "quantization": provenance.get("precision"),
+        "parameters": source.get("parameters"),
+        "context_length": provenance.get("context_length"),
+        "license": entry.license if entry else None,
+        "onnx": {k: provenance.get(k) for k in ("source", "quantization", "export", "tools")},
+    }
+    return ModelUnderTest(
+        label=resolved.label,
+        path=resolved.path,
+        sha256=resolved.sha256,
+        size_bytes=resolved.size_bytes,
+        prompt_format=PromptFormat(
+            style=resolved.prompt_style,
+            chat_template=prompt.get("chat_template"),
+            bos_token=prompt.get("bos_token"),
+            eos_token=prompt.get("eos_token"),
+        ),
+        n_ctx_train=provenance.get("context_length"),
+        backend="onnx",
         details=details,
         stop=tuple(resolved.stop),
     )

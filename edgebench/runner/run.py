@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from edgebench.backends import backend_for
+from edgebench.backends import UnsupportedConstraint, backend_for
 from edgebench.backends.base import FINISH_UNSUPPORTED, DecodeSettings, Generation, LoadInfo, now
 from edgebench.constraints import CompileReport, ConstraintRequest, request_for
 from edgebench.errors import UserError
@@ -269,104 +269,186 @@ def _run_arm(
         on_sample(build_sample(index, example, prompt, gen, task, mode, report, max_tokens))
 
 
+def _model_record(model: ModelUnderTest) -> dict[str, Any]:
+    """A model as the manifest lists it (the same fields as the single `model` block)."""
+    return {
+        "label": model.label,
+        "path": str(model.path),
+        "sha256": model.sha256,
+        "size_bytes": model.size_bytes,
+        "backend": model.backend,
+        "prompt_format": model.prompt_format.describe(),
+        **model.details,
+    }
+
+
+def _arm_key(model: ModelUnderTest, mode: str, several_models: bool) -> str:
+    """Arms are keyed by mode; with several models, by model and mode."""
+    return f"{model.label} | {mode}" if several_models else mode
+
+
+def _plan_model(
+    model: ModelUnderTest,
+    worker: Worker,
+    settings: RunSettings,
+    task: Task,
+    examples: list[Example],
+    dataset: list[Example],
+) -> tuple[_Plan, dict[str, Any]]:
+    """Prompts, token budget and context size for one model (its own tokenizer), and
+    the manifest's `decoding` block."""
+    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
+    stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+    counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
+    prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
+    budget = plan_budget(settings.max_tokens, dataset, reference_counts)
+    decoding = {
+        "strategy": "greedy",
+        **budget.describe(),
+        "stop": list(stop),
+        "stop_applies_to": "none (grammars end the JSON themselves)",
+        "constraints": list(settings.constraints),
+    }
+    budgets = [budget.for_example(ex) for ex in examples]
+    n_ctx = size_context(examples, prompt_counts, budgets, settings.n_ctx, model.n_ctx_train)
+    return _Plan(examples, prompts, budget, stop, n_ctx), decoding
+
+
 def execute(
     settings: RunSettings,
-    model: ModelUnderTest,
+    model: ModelUnderTest | list[ModelUnderTest],
     task: Task,
     dataset: list[Example],
     dataset_info: dict[str, Any],
     *,
     worker_factory: WorkerFactory | None = None,
+    model_worker_factory: Callable[[ModelUnderTest, str], Worker] | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
-    """Run the first `settings.limit` examples of `dataset` through `model`, once per
-    constraint mode (each in a fresh worker), and write the run folder. The whole
-    dataset sizes the automatic token budget."""
+    """Run the first `settings.limit` examples of `dataset` through each model, once per
+    constraint mode (each model and mode in a fresh worker, one after another), and
+    write one run folder. The whole dataset sizes the automatic token budget.
+
+    A mode a model's runtime cannot apply is recorded as a skipped arm with the reason."""
+    models = model if isinstance(model, list) else [model]
+    labels = [m.label for m in models]
+    if len(set(labels)) != len(labels):
+        twice = next(label for label in labels if labels.count(label) > 1)
+        raise UserError(f"--model: {twice!r} is named twice")
+    several = len(models) > 1
     examples = dataset[: settings.limit] if settings.limit else dataset
     if not examples:
         raise UserError("the dataset has no examples to run")
-    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
-    stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
 
-    def make_worker(mode: str) -> Worker:
+    def make_worker(m: ModelUnderTest, mode: str) -> Worker:
+        if model_worker_factory is not None:
+            return model_worker_factory(m, mode)
         if worker_factory is not None:
             return worker_factory(mode)
-        backend, options = backend_for(model.backend, mode)
+        backend, options = backend_for(m.backend, mode)
         return BackendWorker(
-            backend, {"model_path": str(model.path), "n_threads": settings.threads, **options}
+            backend, {"model_path": str(m.path), "n_threads": settings.threads, **options}
         )
 
-    run_dir = make_run_dir(settings, model.label, mf.utc_now())
-    manifest = initial_manifest(run_dir, settings, model, task, dataset_info)
+    def skip_reason(m: ModelUnderTest, mode: str) -> str | None:
+        if worker_factory is not None or model_worker_factory is not None:
+            return None
+        try:
+            backend_for(m.backend, mode)
+        except UnsupportedConstraint as exc:
+            return str(exc)
+        return None
+
+    run_dir = make_run_dir(settings, " + ".join(labels), mf.utc_now())
+    manifest = initial_manifest(run_dir, settings, models[0], task, dataset_info)
+    if several:
+        manifest["models"] = [_model_record(m) for m in models]
     manifest["arms"] = {}
     write_json_atomic(run_dir / "manifest.json", manifest)
 
-    t_run = now()
-    samples: list[dict[str, Any]] = []
-    failure: BaseException | None = None
+    # Every model's prompts, budget and context first: a prompt that does not fit one
+    # model fails the run before any model spends an hour on the others.
+    plans: list[tuple[ModelUnderTest, _Plan]] = []
+    workers: list[Worker] = []  # one per model, for counting tokens
     modes = list(settings.constraints)
-    worker: Worker | None = make_worker(modes[0])
     try:
-        counts = worker.count_tokens(prompts + [reference_text(ex) for ex in dataset])
-        prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
-        budget = plan_budget(settings.max_tokens, dataset, reference_counts)
-        manifest["decoding"] = {
-            "strategy": "greedy",
-            **budget.describe(),
-            "stop": list(stop),
-            "stop_applies_to": "none (grammars end the JSON themselves)",
-            "constraints": modes,
-        }
-        budgets = [budget.for_example(ex) for ex in examples]
-        n_ctx = size_context(examples, prompt_counts, budgets, settings.n_ctx, model.n_ctx_train)
-        plan = _Plan(examples, prompts, budget, stop, n_ctx)
+        for m in models:
+            usable = [mode for mode in modes if skip_reason(m, mode) is None]
+            workers.append(make_worker(m, usable[0] if usable else "none"))
+            plan, decoding = _plan_model(m, workers[-1], settings, task, examples, dataset)
+            plans.append((m, plan))
+            if m is models[0]:
+                manifest["decoding"] = decoding
+            if several:
+                manifest["models"][len(plans) - 1].update(decoding=decoding, n_ctx=plan.n_ctx)
     except (WorkerError, WorkerDied, UserError) as exc:
-        worker.close()
+        _close_all(workers)
         manifest.update(status="failed", error=str(exc), finished_at=mf.utc_now())
         write_json_atomic(run_dir / "manifest.json", manifest)
         if isinstance(exc, WorkerError):
             raise _remote_user_error(exc) or UserError(f"the model worker failed: {exc}") from None
         raise UserError(str(exc)) from None
     except BaseException:
-        worker.close()
+        _close_all(workers)
         raise
+    # The first model's counting worker decodes its first arm; the others would only
+    # hold memory while the first model is measured.
+    _close_all(workers[1:])
 
+    t_run = now()
+    samples: list[dict[str, Any]] = []
+    failure: BaseException | None = None
     with JsonlAppender(run_dir / "samples.jsonl") as log:
+        for position, (m, plan) in enumerate(plans):
+            worker: Worker | None = workers[0] if position == 0 else None
+            stopped = False
+            for mode in modes:
+                key = _arm_key(m, mode, several)
+                arm: dict[str, Any] = {"constraint": mode, "model": m.label, "status": "running"}
+                manifest["arms"][key] = arm
+                reason = skip_reason(m, mode)
+                if reason is not None:
+                    arm.update(status="skipped", reason=reason)
+                    write_json_atomic(run_dir / "manifest.json", manifest)
+                    continue
 
-        def on_sample(sample: dict[str, Any]) -> None:
-            log.append(sample)
-            samples.append(sample)
-            if progress:
-                progress.advance(sample)
+                def on_sample(sample: dict[str, Any], label: str = m.label) -> None:
+                    sample["model"] = label
+                    log.append(sample)
+                    samples.append(sample)
+                    if progress:
+                        progress.advance(sample)
 
-        for mode in modes:
-            arm: dict[str, Any] = {"constraint": mode, "status": "running"}
-            manifest["arms"][mode] = arm
-            t_arm = now()
-            if progress:
-                progress.start(len(examples), f"{task.name} · {model.label} · {mode}")
-            arm_failure: BaseException | None = None
-            try:
-                worker = worker or make_worker(mode)
-                _run_arm(mode, worker, plan, task, settings, arm, on_sample)
-            except WorkerError as exc:
-                arm_failure = _remote_user_error(exc) or exc
-            except (WorkerDied, UserError, KeyboardInterrupt) as exc:
-                arm_failure = exc
-            finally:
+                t_arm = now()
                 if progress:
-                    progress.stop()
-                memory = worker.close() if worker is not None else None
-                worker = None
-            arm["memory"] = memory.to_dict() if memory else None
-            arm["wall_s"] = now() - t_arm
-            arm["status"] = _status(arm_failure)
-            if arm_failure is not None:
-                arm["error"] = str(arm_failure) or type(arm_failure).__name__
-                failure = failure or arm_failure
-            write_json_atomic(run_dir / "manifest.json", manifest)
-            # A crashed engine costs its own arm only; anything else stops the run.
-            if arm_failure is not None and not isinstance(arm_failure, WorkerDied):
+                    progress.start(len(examples), f"{task.name} · {m.label} · {mode}")
+                arm_failure: BaseException | None = None
+                try:
+                    worker = worker or make_worker(m, mode)
+                    _run_arm(mode, worker, plan, task, settings, arm, on_sample)
+                except WorkerError as exc:
+                    arm_failure = _remote_user_error(exc) or exc
+                except (WorkerDied, UserError, KeyboardInterrupt) as exc:
+                    arm_failure = exc
+                finally:
+                    if progress:
+                        progress.stop()
+                    memory = worker.close() if worker is not None else None
+                    worker = None
+                arm["memory"] = memory.to_dict() if memory else None
+                arm["wall_s"] = now() - t_arm
+                arm["status"] = _status(arm_failure)
+                if arm_failure is not None:
+                    arm["error"] = str(arm_failure) or type(arm_failure).__name__
+                    failure = failure or arm_failure
+                write_json_atomic(run_dir / "manifest.json", manifest)
+                # A crashed engine costs its own arm only; anything else stops the run.
+                if arm_failure is not None and not isinstance(arm_failure, WorkerDied):
+                    stopped = True
+                    break
+            if worker is not None:
+                worker.close()
+            if stopped:
                 break
 
     manifest["wall_s"] = now() - t_run
@@ -382,6 +464,11 @@ def execute(
             raise failure
         raise UserError(f"{failure}; {len(samples)} completed examples kept in {run_dir}")
     return RunResult(run_dir=run_dir, summary=summary)
+
+
+def _close_all(workers: list[Worker]) -> None:
+    for worker in workers:
+        worker.close()
 
 
 def _status(failure: BaseException | None) -> str:

@@ -1,0 +1,311 @@
+"""ONNX models (from `edgebench models convert`) on plain onnxruntime: no torch, no
+transformers at run time.
+
+The graph is optimum's `text-generation-with-past` export: inputs input_ids,
+attention_mask, position_ids and past_key_values.N.key/value, outputs logits and
+present.N.key/value. edgebench runs its own greedy loop over `InferenceSession.run` with
+the KV cache in numpy arrays, fresh for every request, and timestamps the first and last
+sampled token itself, like the llama.cpp backend. Prompts are tokenized with the
+`tokenizers` package from the folder's tokenizer.json, adding BOS only when the GGUF the
+model came from asked for it, so both runtimes read the same token ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebench.backends.base import (
+    FINISH_ERROR,
+    FINISH_LENGTH,
+    FINISH_STOP,
+    DecodeSettings,
+    Generation,
+    LoadInfo,
+    now,
+)
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
+from edgebench.errors import UserError
+from edgebench.models.onnx_check import check_model_file
+from edgebench.models.onnx_model import TOKENIZER, read_provenance
+
+ONNX_EXTRA_HINT = "pip install 'edgebench[onnx]'"
+_SUPPORTED = ("none",)
+
+
+def import_onnxruntime() -> Any:
+    try:
+        import onnxruntime
+    except ImportError:
+        raise UserError(f"the onnx backend needs onnxruntime: {ONNX_EXTRA_HINT}") from None
+    return onnxruntime
+
+
+def load_tokenizer(folder: Path) -> Any:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise UserError(
+            f"the onnx backend needs the tokenizers package: {ONNX_EXTRA_HINT}"
+        ) from None
+    path = folder / TOKENIZER
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises its own Exception type for bad files
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"{path}: cannot read the tokenizer: {reason}") from None
+
+
+@dataclass
+class _Decoding:
+    """What one request produced so far."""
+
+    ids: list[int] = field(default_factory=list)
+    text: str | None = None  # set when a stop string cut the output
+    generated: int = 0
+    passes: int = 0
+    finish: str = FINISH_LENGTH
+    error: str | None = None
+    t_first: float | None = None
+    prefill_ms: float = 0.0
+    decode_ms: float = 0.0
+
+
+class KVSession:
+    """One request's forward passes: the session, its KV cache (numpy) and position."""
+
+    def __init__(self, session: Any, layers: int, kv_shape: tuple[int, int], dtype: Any) -> None:
+        self.session = session
+        self.layers = layers
+        heads, head_dim = kv_shape
+        empty = np.zeros((1, heads, 0, head_dim), dtype=dtype)
+        self.past: dict[str, np.ndarray] = {}
+        for n in range(layers):
+            self.past[f"past_key_values.{n}.key"] = empty
+            self.past[f"past_key_values.{n}.value"] = empty
+        self.length = 0
+        self.output_names = ["logits"] + [
+            f"present.{n}.{kind}" for n in range(layers) for kind in ("key", "value")
+        ]
+
+    def forward(self, tokens: list[int]) -> np.ndarray:
+        """Evaluate `tokens` after what is cached; the logits of the last one."""
+        count = len(tokens)
+        total = self.length + count
+        feed = {
+            "input_ids": np.asarray([tokens], dtype=np.int64),
+            "attention_mask": np.ones((1, total), dtype=np.int64),
+            "position_ids": np.arange(self.length, total, dtype=np.int64)[None, :],
+            **self.past,
+        }
+        outputs = self.session.run(self.output_names, feed)
+        for n in range(self.layers):
+            self.past[f"past_key_values.{n}.key"] = outputs[1 + 2 * n]
+            self.past[f"past_key_values.{n}.value"] = outputs[2 + 2 * n]
+        self.length = total
+        return outputs[0][0, -1]
+
+
+class OnnxBackend:
+    name = "onnx"
+
+    def __init__(self, model_path: str, n_threads: int, constraint_mode: str = "none") -> None:
+        if constraint_mode not in _SUPPORTED:
+            raise UserError(f"the onnx backend has no '{constraint_mode}' constraint mode")
+        self.folder = Path(model_path)
+        self.model = read_provenance(self.folder)
+        self.n_threads = n_threads
+        self.constraint_mode = constraint_mode
+        tokens = self.model.tokens
+        self.add_bos = bool(tokens.get("add_bos"))
+        self.bos_id = tokens.get("bos_id")
+        self.eog_ids = frozenset(int(t) for t in tokens.get("eog_ids") or [])
+        self.tokenizer: Any = None
+        self.session: Any = None
+        self.layers = 0
+        self.kv_shape = (0, 0)
+        self.kv_dtype: Any = np.float32
+        self.n_ctx = 0
+
+    # -- tokens --------------------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        """Token ids as llama.cpp reads the same GGUF: special tokens parsed, BOS only
+        when the model asks for it (never twice)."""
+        if self.tokenizer is None:
+            self.tokenizer = load_tokenizer(self.folder)
+        ids = list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        if self.add_bos and self.bos_id is not None and (not ids or ids[0] != self.bos_id):
+            ids.insert(0, self.bos_id)
+        return ids
+
+    def count_tokens(self, prompts: list[str]) -> list[int]:
+        return [len(self.encode(p)) for p in prompts]
+
+    # -- loading -------------------------------------------------------------------
+    def load(self, n_ctx: int) -> LoadInfo:
+        ort = import_onnxruntime()
+        graph = self.model.graph
+        # Before onnxruntime reads a byte: well-formed, external data inside the folder.
+        check_model_file(graph, self.folder)
+        context = self.model.provenance.get("context_length")
+        if context and n_ctx > context:
+            raise UserError(f"n_ctx {n_ctx} exceeds the model's training context {context}")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.n_threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only; they come back as exceptions
+        try:
+            self.session = ort.InferenceSession(
+                str(graph), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own types (InvalidProtobuf, Fail)
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UserError(f"onnxruntime could not load {graph}: {reason}") from None
+        self._read_signature()
+        if self.tokenizer is None:
+            self.tokenizer = load_tokenizer(self.folder)
+        self.n_ctx = n_ctx
+        return LoadInfo(
+            n_ctx=n_ctx,
+            runtime={
+                "name": "onnxruntime",
+                "onnxruntime": ort.__version__,
+                "providers": self.session.get_providers(),
+                "intra_op_num_threads": self.n_threads,
+                "inter_op_num_threads": 1,
+                "graph_optimization": "ORT_ENABLE_ALL",
+                "n_layers": self.layers,
+                "kv_heads": self.kv_shape[0],
+                "head_dim": self.kv_shape[1],
+                "precision": self.model.provenance.get("precision"),
+                "constraint_mode": self.constraint_mode,
+            },
+        )
+
+    def _read_signature(self) -> None:
+        """Layer count and KV shape from the graph's inputs; a graph without the KV-cache
+        inputs was not exported `with-past` and cannot be decoded step by step."""
+        inputs = {i.name: i for i in self.session.get_inputs()}
+        keys = sorted(
+            (n for n in inputs if n.startswith("past_key_values.") and n.endswith(".key")),
+            key=lambda n: int(n.split(".")[1]),
+        )
+        missing = {"input_ids", "attention_mask", "position_ids"} - set(inputs)
+        if missing or not keys:
+            raise UserError(
+                f"{self.model.graph}: not a text-generation-with-past export "
+                f"(missing inputs: {', '.join(sorted(missing)) or 'past_key_values.*'})"
+            )
+        first = inputs[keys[0]]
+        heads, head_dim = first.shape[1], first.shape[3]
+        if not isinstance(heads, int) or not isinstance(head_dim, int):
+            raise UserError(f"{self.model.graph}: KV cache inputs have no fixed head shape")
+        self.layers = len(keys)
+        self.kv_shape = (heads, head_dim)
+        self.kv_dtype = np.float16 if "float16" in first.type else np.float32
+
+    def new_session(self) -> KVSession:
+        """A fresh KV cache: every request starts from nothing."""
+        return KVSession(self.session, self.layers, self.kv_shape, self.kv_dtype)
+
+    # -- constraints ---------------------------------------------------------------
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+        raise ValueError(
+            f"this worker decodes under '{self.constraint_mode}', not '{request.mode}'"
+        )
+
+    # -- decoding ------------------------------------------------------------------
+    def greedy_token_ids(self, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
+        """The argmax token at each of `max_new_tokens` steps, ignoring end-of-generation
+        (for comparing with the model the graph was exported from)."""
+        kv = self.new_session()
+        logits = kv.forward(prompt_ids)
+        out: list[int] = []
+        while True:
+            token = int(np.argmax(logits))
+            out.append(token)
+            if len(out) >= max_new_tokens:
+                return out
+            logits = kv.forward([token])
+
+    def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
+        t_start = now()
+        ids = self.encode(prompt)
+        if len(ids) + settings.max_tokens > self.n_ctx:
+            raise UserError(
+                f"prompt of {len(ids)} tokens + max_tokens {settings.max_tokens} "
+                f"does not fit n_ctx {self.n_ctx}"
+            )
+        if settings.constraint is not None:
+            raise ValueError(f"the onnx backend cannot decode under {settings.constraint.mode!r}")
+        state = _Decoding()
+        try:
+            self._greedy(ids, settings, state)
+        except Exception as exc:  # onnxruntime's errors: this example fails, the run goes on
+            state.finish, state.error = FINISH_ERROR, f"onnxruntime: {exc}"
+        t_end = now()
+        text = state.text if state.text is not None else self._decode(state.ids)
+        return Generation(
+            text=text,
+            prompt_tokens=len(ids),
+            output_tokens=len(state.ids),
+            generated_tokens=state.generated,
+            finish_reason=state.finish,
+            t_start=t_start,
+            t_first_token=state.t_first,
+            t_end=t_end,
+            error=state.error,
+            forward_passes=state.passes,
+            runtime_counters={
+                "n_p_eval": len(ids),
+                "t_p_eval_ms": state.prefill_ms,
+                "n_eval": state.passes,
+                "t_eval_ms": state.decode_ms,
+            },
+        )
+
+    def _greedy(self, prompt: list[int], settings: DecodeSettings, state: _Decoding) -> None:
+        kv = self.new_session()
+        t0 = now()
+        logits = kv.forward(prompt)
+        state.prefill_ms = (now() - t0) * 1000
+        stops = settings.stop
+        while True:
+            token = int(np.argmax(logits))
+            state.generated += 1
+            if state.t_first is None:
+                state.t_first = now()
+            if token in self.eog_ids:
+                state.finish = FINISH_STOP
+                return
+            state.ids.append(token)
+            if stops and self._hit_stop(state, stops):
+                state.finish = FINISH_STOP
+                return
+            if len(state.ids) >= settings.max_tokens:
+                return
+            t0 = now()
+            logits = kv.forward([token])
+            state.decode_ms += (now() - t0) * 1000
+            state.passes += 1
+
+    def _decode(self, ids: list[int]) -> str:
+        # Special tokens are not text, as in llama.cpp's token_to_piece(special=False).
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _hit_stop(self, state: _Decoding, stops: tuple[str, ...]) -> bool:
+        text = self._decode(state.ids)
+        for stop in stops:
+            index = text.find(stop)
+            if index != -1:
+                state.text = text[:index]
+                return True
+        return False
+
+    def close(self) -> None:
+        self.session = None
