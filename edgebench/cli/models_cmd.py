@@ -14,7 +14,15 @@ from edgebench.cli.options import ThreadsOpt
 from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
-from edgebench.models.registry import DEFAULT_MODEL, load_registry
+from edgebench.models.onnx_model import (
+    converted_variants,
+    onnx_state,
+    read_provenance,
+    split_variant,
+    variant_dir,
+    variant_name,
+)
+from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry
 from edgebench.models.resolve import resolve_model
 
 models_app = typer.Typer(
@@ -34,16 +42,21 @@ def _print(renderable: Table) -> None:
 
 @models_app.command("list")
 def list_models() -> None:
-    """List the registry's models and whether each is in the cache.
+    """List the registry's models, whether each is in the cache, and the ONNX models
+    converted from them (`NAME@onnx-int4`, `NAME@onnx-fp32`).
 
     Example: edgebench models list
     """
-    table = Table(title="edgebench models", caption=f"* default model ({DEFAULT_MODEL})")
-    for column in ("name", "family", "params", "quant", "size MB", "license", "prompt", "cached"):
+    caption = f"* default model ({DEFAULT_MODEL}). Convert one: edgebench models convert NAME"
+    table = Table(title="edgebench models", caption=caption)
+    columns = ("name", "format", "family", "params", "quant", "size MB", "license", "prompt")
+    for column in (*columns, "cached"):
         table.add_column(column, justify="right" if column == "size MB" else "left")
-    for name, entry in load_registry().items():
+    registry = load_registry()
+    for name, entry in registry.items():
         table.add_row(
             name + (" *" if name == DEFAULT_MODEL else ""),
+            entry.format,
             entry.family,
             entry.params,
             entry.quantization,
@@ -52,7 +65,37 @@ def list_models() -> None:
             entry.prompt_style,
             cache_state(entry),
         )
+    for row in converted_rows(registry):
+        table.add_row(*row)
     _print(table)
+
+
+def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
+    """One row per converted ONNX folder in the cache, described by its provenance."""
+    rows = []
+    for base, precision in converted_variants():
+        state = onnx_state(base, precision)
+        try:
+            model = read_provenance(variant_dir(base, precision))
+        except UserError:
+            rows.append((variant_name(base, precision), "onnx", *["-"] * 6, state))
+            continue
+        entry = registry.get(base)
+        quant = "int4 (MatMulNBits)" if precision == "int4" else precision
+        rows.append(
+            (
+                model.name,
+                "onnx",
+                entry.family if entry else "-",
+                entry.params if entry else "-",
+                quant,
+                f"{model.size_bytes / 1e6:.1f}",
+                entry.license if entry else "-",
+                str(model.prompt.get("style") or "-"),
+                state,
+            )
+        )
+    return rows
 
 
 @models_app.command("pull")
@@ -64,6 +107,13 @@ def pull_model(
 
     Example: edgebench models pull gemma3-270m
     """
+    variant = split_variant(name)
+    if variant is not None:
+        base, precision = variant
+        raise UserError(
+            f"{name!r} is not pulled but converted locally: edgebench models pull {base} && "
+            f"edgebench models convert {base} --to onnx --precision {precision}"
+        )
     typer.echo(pull(name, force=force))
 
 

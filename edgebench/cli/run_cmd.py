@@ -19,10 +19,21 @@ from edgebench.cli.options import (
     default_threads,
 )
 from edgebench.constraints import parse_modes
+from edgebench.errors import UserError
 from edgebench.report.table import RichProgress, render_summary
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.runner.run import RunSettings, execute
 from edgebench.tasks import get_task
+
+
+def parse_model_list(text: str | None) -> list[str | None]:
+    """`--model a,b` -> the model specs in order; None (the default model) when absent."""
+    if text is None:
+        return [None]
+    specs = [part.strip() for part in text.split(",")]
+    if not all(specs):
+        raise UserError(f"--model: empty name in {text!r} (separate models with commas)")
+    return specs
 
 
 @app.command()
@@ -58,6 +69,8 @@ def run(
     Example: edgebench run --model smollm2-135m-instruct --limit 20 --threads 2
 
     Example: edgebench run --constraint none,gbnf,mask --limit 20
+
+    Example: edgebench run --model smollm2-135m-instruct,smollm2-135m-instruct@onnx-int4
     """
     console = Console(stderr=True)
     settings = RunSettings(
@@ -75,10 +88,10 @@ def run(
     )
     task_impl = get_task(settings.task)
     examples, dataset_info = load_examples(task_impl, settings)
-    model_info = model_under_test(settings.model)
+    models = [model_under_test(spec) for spec in parse_model_list(settings.model)]
     result = execute(
         settings,
-        model_info,
+        models,
         task_impl,
         examples,
         dataset_info,
