@@ -2,12 +2,13 @@
 
 Usage: python benchmarks/constrained_overhead.py [--limit N] [--threads 2] [--max-tokens N]
 
-For each mode (none, json, gbnf, outlines, mask, and mask without fast-forwarding) the
-default model decodes the same built-in EdgeJSON examples, one mode after the other in
-this process, and the script prints: decode tokens/s (p50 over examples and pooled:
-all decode tokens / all decode seconds), its ratio to `none` from this same process,
-forward passes per second, latency, and grammar compile times (first compile of each
-distinct schema, then the cached one). Results go to docs/performance.md.
+For each mode (none, json, gbnf, outlines, mask; the schema modes also without the
+keyword guard, and mask without fast-forwarding) the default model decodes the same
+built-in EdgeJSON examples, one mode after the other in this process, and the script
+prints: decode tokens/s (p50 over examples and pooled: all decode tokens / all decode
+seconds), its ratio to `none` from this same process, forward passes per second,
+latency, schema compliance, token-limit hits, and grammar compile times (first compile of
+each distinct schema, then the cached one). Results go to docs/performance.md.
 """
 
 from __future__ import annotations
@@ -29,21 +30,26 @@ from edgebench.runner.run import RunSettings, compile_schemas
 from edgebench.runner.timing import compute_timings
 from edgebench.tasks import get_task
 
-# (row label, constraint mode, fast-forward)
+# (row label, constraint mode, fast-forward, keyword guard)
 ROWS = (
-    ("none", "none", True),
-    ("json", "json", True),
-    ("gbnf", "gbnf", True),
-    ("outlines", "outlines", True),
-    ("mask", "mask", True),
-    ("mask, no fast-forward", "mask", False),
+    ("none", "none", True, False),
+    ("json", "json", True, False),
+    ("gbnf", "gbnf", True, True),
+    ("gbnf, no guard", "gbnf", True, False),
+    ("outlines", "outlines", True, True),
+    ("outlines, no guard", "outlines", True, False),
+    ("mask", "mask", True, True),
+    ("mask, no guard", "mask", True, False),
+    ("mask, no fast-forward", "mask", False, True),
 )
 
 
-def make_backend(path: str, mode: str, threads: int, fast_forward: bool) -> Any:
+def make_backend(path: str, mode: str, threads: int, fast_forward: bool, guard: bool) -> Any:
     if mode == "outlines":
-        return OutlinesLlamaBackend(path, threads)
-    return LlamaCppBackend(path, threads, constraint_mode=mode, fast_forward=fast_forward)
+        return OutlinesLlamaBackend(path, threads, guard=guard)
+    return LlamaCppBackend(
+        path, threads, constraint_mode=mode, fast_forward=fast_forward, guard=guard
+    )
 
 
 def measure(args: argparse.Namespace) -> None:
@@ -62,8 +68,8 @@ def measure(args: argparse.Namespace) -> None:
     print(f"{len(examples)} examples, max_tokens up to {max(budgets)}, n_ctx {n_ctx}", flush=True)
 
     results = []
-    for label, mode, fast_forward in ROWS:
-        backend = make_backend(str(model.path), mode, args.threads, fast_forward)
+    for label, mode, fast_forward, guard in ROWS:
+        backend = make_backend(str(model.path), mode, args.threads, fast_forward, guard)
         backend.load(n_ctx)
         requests = [request_for(mode, ex.schema, ex.schema_id) for ex in examples]
         _, records = compile_schemas(backend.compile_constraint, requests)
@@ -71,12 +77,17 @@ def measure(args: argparse.Namespace) -> None:
         cached = [r["cached_seconds"] for r in records]
         backend.generate(prompts[0], DecodeSettings(max_tokens=8, constraint=requests[0]))
         rates, latencies, decode_tokens, decode_seconds, passes = [], [], 0, 0.0, 0
+        compliant = cut = 0
         stop = model.prompt_format.stop if mode == "none" else ()
         t0 = now()
-        for prompt, request, max_tokens in zip(prompts, requests, budgets, strict=True):
+        for example, prompt, request, max_tokens in zip(
+            examples, prompts, requests, budgets, strict=True
+        ):
             gen = backend.generate(
                 prompt, DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
             )
+            compliant += task.score(gen.text, example)["scores"]["schema_compliance"]
+            cut += gen.finish_reason == "length"
             timings = compute_timings(gen)
             latencies.append(timings.latency_s)
             if timings.decode_tok_s and gen.t_first_token is not None:
@@ -92,6 +103,8 @@ def measure(args: argparse.Namespace) -> None:
                 "pooled": decode_tokens / decode_seconds,
                 "passes_s": passes / decode_seconds,
                 "latency": statistics.median(latencies),
+                "schema": compliant / len(examples),
+                "cut": cut,
                 "wall": now() - t0,
                 "compile_first_ms": 1000 * statistics.median(first) if first else None,
                 "compile_max_ms": 1000 * max(first) if first else None,
@@ -113,9 +126,9 @@ def print_table(results: list[dict[str, Any]], args: argparse.Namespace) -> None
     print()
     print(
         "| mode | decode tok/s p50 | x none | pooled tok/s | x none | forward passes/s "
-        "| latency p50 s | wall s | compile ms p50 (max) | cached ms p50 |"
+        "| latency p50 s | schema | cut | wall s | compile ms p50 (max) | cached ms p50 |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 
     def ms(value: float | None, digits: int = 2) -> str:
         return "-" if value is None else f"{value:.{digits}f}"
@@ -129,7 +142,8 @@ def print_table(results: list[dict[str, Any]], args: argparse.Namespace) -> None
         print(
             f"| {r['label']} | {r['p50']:.1f} | {r['p50'] / base['p50']:.2f} | "
             f"{r['pooled']:.1f} | {r['pooled'] / base['pooled']:.2f} | {r['passes_s']:.1f} | "
-            f"{r['latency']:.2f} | {r['wall']:.0f} | {compile_cell} | "
+            f"{r['latency']:.2f} | {r['schema']:.2f} | {r['cut']} | {r['wall']:.0f} | "
+            f"{compile_cell} | "
             f"{ms(r['compile_cached_ms'], 3)} |"
         )
 

@@ -26,7 +26,7 @@ def backend_names() -> list[str]:
 _CONSTRAINT_BACKENDS: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
     **{("llama", m): ("llama", {"constraint_mode": m}) for m in ("none", "json", "gbnf", "mask")},
     ("llama", "outlines"): ("llama-outlines", {}),
-    **{("onnx", m): ("onnx", {"constraint_mode": m}) for m in ("none",)},
+    **{("onnx", m): ("onnx", {"constraint_mode": m}) for m in ("none", "json", "mask")},
     **{("fake", m): ("fake", {}) for m in ("none", "json", "gbnf", "outlines", "mask")},
 }
 

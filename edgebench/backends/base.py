@@ -65,6 +65,9 @@ class Generation:
     forward_passes: int | None = None
     # The runtime's own performance counters for this request, for cross-checks.
     runtime_counters: dict[str, float] = field(default_factory=dict)
+    # Candidate tokens the keyword guard struck out, and times it had to give way.
+    guard_vetoes: int = 0
+    guard_dead_ends: int = 0
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,22 @@ import tempfile
 import warnings
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from edgebench.backends.base import (
     FINISH_ERROR,
-    FINISH_LENGTH,
     FINISH_STOP,
     DecodeSettings,
     Generation,
     LoadInfo,
     now,
 )
+from edgebench.backends.decoding import DecodeState, MaskedGreedy
 from edgebench.constraints import gbnf
+from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -100,26 +101,13 @@ def _process_log(llama_cpp: Any) -> _LlamaLog:
 
 @dataclass
 class _Compiled:
-    """A constraint ready to decode with: a sampler chain (grammar modes) or a matcher."""
+    """A constraint ready to decode with: a sampler chain (grammar modes) or a matcher,
+    and the keyword guard when the schema has something for it to enforce."""
 
     report: CompileReport
     chain: Any = None
     matcher: Any = None
-
-
-@dataclass
-class _Decoding:
-    """What one request produced so far."""
-
-    out: bytearray = field(default_factory=bytearray)
-    output_tokens: int = 0
-    generated: int = 0
-    forced: int = 0
-    forced_prefix: int = 0
-    passes: int = 0
-    finish: str = FINISH_LENGTH
-    error: str | None = None
-    t_first: float | None = None
+    guard: TokenGuard | None = None
 
 
 class LlamaCppBackend:
@@ -132,6 +120,7 @@ class LlamaCppBackend:
         n_batch: int = _MAX_BATCH,
         constraint_mode: str = "none",
         fast_forward: bool = True,
+        guard: bool = True,
     ) -> None:
         if constraint_mode not in _SUPPORTED:
             raise UserError(f"the llama backend has no '{constraint_mode}' constraint mode")
@@ -140,6 +129,7 @@ class LlamaCppBackend:
         self.n_batch = n_batch
         self.constraint_mode = constraint_mode
         self.fast_forward = fast_forward
+        self.use_guard = guard
         self.L = _import_llama_cpp()
         self.L.llama_backend_init()
         self.log = _process_log(self.L)
@@ -150,6 +140,7 @@ class LlamaCppBackend:
         self.llg: Any = None  # llguidance module and tokenizer, for the mask mode
         self.llg_tokenizer: Any = None
         self.token_mask: TokenMask | None = None
+        self._candidates: _Candidates | None = None
         self._compiled: dict[str, _Compiled] = {}
 
     # -- loading -------------------------------------------------------------------
@@ -196,6 +187,7 @@ class LlamaCppBackend:
             "n_batch": cparams.n_batch,
             "n_threads": self.n_threads,
             "constraint_mode": self.constraint_mode,
+            "keyword_guard": self.use_guard and self.constraint_mode in ("gbnf", "mask"),
         }
         if self.constraint_mode == "mask":
             runtime.update(self._load_llguidance())
@@ -242,18 +234,31 @@ class LlamaCppBackend:
         self._compiled[request.key] = compiled
         return report
 
+    def _guard_for(
+        self, schema: dict[str, Any] | None
+    ) -> tuple[TokenGuard | None, tuple[str, ...]]:
+        """The keyword guard for a schema mode, and the keyword sites it enforces."""
+        if not self.use_guard or schema is None:
+            return None, ()
+        guard = KeywordGuard(schema)
+        return (TokenGuard(guard), guard.keywords) if guard.active else (None, ())
+
     def _compile(self, request: ConstraintRequest) -> _Compiled:
         def failed(source: str, error: str) -> _Compiled:
             return _Compiled(CompileReport.new(request, source, error=error))
 
+        guard, guarded = self._guard_for(request.schema)
+        enforced = GUARDED_KEYWORDS if guard is not None else frozenset()
         if request.mode == "mask":
             assert request.schema is not None
             try:
-                matcher, ignored = compile_schema(self.llg, self.llg_tokenizer, request.schema)
+                matcher, ignored = compile_schema(
+                    self.llg, self.llg_tokenizer, request.schema, enforced_elsewhere=enforced
+                )
             except ValueError as exc:
                 return failed("llguidance", str(exc))
-            report = CompileReport.new(request, "llguidance", warnings=ignored)
-            return _Compiled(report, matcher=matcher)
+            report = CompileReport.new(request, "llguidance", warnings=ignored, guarded=guarded)
+            return _Compiled(report, matcher=matcher, guard=guard)
         warnings: tuple[str, ...] = ()
         if request.mode == "json":
             text, source = gbnf.json_grammar(), "grammars/json.gbnf"
@@ -264,8 +269,11 @@ class LlamaCppBackend:
             except Exception as exc:  # the converter raises on schemas it cannot express
                 return failed("converter", f"json_schema_to_gbnf: {exc}")
             text, source = found.text, found.source
-            ignored = gbnf.unenforced_keywords(request.schema, formats=gbnf.converter_formats())
-            warnings = tuple(ignored)
+            warnings = tuple(
+                gbnf.unenforced_keywords(
+                    request.schema, formats=gbnf.converter_formats(), enforced=enforced
+                )
+            )
         # llama.cpp returns NULL for a grammar it cannot parse; llama-cpp-python's
         # LlamaGrammar would have carried on and crashed at the first token.
         mark = self.log.mark()
@@ -275,8 +283,8 @@ class LlamaCppBackend:
         if not grammar:
             reason = _first_error_line(captured.text) or self.log.first_line_since(mark)
             return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
-        report = CompileReport.new(request, source, warnings=warnings)
-        return _Compiled(report, chain=self._greedy_chain(grammar))
+        report = CompileReport.new(request, source, warnings=warnings, guarded=guarded)
+        return _Compiled(report, chain=self._greedy_chain(grammar), guard=guard)
 
     def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
         if request.key not in self._compiled:
@@ -342,15 +350,22 @@ class LlamaCppBackend:
         # A fresh KV cache and fresh counters for every request.
         L.llama_memory_clear(L.llama_get_memory(self.ctx), True)
         L.llama_perf_context_reset(self.ctx)
-        state = _Decoding()
+        state = DecodeState()
+        guard = compiled.guard if compiled is not None else None
         try:
             if compiled is not None and compiled.matcher is not None:
-                self._masked_loop(tokens, compiled.matcher, settings, state)
+                self._masked(compiled.matcher, guard).run(
+                    tokens, self._decode, self._last_logits, settings.max_tokens, state
+                )
             else:
                 chain = compiled.chain if compiled is not None else self.sampler
                 L.llama_sampler_reset(chain)
                 self._decode(tokens)
-                self._sampler_loop(chain, settings, state)
+                if guard is not None:
+                    guard.reset()
+                    self._guarded_sampler_loop(chain, guard, settings, state)
+                else:
+                    self._sampler_loop(chain, settings, state)
         except RuntimeError as exc:
             state.finish, state.error = FINISH_ERROR, str(exc)
         t_end = now()
@@ -369,9 +384,11 @@ class LlamaCppBackend:
             forced_prefix_tokens=state.forced_prefix,
             forward_passes=state.passes,
             runtime_counters=perf_counters(perf),
+            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
+            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
         )
 
-    def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: _Decoding) -> None:
+    def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: DecodeState) -> None:
         """Greedy decoding through a llama.cpp sampler chain (with or without grammar)."""
         L = self.L
         piece_buf = ctypes.create_string_buffer(64)
@@ -380,9 +397,7 @@ class LlamaCppBackend:
         out = state.out
         while True:
             token = L.llama_sampler_sample(chain, self.ctx, -1)
-            state.generated += 1
-            if state.t_first is None:
-                state.t_first = now()
+            state.sampled()
             if L.llama_vocab_is_eog(self.vocab, token):
                 state.finish = FINISH_STOP
                 return
@@ -397,69 +412,59 @@ class LlamaCppBackend:
             self._decode([token])
             state.passes += 1
 
-    def _masked_loop(
-        self, prompt: list[int], matcher: Any, settings: DecodeSettings, state: _Decoding
+    def _guarded_sampler_loop(
+        self, chain: Any, guard: TokenGuard, settings: DecodeSettings, state: DecodeState
     ) -> None:
-        """Greedy decoding under an llguidance matcher: the best logit among the tokens
-        the grammar allows; forced tokens are appended without sampling and evaluated in
-        one batch with the sampled token before them."""
+        """Greedy decoding through a grammar chain with the keyword guard: llama.cpp's
+        grammar sampler marks the tokens it refuses, the guard strikes out those that
+        would break a bound or repeat an item, and the best remaining token is accepted
+        back into the grammar. Same choices as `_sampler_loop` when the guard refuses
+        nothing."""
         L = self.L
-        mask = self.token_mask
-        assert mask is not None
-        eos = L.llama_vocab_eos(self.vocab)
+        grammar = L.llama_sampler_chain_get(chain, 0)
+        candidates = self._candidate_buffer()
         piece_buf = ctypes.create_string_buffer(64)
-        matcher.reset()
-        pending = self._forced(matcher, settings.max_tokens, state, piece_buf)
-        state.forced_prefix = len(pending)
-        self._decode(prompt + pending)
+        is_end = self._is_end
         while True:
-            mask.fill(matcher)
-            if matcher.is_error():
-                raise RuntimeError(f"llguidance: {matcher.get_error()}")
-            if matcher.is_accepting() and mask.allows_only(eos):
-                # The object is complete: only end-of-text is legal, no pass needed.
+            scores = candidates.refill(self._last_logits())
+            L.llama_sampler_apply(grammar, candidates.pointer)
+            token = guard.pick(scores, None, lambda t: self._piece(t, piece_buf), is_end)
+            L.llama_sampler_accept(chain, token)
+            state.sampled()
+            if is_end(token):
                 state.finish = FINISH_STOP
                 return
-            logits = np.ctypeslib.as_array(
-                L.llama_get_logits_ith(self.ctx, -1), shape=(mask.n_vocab,)
-            )
-            allowed = np.flatnonzero(mask.allowed())
-            if allowed.size == 0:
-                raise RuntimeError("llguidance allows no token")
-            token = int(allowed[np.argmax(logits[allowed])])
-            state.generated += 1
-            if state.t_first is None:
-                state.t_first = now()
-            if token == eos or L.llama_vocab_is_eog(self.vocab, token):
-                state.finish = FINISH_STOP
-                return
-            if not matcher.consume_token(token):
-                raise RuntimeError(f"llguidance refused token {token}: {matcher.get_error()}")
             state.out += self._piece(token, piece_buf)
             state.output_tokens += 1
             if state.output_tokens >= settings.max_tokens:
                 return
-            forced = self._forced(matcher, settings.max_tokens, state, piece_buf)
-            if state.output_tokens >= settings.max_tokens:
-                return
-            self._decode([token, *forced])
+            self._decode([token])
             state.passes += 1
 
-    def _forced(self, matcher: Any, max_tokens: int, state: _Decoding, piece_buf: Any) -> list[int]:
-        """Tokens the grammar forces next (within the budget), consumed and appended."""
-        if not self.fast_forward:
-            return []
-        forced = matcher.compute_ff_tokens()[: max_tokens - state.output_tokens]
-        if not forced:
-            return []
-        if not matcher.consume_tokens(forced):
-            raise RuntimeError(f"llguidance refused its forced tokens: {matcher.get_error()}")
-        for token in forced:
-            state.out += self._piece(token, piece_buf)
-        state.output_tokens += len(forced)
-        state.generated += len(forced)
-        state.forced += len(forced)
-        return forced
+    def _masked(self, matcher: Any, guard: TokenGuard | None) -> MaskedGreedy:
+        assert self.token_mask is not None
+        piece_buf = ctypes.create_string_buffer(64)
+        return MaskedGreedy(
+            matcher=matcher,
+            mask=self.token_mask,
+            piece=lambda token: self._piece(token, piece_buf),
+            is_end=self._is_end,
+            eos=self.L.llama_vocab_eos(self.vocab),
+            guard=guard,
+            fast_forward=self.fast_forward,
+        )
+
+    def _is_end(self, token: int) -> bool:
+        return bool(self.L.llama_vocab_is_eog(self.vocab, token))
+
+    def _last_logits(self) -> np.ndarray:
+        n_vocab = self.L.llama_vocab_n_tokens(self.vocab)
+        return np.ctypeslib.as_array(self.L.llama_get_logits_ith(self.ctx, -1), shape=(n_vocab,))
+
+    def _candidate_buffer(self) -> _Candidates:
+        if self._candidates is None:
+            self._candidates = _Candidates(self.L, self.L.llama_vocab_n_tokens(self.vocab))
+        return self._candidates
 
     def _free(self) -> None:
         L = self.L
@@ -479,6 +484,31 @@ class LlamaCppBackend:
 
     def close(self) -> None:
         self._free()
+
+
+class _Candidates:
+    """A reusable llama_token_data_array over the whole vocabulary, backed by numpy, for
+    applying a llama.cpp sampler (the grammar) to the logits from Python."""
+
+    def __init__(self, L: Any, n_vocab: int) -> None:
+        fields = [("id", np.int32), ("logit", np.float32), ("p", np.float32)]
+        self.data = np.zeros(n_vocab, dtype=fields)
+        self.data["id"] = np.arange(n_vocab, dtype=np.int32)
+        self.array = L.llama_token_data_array(
+            data=self.data.ctypes.data_as(ctypes.POINTER(L.llama_token_data)),
+            size=n_vocab,
+            selected=-1,
+            sorted=False,
+        )
+        self.pointer = ctypes.pointer(self.array)
+        self.n_vocab = n_vocab
+
+    def refill(self, logits: np.ndarray) -> np.ndarray:
+        """Fresh logits in vocabulary order; returns them as a float array the grammar
+        marks with -inf (a view: `scores` and the C array are the same memory)."""
+        self.array.size, self.array.selected, self.array.sorted = self.n_vocab, -1, False
+        self.data["logit"] = logits
+        return self.data["logit"]
 
 
 class _Captured:

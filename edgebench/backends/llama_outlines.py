@@ -7,7 +7,10 @@ high-level `Llama` class. Tokens are counted with llama.cpp's own perf counters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from edgebench.backends.base import (
     FINISH_ERROR,
@@ -20,6 +23,7 @@ from edgebench.backends.base import (
 )
 from edgebench.backends.llama_cpp import LlamaCppBackend, perf_counters
 from edgebench.constraints.gbnf import unenforced_keywords
+from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
 
@@ -40,13 +44,38 @@ def _import_outlines() -> Any:
     return outlines, JsonSchema
 
 
+class GuardProcessor:
+    """A logits processor that runs after Outlines' own: among the tokens Outlines allows
+    (the others are -inf), it strikes out those the keyword guard refuses, so greedy
+    sampling takes the best token both allow."""
+
+    def __init__(self, guard: TokenGuard, piece: Callable[[int], bytes], is_end: Any) -> None:
+        self.guard = guard
+        self.piece = piece
+        self.is_end = is_end
+
+    def reset(self) -> None:
+        self.guard.reset()
+
+    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        # The token picked here is committed to the guard and made the only one left,
+        # so sampling takes exactly it and the guard has seen every token so far.
+        token = self.guard.pick(scores, None, self.piece, self.is_end)
+        scores[:] = -np.inf
+        scores[token] = 0.0
+        return scores
+
+
 class OutlinesLlamaBackend:
     name = "llama-outlines"
 
-    def __init__(self, model_path: str, n_threads: int, n_batch: int = 512) -> None:
+    def __init__(
+        self, model_path: str, n_threads: int, n_batch: int = 512, guard: bool = True
+    ) -> None:
         self.model_path = model_path
         self.n_threads = n_threads
         self.n_batch = n_batch
+        self.use_guard = guard
         self.outlines, self.JsonSchema = _import_outlines()
         import llama_cpp
 
@@ -54,6 +83,7 @@ class OutlinesLlamaBackend:
         self.llm: Any = None
         self.model: Any = None
         self._processors: dict[str, Any] = {}
+        self._guards: dict[str, GuardProcessor] = {}
         self._reports: dict[str, CompileReport] = {}
         self._counter: LlamaCppBackend | None = None
 
@@ -89,6 +119,7 @@ class OutlinesLlamaBackend:
                 "outlines_core": _version("outlines_core"),
                 "engine": ENGINE,
                 "whitespace_pattern": WHITESPACE,
+                "keyword_guard": self.use_guard,
                 "n_threads": self.n_threads,
                 "constraint_mode": "outlines",
             },
@@ -108,17 +139,33 @@ class OutlinesLlamaBackend:
             self._processors[request.key] = generator.logits_processor
         except Exception as exc:  # outlines-core refuses what it cannot express
             error = f"outlines: {type(exc).__name__}: {exc}".splitlines()[0]
+        guarded: tuple[str, ...] = ()
+        if error is None and self.use_guard and request.schema is not None:
+            guard = KeywordGuard(request.schema)
+            if guard.active:
+                self._guards[request.key] = GuardProcessor(
+                    TokenGuard(guard), self._piece, self._is_end
+                )
+                guarded = guard.keywords
         # outlines-core's regex builder reads past numeric bounds as the GBNF one does.
-        ignored = tuple(unenforced_keywords(request.schema)) if error is None else ()
+        enforced = GUARDED_KEYWORDS if guarded else frozenset()
+        ignored = tuple(unenforced_keywords(request.schema, enforced=enforced)) if not error else ()
         report = CompileReport.new(
-            request, ENGINE, error=error, warnings=ignored, seconds=now() - start
+            request, ENGINE, error=error, warnings=ignored, guarded=guarded, seconds=now() - start
         )
         self._reports[request.key] = report
         return report
 
+    def _piece(self, token: int) -> bytes:
+        return bytes(self.llm.detokenize([token]))
+
+    def _is_end(self, token: int) -> bool:
+        return bool(self.L.llama_vocab_is_eog(self.L.llama_model_get_vocab(self.llm.model), token))
+
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         request = settings.constraint
         processors = None
+        guard = None
         if request is not None:
             if request.key not in self._reports:
                 self.compile_constraint(request)
@@ -126,7 +173,12 @@ class OutlinesLlamaBackend:
                 raise RuntimeError(f"constraint {request.label} is unsupported")
             processor = self._processors[request.key]
             processor.reset()
-            processors = self.L.LogitsProcessorList([processor])
+            chain = [processor]
+            guard = self._guards.get(request.key)
+            if guard is not None:
+                guard.reset()
+                chain.append(guard)
+            processors = self.L.LogitsProcessorList(chain)
         self.llm.reset()  # no KV prefix reuse between examples (environment.md)
         self.L.llama_perf_context_reset(self.llm.ctx)
         t_start = now()
@@ -170,6 +222,8 @@ class OutlinesLlamaBackend:
             error=error,
             forward_passes=int(perf.n_eval),
             runtime_counters=perf_counters(perf),
+            guard_vetoes=guard.guard.guard.vetoes if guard is not None else 0,
+            guard_dead_ends=guard.guard.guard.dead_ends if guard is not None else 0,
         )
 
     def close(self) -> None:

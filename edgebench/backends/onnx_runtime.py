@@ -8,6 +8,12 @@ the KV cache in numpy arrays, fresh for every request, and timestamps the first 
 sampled token itself, like the llama.cpp backend. Prompts are tokenized with the
 `tokenizers` package from the folder's tokenizer.json, adding BOS only when the GGUF the
 model came from asked for it, so both runtimes read the same token ids.
+
+Constraints work on the logits with the llama.cpp path's engine and step: `mask` compiles
+the schema with llguidance and decodes through `MaskedGreedy` (fast-forward and keyword
+guard included); `json` runs the same hand-written grammars/json.gbnf, translated to
+llguidance's Lark by llguidance itself, through the same step. `gbnf` (llama.cpp's own
+sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
 """
 
 from __future__ import annotations
@@ -27,13 +33,16 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
+from edgebench.backends.decoding import DecodeState, MaskedGreedy
+from edgebench.constraints.guard import TokenGuard
+from edgebench.constraints.llguidance_mask import TokenMask
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
 from edgebench.models.onnx_check import check_model_file
 from edgebench.models.onnx_model import TOKENIZER, read_provenance
 
 ONNX_EXTRA_HINT = "pip install 'edgebench[onnx]'"
-_SUPPORTED = ("none",)
+_SUPPORTED = ("none", "json", "mask")
 
 
 def import_onnxruntime() -> Any:
@@ -57,6 +66,15 @@ def load_tokenizer(folder: Path) -> Any:
     except Exception as exc:  # tokenizers raises its own Exception type for bad files
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"{path}: cannot read the tokenizer: {reason}") from None
+
+
+@dataclass
+class _Compiled:
+    """A constraint ready to decode with: an llguidance matcher and the keyword guard."""
+
+    report: CompileReport
+    matcher: Any = None
+    guard: TokenGuard | None = None
 
 
 @dataclass
@@ -112,9 +130,22 @@ class KVSession:
 class OnnxBackend:
     name = "onnx"
 
-    def __init__(self, model_path: str, n_threads: int, constraint_mode: str = "none") -> None:
+    def __init__(
+        self,
+        model_path: str,
+        n_threads: int,
+        constraint_mode: str = "none",
+        guard: bool = True,
+        fast_forward: bool = True,
+    ) -> None:
         if constraint_mode not in _SUPPORTED:
             raise UserError(f"the onnx backend has no '{constraint_mode}' constraint mode")
+        self.use_guard = guard
+        self.fast_forward = fast_forward
+        self.llg: Any = None
+        self.llg_tokenizer: Any = None
+        self.token_mask: TokenMask | None = None
+        self._compiled: dict[str, _Compiled] = {}
         self.folder = Path(model_path)
         self.model = read_provenance(self.folder)
         self.n_threads = n_threads
@@ -184,8 +215,32 @@ class OnnxBackend:
                 "head_dim": self.kv_shape[1],
                 "precision": self.model.provenance.get("precision"),
                 "constraint_mode": self.constraint_mode,
+                "keyword_guard": self.use_guard and self.constraint_mode == "mask",
+                **(self._load_llguidance() if self.constraint_mode != "none" else {}),
             },
         )
+
+    def _load_llguidance(self) -> dict[str, Any]:
+        """llguidance's tokenizer from the same tokenizer.json (about 1 s, part of loading,
+        as in the llama.cpp backend)."""
+        try:
+            import llguidance
+        except ImportError:
+            raise UserError(
+                "the json and mask constraints need llguidance: pip install 'edgebench[onnx]'"
+            ) from None
+        self.llg = llguidance
+        start = now()
+        text = (self.folder / TOKENIZER).read_text(encoding="utf-8")
+        eos = self.model.tokens.get("eos_id")
+        self.llg_tokenizer = llguidance.LLTokenizer(text, eos_token=eos)
+        vocab = self.model.tokens.get("vocab_size") or self.tokenizer.get_vocab_size(True)
+        self.token_mask = TokenMask(int(vocab))
+        return {
+            "llguidance": getattr(llguidance, "__version__", None),
+            "grammar_tokenizer_s": now() - start,
+            "fast_forward": self.fast_forward,
+        }
 
     def _read_signature(self) -> None:
         """Layer count and KV shape from the graph's inputs; a graph without the KV-cache
@@ -242,7 +297,7 @@ class OnnxBackend:
                 f"does not fit n_ctx {self.n_ctx}"
             )
         if settings.constraint is not None:
-            raise ValueError(f"the onnx backend cannot decode under {settings.constraint.mode!r}")
+            return self._generate_masked(ids, settings, t_start)
         state = _Decoding()
         try:
             self._greedy(ids, settings, state)
@@ -267,6 +322,62 @@ class OnnxBackend:
                 "n_eval": state.passes,
                 "t_eval_ms": state.decode_ms,
             },
+        )
+
+    def _generate_masked(
+        self, ids: list[int], settings: DecodeSettings, t_start: float
+    ) -> Generation:
+        """Under a grammar: the shared masked greedy step on this runtime's logits."""
+        assert settings.constraint is not None and self.token_mask is not None
+        compiled = self._compiled_for(settings.constraint)
+        kv = self.new_session()
+        last: list[np.ndarray] = []
+        timer = {"prefill_ms": 0.0, "decode_ms": 0.0}
+
+        def evaluate(tokens: list[int]) -> None:
+            t0 = now()
+            logits = kv.forward(tokens)
+            timer["decode_ms" if last else "prefill_ms"] += (now() - t0) * 1000
+            last[:] = [logits]
+
+        tokenizer = self.llg_tokenizer
+        step = MaskedGreedy(
+            matcher=compiled.matcher,
+            mask=self.token_mask,
+            piece=lambda token: tokenizer.decode_bytes([token]),
+            is_end=lambda token: token in self.eog_ids,
+            eos=int(self.model.tokens["eos_id"]),
+            guard=compiled.guard,
+            fast_forward=self.fast_forward,
+        )
+        state = DecodeState()
+        try:
+            step.run(ids, evaluate, lambda: last[0], settings.max_tokens, state)
+        except Exception as exc:  # llguidance or onnxruntime: this example fails
+            state.finish, state.error = FINISH_ERROR, str(exc)
+        t_end = now()
+        guard = compiled.guard
+        return Generation(
+            text=state.out.decode("utf-8", "replace"),
+            prompt_tokens=len(ids),
+            output_tokens=state.output_tokens,
+            generated_tokens=state.generated,
+            finish_reason=state.finish,
+            t_start=t_start,
+            t_first_token=state.t_first,
+            t_end=t_end,
+            error=state.error,
+            forced_tokens=state.forced,
+            forced_prefix_tokens=state.forced_prefix,
+            forward_passes=state.passes,
+            runtime_counters={
+                "n_p_eval": len(ids) + state.forced_prefix,
+                "t_p_eval_ms": timer["prefill_ms"],
+                "n_eval": state.passes,
+                "t_eval_ms": timer["decode_ms"],
+            },
+            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
+            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
         )
 
     def _greedy(self, prompt: list[int], settings: DecodeSettings, state: _Decoding) -> None:

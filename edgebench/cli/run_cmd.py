@@ -63,6 +63,14 @@ def run(
     warmup: Annotated[
         bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
     ] = True,
+    guard: Annotated[
+        bool,
+        typer.Option(
+            "--guard/--no-guard",
+            help="Schema modes: enforce numeric bounds and uniqueItems, which the grammar "
+            "engines read past (--no-guard: the engine alone).",
+        ),
+    ] = True,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -85,6 +93,7 @@ def run(
         out=out,
         warmup=warmup,
         constraints=tuple(parse_modes(constraint)),
+        guard=guard,
     )
     task_impl = get_task(settings.task)
     examples, dataset_info = load_examples(task_impl, settings)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgebench.constraints.guard import BRANCH_KEYWORDS
 from edgebench.paths import cache_dir
 from edgebench.resources import resource_dir
 
@@ -134,32 +135,40 @@ def converter_formats() -> frozenset[str]:
 
 
 def unenforced_keywords(
-    schema: Any, path: str = "$", formats: frozenset[str] | None = None
+    schema: Any,
+    path: str = "$",
+    formats: frozenset[str] | None = None,
+    enforced: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Where `schema` uses keywords a converter does not enforce, e.g.
     "$.patient.age: minimum, maximum": numeric bounds, `uniqueItems`, and string formats
     outside `formats` (None: do not judge formats). Both llama-cpp-python's GBNF converter
-    and outlines-core's regex builder read past numeric bounds and `uniqueItems`."""
+    and outlines-core's regex builder read past numeric bounds and `uniqueItems`;
+    keywords in `enforced` are enforced by something else (the keyword guard)."""
     found: list[str] = []
     if isinstance(schema, list):
         for item in schema:
-            found += unenforced_keywords(item, path, formats)
+            found += unenforced_keywords(item, path, formats, enforced)
         return found
     if not isinstance(schema, dict):
         return found
-    ignored = [k for k in _IGNORED_KEYWORDS if k in schema]
+    if any(k in schema for k in BRANCH_KEYWORDS):
+        enforced = frozenset()  # the guard does not judge where the branch is not known
+    ignored = [k for k in _IGNORED_KEYWORDS if k in schema and k not in enforced]
     fmt = schema.get("format")
     if formats is not None and isinstance(fmt, str) and fmt not in formats:
         ignored.append(f"format {fmt}")
     if ignored:
         found.append(f"{path}: {', '.join(ignored)}")
     for name, sub in (schema.get("properties") or {}).items():
-        found += unenforced_keywords(sub, f"{path}.{name}", formats)
+        found += unenforced_keywords(sub, f"{path}.{name}", formats, enforced)
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):
             sub_path = f"{path}[]" if key == "items" else path
-            found += unenforced_keywords(schema[key], sub_path, formats)
-    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            found += unenforced_keywords(schema[key], sub_path, formats, enforced)
+    if isinstance(schema.get("prefixItems"), list):
+        found += unenforced_keywords(schema["prefixItems"], path, formats, enforced)
+    for key in ("anyOf", "oneOf", "allOf"):
         if isinstance(schema.get(key), list):
             found += unenforced_keywords(schema[key], path, formats)
     return found

@@ -7,6 +7,8 @@ character of a property becomes a run of forced tokens the decode loop fast-forw
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import numpy as np
@@ -42,25 +44,44 @@ def _grammar(llguidance: Any, tokenizer: Any, schema: dict[str, Any], lenient: b
 
 
 def compile_schema(
-    llguidance: Any, tokenizer: Any, schema: dict[str, Any]
+    llguidance: Any,
+    tokenizer: Any,
+    schema: dict[str, Any],
+    enforced_elsewhere: frozenset[str] = frozenset(),
 ) -> tuple[Any, tuple[str, ...]]:
     """A ready matcher for `schema` and the keywords it does not enforce.
 
     llguidance refuses keywords it has not implemented (e.g. `uniqueItems`); like the GBNF
     converter, which reads past such keywords silently, we then compile leniently and
-    list what is not enforced. Anything else it refuses raises ValueError."""
+    list what is not enforced, unless all of it is in `enforced_elsewhere` (the keyword
+    guard). Anything else it refuses raises ValueError."""
     warnings: tuple[str, ...] = ()
     try:
         grammar = _grammar(llguidance, tokenizer, schema, lenient=False)
     except ValueError as exc:
-        if "Unimplemented keys" not in str(exc):
+        missing = unimplemented_keys(str(exc))
+        if missing is None:
             raise
         grammar = _grammar(llguidance, tokenizer, schema, lenient=True)
-        warnings = (str(exc).splitlines()[0].removeprefix("llguidance: "),)
+        if not set(missing) <= enforced_elsewhere:
+            warnings = (str(exc).splitlines()[0].removeprefix("llguidance: "),)
     matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
     if matcher.is_error():
         raise ValueError(f"llguidance: {matcher.get_error()}")
     return matcher, warnings
+
+
+def unimplemented_keys(message: str) -> list[str] | None:
+    """The keywords in llguidance's 'Unimplemented keys: [...]' refusal; None for any
+    other message."""
+    match = re.search(r"Unimplemented keys: (\[[^\]]*\])", message)
+    if match is None:
+        return None
+    try:
+        keys = json.loads(match.group(1))
+    except ValueError:
+        return []
+    return [k for k in keys if isinstance(k, str)]
 
 
 class TokenMask:

@@ -76,6 +76,8 @@ class CompileReport:
     error: str | None = None
     # Schema keywords the engine accepted but does not enforce (output may break them).
     warnings: tuple[str, ...] = ()
+    # Where edgebench's keyword guard enforces what the engine reads past.
+    guarded: tuple[str, ...] = ()
 
     @classmethod
     def new(
@@ -85,6 +87,7 @@ class CompileReport:
         *,
         error: str | None = None,
         warnings: tuple[str, ...] = (),
+        guarded: tuple[str, ...] = (),
         seconds: float = 0.0,
     ) -> CompileReport:
         """A first compile of `request` (ok unless `error`)."""
@@ -98,6 +101,7 @@ class CompileReport:
             source,
             error,
             warnings,
+            guarded,
         )
 
     def as_cached(self, seconds: float) -> CompileReport:
@@ -107,4 +111,5 @@ class CompileReport:
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
         record["warnings"] = list(self.warnings)
+        record["guarded"] = list(self.guarded)
         return record

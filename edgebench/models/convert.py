@@ -114,16 +114,24 @@ def convert(
     """Convert registry model `name` to ONNX at `precision` into the model cache."""
     if precision not in PRECISIONS:
         raise UserError(f"--precision: {precision!r} is not one of: {', '.join(PRECISIONS)}")
-    source = resolve_model(name)
-    if source.entry is None:
-        raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
-    target = variant_dir(source.label, precision)
-    label = variant_name(source.label, precision)
-    if not force and onnx_state(source.label, precision) == "yes":
+    target = variant_dir(name, precision)
+    label = variant_name(name, precision)
+    if not force and onnx_state(name, precision) == "yes":
         say(f"{label}: already converted: {target} (--force converts again)")
         return read_provenance(target)
     check_convert_extras()
+    source = resolve_model(name)
+    if source.entry is None:
+        raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
     header = read_gguf(source.path)
+    # int4 starts from a converted fp32 export of the same GGUF when there is one.
+    fp32 = variant_dir(name, "fp32")
+    reuse = (
+        precision == "int4"
+        and not force
+        and onnx_state(name, "fp32") == "yes"
+        and read_provenance(fp32).provenance["source"]["sha256"] == source.sha256
+    )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         work = tempfile.TemporaryDirectory(prefix=".convert-", dir=target.parent)
@@ -133,16 +141,22 @@ def convert(
     with work as tmp, _offline(), _quiet_tools():
         _set_threads(threads)
         hf_dir, out_dir = Path(tmp) / "hf", Path(tmp) / "out"
-        with _step(steps, "gguf_to_transformers", say, f"{label}: reading {source.path.name}"):
-            _gguf_to_transformers(source.path, hf_dir)
         export_dir = out_dir if precision == "fp32" else Path(tmp) / "fp32"
-        with _step(steps, "onnx_export", say, f"{label}: exporting to ONNX with KV cache"):
-            _export(hf_dir, export_dir)
+        if reuse:
+            say(f"{label}: starting from the converted {variant_name(name, 'fp32')}")
+            export_dir = fp32
+        else:
+            with _step(steps, "gguf_to_transformers", say, f"{label}: reading {source.path.name}"):
+                _gguf_to_transformers(source.path, hf_dir)
+            with _step(steps, "onnx_export", say, f"{label}: exporting to ONNX with KV cache"):
+                _export(hf_dir, export_dir)
         if precision == "int4":
             with _step(steps, "quantize_int4", say, f"{label}: 4-bit weights (MatMulNBits)"):
                 _quantize_int4(export_dir, out_dir)
         external = check_model_file(out_dir / GRAPH, out_dir)
         provenance = _provenance(label, precision, source, header, out_dir, external, steps)
+        if reuse:
+            provenance["export"]["from"] = variant_name(name, "fp32")
         write_json_atomic(out_dir / PROVENANCE, provenance)
         if target.exists():
             shutil.rmtree(target)
@@ -249,7 +263,8 @@ def _quantize_int4(fp32_dir: Path, out_dir: Path) -> None:
     # 4-bit weights stay well under protobuf's 2 GB limit: one file, no side data.
     quantizer.model.save_model_to_file(str(out_dir / GRAPH), use_external_data_format=False)
     for item in fp32_dir.iterdir():
-        if item.is_file() and item.name != GRAPH and not item.name.startswith(GRAPH):
+        skip = item.name.startswith(GRAPH) or item.name in (PROVENANCE, CHAT_TEMPLATE)
+        if item.is_file() and not skip:
             shutil.copy2(item, out_dir / item.name)
 
 

@@ -24,6 +24,9 @@ from edgebench.runner.timing import compute_timings
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 from edgebench.tasks.base import Example, Task
 
+# Modes where edgebench's keyword guard can enforce what the grammar engine reads past.
+SCHEMA_GUARDED_MODES = ("gbnf", "outlines", "mask")
+
 
 class Worker(Protocol):
     def count_tokens(self, prompts: list[str]) -> list[int]: ...
@@ -51,6 +54,7 @@ class RunSettings:
     out: Path | None = None
     warmup: bool = True
     constraints: tuple[str, ...] = ("none",)
+    guard: bool = True  # the keyword guard in the schema modes (gbnf, outlines, mask)
 
 
 @dataclass
@@ -119,6 +123,7 @@ def build_sample(
         "constraint": constraint,
         "constraint_status": _constraint_status(constraint, compile_report),
         "constraint_warnings": list(compile_report.warnings) if compile_report else [],
+        "constraint_guarded": list(compile_report.guarded) if compile_report else [],
         "prompt": prompt,
         "raw_output": gen.text,
         "expected": example.expected,
@@ -132,6 +137,8 @@ def build_sample(
         "forced_tokens": gen.forced_tokens,
         "forced_prefix_tokens": gen.forced_prefix_tokens,
         "forward_passes": gen.forward_passes,
+        "guard_vetoes": gen.guard_vetoes,
+        "guard_dead_ends": gen.guard_dead_ends,
         "timings": compute_timings(gen).to_dict(),
         "runtime_counters": gen.runtime_counters,
         "error": gen.error,
@@ -308,6 +315,7 @@ def _plan_model(
         "stop": list(stop),
         "stop_applies_to": "none (grammars end the JSON themselves)",
         "constraints": list(settings.constraints),
+        "keyword_guard": settings.guard,
     }
     budgets = [budget.for_example(ex) for ex in examples]
     n_ctx = size_context(examples, prompt_counts, budgets, settings.n_ctx, model.n_ctx_train)
@@ -346,13 +354,13 @@ def execute(
         if worker_factory is not None:
             return worker_factory(mode)
         backend, options = backend_for(m.backend, mode)
+        if mode in SCHEMA_GUARDED_MODES:
+            options = {**options, "guard": settings.guard}
         return BackendWorker(
             backend, {"model_path": str(m.path), "n_threads": settings.threads, **options}
         )
 
     def skip_reason(m: ModelUnderTest, mode: str) -> str | None:
-        if worker_factory is not None or model_worker_factory is not None:
-            return None
         try:
             backend_for(m.backend, mode)
         except UnsupportedConstraint as exc:

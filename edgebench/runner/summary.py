@@ -105,6 +105,16 @@ def noncompliance(samples: list[dict[str, Any]]) -> dict[str, int]:
     return {"total": sum(reasons.values()), **reasons}
 
 
+def guard_summary(samples: list[dict[str, Any]]) -> dict[str, int]:
+    """What the keyword guard did: samples whose schema it guarded, candidate tokens it
+    struck out, and times every allowed token was refused (the engine's best taken)."""
+    return {
+        "samples_guarded": sum(1 for s in samples if s.get("constraint_guarded")),
+        "vetoes": sum(s.get("guard_vetoes") or 0 for s in samples),
+        "dead_ends": sum(s.get("guard_dead_ends") or 0 for s in samples),
+    }
+
+
 def arm_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
     return {
         "status": arm.get("status"),
@@ -116,6 +126,7 @@ def arm_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str,
         **grouped_scores(samples),
         "perf": perf_summary(samples, arm),
         "compile": compile_summary(arm.get("compile") or []),
+        "guard": guard_summary(samples),
     }
 
 

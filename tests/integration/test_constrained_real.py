@@ -10,12 +10,15 @@ import pytest
 
 from edgebench.backends.base import DecodeSettings
 from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.backends.llama_outlines import OutlinesLlamaBackend
 from edgebench.constraints import gbnf, parse_modes, request_for
 from edgebench.io import read_jsonl
 from edgebench.resources import resource_dir
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.runner.run import RunSettings, execute
+from edgebench.scoring.schema import get_checker
 from edgebench.tasks import get_task
+from edgebench.tasks.base import Prompt
 from edgebench.tasks.edgejson import read_schema_folder
 
 pytestmark = pytest.mark.model
@@ -124,17 +127,94 @@ def test_schema_llguidance_refuses_is_unsupported_by_the_mask(smollm2: Path) -> 
 
 
 def test_keywords_llguidance_has_not_implemented_are_listed_not_refused(smollm2: Path) -> None:
-    backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="mask")
     schema = {
         "type": "object",
         "properties": {"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
     }
+    for guard in (False, True):
+        backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="mask", guard=guard)
+        try:
+            backend.load(512)
+            report = backend.compile_constraint(request_for("mask", schema, "tags"))  # type: ignore[arg-type]
+        finally:
+            backend.close()
+        assert report.ok
+        if guard:  # the keyword guard enforces uniqueItems: nothing left unenforced
+            assert report.warnings == () and report.guarded == ("$.tags: uniqueItems",)
+        else:
+            assert "uniqueItems" in report.warnings[0] and report.guarded == ()
+
+
+# A bound and a unique enum array the text invites the model to break.
+RIVER = {
+    "type": "object",
+    "properties": {
+        "level_cm": {"type": "integer", "minimum": 0, "maximum": 10},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["high", "low", "flood"]},
+            "uniqueItems": True,
+        },
+    },
+    "required": ["level_cm", "tags"],
+}
+RIVER_TEXT = (
+    "The river gauge reads 700 cm, flood, flood, high. Answer as JSON with level_cm and tags."
+)
+
+
+def _schema_backend(path: Path, mode: str, guard: bool) -> Any:
+    if mode == "outlines":
+        return OutlinesLlamaBackend(str(path), 2, guard=guard)
+    return LlamaCppBackend(str(path), 2, constraint_mode=mode, guard=guard)
+
+
+def _decode(path: Path, mode: str, guard: bool, schema: dict[str, Any], text: str) -> Any:
+    prompt = model_under_test(None).prompt_format.render(Prompt(None, text))
+    backend = _schema_backend(path, mode, guard)
     try:
         backend.load(512)
-        report = backend.compile_constraint(request_for("mask", schema, "tags"))  # type: ignore[arg-type]
-        assert report.ok and "uniqueItems" in report.warnings[0]
+        request = request_for(mode, schema, "river")
+        backend.compile_constraint(request)
+        return backend.generate(prompt, DecodeSettings(max_tokens=60, constraint=request))
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("mode", SCHEMA_MODES)
+def test_keyword_guard_makes_every_engine_keep_bounds_and_unique_items(
+    smollm2: Path, mode: str
+) -> None:
+    checker = get_checker(RIVER, source="river")
+    free = _decode(smollm2, mode, False, RIVER, RIVER_TEXT)
+    guarded = _decode(smollm2, mode, True, RIVER, RIVER_TEXT)
+    # The engine alone: gbnf and outlines let 700 through; llguidance keeps the bound
+    # but repeats "flood" until the token budget ends the answer.
+    if mode == "mask":
+        assert free.finish_reason == "length"
+    else:
+        assert checker.errors(json.loads(free.text))
+    answer = json.loads(guarded.text)
+    assert checker.errors(answer) == [] and guarded.finish_reason == "stop"
+    assert guarded.guard_vetoes > 0 and guarded.guard_dead_ends == 0
+
+
+def test_guarded_grammar_sampling_picks_what_llama_cpp_picks(smollm2: Path) -> None:
+    # A bound the answer never comes near: the guard is active (the grammar is sampled
+    # from Python) but refuses nothing, so the text equals llama.cpp's own sampler's.
+    loose = {
+        "type": "object",
+        "properties": {
+            "level_cm": {"type": "integer", "maximum": 10**9},
+            "note": {"type": "string"},
+        },
+        "required": ["level_cm", "note"],
+    }
+    text = "The river gauge reads 70 cm. Answer as JSON with level_cm and a note."
+    in_c = _decode(smollm2, "gbnf", False, loose, text)
+    in_python = _decode(smollm2, "gbnf", True, loose, text)
+    assert in_python.guard_vetoes == 0
+    assert in_python.text == in_c.text and in_python.generated_tokens == in_c.generated_tokens
 
 
 def test_every_bundled_grammar_parses_in_llama_cpp(smollm2: Path) -> None:

@@ -1,0 +1,129 @@
+"""Decode-loop pieces every runtime shares: what a request produced so far, and greedy
+decoding under an llguidance token mask (the `mask` constraint).
+
+A runtime plugs in two callbacks, `evaluate(tokens)` (run the model on tokens appended to
+its KV cache) and `logits()` (scores of the last evaluated position), and gets the same
+token choices, fast-forwarding, guard and accounting as every other runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, now
+from edgebench.constraints.guard import TokenGuard
+from edgebench.constraints.llguidance_mask import TokenMask
+
+
+@dataclass
+class DecodeState:
+    """What one request produced so far."""
+
+    out: bytearray = field(default_factory=bytearray)
+    output_tokens: int = 0
+    generated: int = 0  # tokens sampled or forced, end-of-text included
+    forced: int = 0
+    forced_prefix: int = 0
+    passes: int = 0  # model evaluations after the prompt
+    finish: str = FINISH_LENGTH
+    error: str | None = None
+    t_first: float | None = None
+
+    def sampled(self) -> None:
+        """Count one sampled token; the first one stamps time to first token."""
+        self.generated += 1
+        if self.t_first is None:
+            self.t_first = now()
+
+
+@dataclass
+class MaskedGreedy:
+    """Greedy decoding under an llguidance matcher: the best logit among the tokens the
+    grammar allows (and the keyword guard, when there is one); tokens the grammar forces
+    are appended without sampling and evaluated in one batch with the token before them.
+
+    `piece(token)` gives a token's bytes; `is_end(token)` says whether it ends the text
+    (end-of-generation tokens); `eos` is the token the grammar uses to end."""
+
+    matcher: Any
+    mask: TokenMask
+    piece: Callable[[int], bytes]
+    is_end: Callable[[int], bool]
+    eos: int
+    guard: TokenGuard | None = None
+    fast_forward: bool = True
+
+    def run(
+        self,
+        prompt: list[int],
+        evaluate: Callable[[list[int]], None],
+        logits: Callable[[], np.ndarray],
+        max_tokens: int,
+        state: DecodeState,
+    ) -> None:
+        matcher, mask = self.matcher, self.mask
+        matcher.reset()
+        if self.guard is not None:
+            self.guard.reset()
+        pending = self._forced(max_tokens, state)
+        state.forced_prefix = len(pending)
+        evaluate(prompt + pending)
+        while True:
+            mask.fill(matcher)
+            if matcher.is_error():
+                raise RuntimeError(f"llguidance: {matcher.get_error()}")
+            if matcher.is_accepting() and mask.allows_only(self.eos):
+                # The object is complete: only end-of-text is legal, no pass needed.
+                state.finish = FINISH_STOP
+                return
+            token = self._choose(logits(), mask)
+            state.sampled()
+            if token == self.eos or self.is_end(token):
+                state.finish = FINISH_STOP
+                return
+            if not matcher.consume_token(token):
+                raise RuntimeError(f"llguidance refused token {token}: {matcher.get_error()}")
+            state.out += self.piece(token)
+            state.output_tokens += 1
+            if state.output_tokens >= max_tokens:
+                return
+            forced = self._forced(max_tokens, state)
+            if state.output_tokens >= max_tokens:
+                return
+            evaluate([token, *forced])
+            state.passes += 1
+
+    def _choose(self, logits: np.ndarray, mask: TokenMask) -> int:
+        allowed = np.flatnonzero(mask.allowed())
+        if allowed.size == 0:
+            raise RuntimeError("llguidance allows no token")
+        scores = logits[allowed]  # a copy: the guard may strike tokens out
+        if self.guard is None:
+            return int(allowed[np.argmax(scores)])
+        return self.guard.pick(scores, allowed, self.piece, self._ends)
+
+    def _ends(self, token: int) -> bool:
+        return token == self.eos or self.is_end(token)
+
+    def _forced(self, max_tokens: int, state: DecodeState) -> list[int]:
+        """Tokens the grammar forces next (within the budget), consumed and appended."""
+        if not self.fast_forward:
+            return []
+        forced = self.matcher.compute_ff_tokens()[: max_tokens - state.output_tokens]
+        if not forced:
+            return []
+        if not self.matcher.consume_tokens(forced):
+            raise RuntimeError(f"llguidance refused its forced tokens: {self.matcher.get_error()}")
+        for token in forced:
+            piece = self.piece(token)
+            state.out += piece
+            if self.guard is not None:
+                self.guard.force_piece(piece)
+        state.output_tokens += len(forced)
+        state.generated += len(forced)
+        state.forced += len(forced)
+        return forced

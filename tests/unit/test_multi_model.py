@@ -1,0 +1,170 @@
+"""Several models in one run (`--model a,b`): each model and mode in its own worker, one
+run folder, summary and `compare` side by side, unsupported modes recorded as skips."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.cli.app import main
+from edgebench.cli.run_cmd import parse_model_list
+from edgebench.errors import UserError
+from edgebench.io import read_jsonl
+from edgebench.report.compare import compare_rows
+from edgebench.runner.run import ModelUnderTest, RunSettings, execute
+from edgebench.runner.worker import InProcessWorker
+from tests.unit.test_constraints import examples
+from tests.unit.test_runner import EchoTask, model
+
+
+def two_models() -> list[ModelUnderTest]:
+    gguf = dataclasses.replace(model(), label="tiny", size_bytes=100_000_000)
+    onnx = dataclasses.replace(model(), label="tiny@onnx-int4", size_bytes=180_000_000)
+    return [gguf, onnx]
+
+
+def run_two(tmp_path: Path, modes: tuple[str, ...] = ("none",), **backend_of: Any) -> Any:
+    """Model `tiny` decodes 10 ms per token, `tiny@onnx-int4` 20 ms; `backend_of` can
+    give a model another backend name (e.g. onnx, to see its skips)."""
+    made: list[tuple[str, str]] = []
+    speeds = {"tiny": 0.01, "tiny@onnx-int4": 0.02}
+
+    def factory(m: ModelUnderTest, mode: str) -> InProcessWorker:
+        made.append((m.label, mode))
+        timings = FakeTimings(per_output_token=speeds[m.label])
+        outputs = ["a b c", "a b", "x y"] if m.label == "tiny" else ["a b c", "q", "q"]
+        return InProcessWorker(FakeBackend(outputs, timings=timings))
+
+    models = [
+        dataclasses.replace(m, backend=backend_of.get(m.label.replace("@", "_"), m.backend))
+        for m in two_models()
+    ]
+    cfg = RunSettings(out=tmp_path / "run", warmup=False, constraints=modes)
+    result = execute(
+        cfg, models, EchoTask(), examples(), {"path": "mem"}, model_worker_factory=factory
+    )
+    return result, made
+
+
+def test_each_model_runs_in_its_own_workers_into_one_folder(tmp_path: Path) -> None:
+    result, made = run_two(tmp_path, ("none", "mask"))
+    # One counting worker per model; the first model's decodes its first arm.
+    assert made == [
+        ("tiny", "none"),
+        ("tiny@onnx-int4", "none"),
+        ("tiny", "mask"),
+        ("tiny@onnx-int4", "none"),
+        ("tiny@onnx-int4", "mask"),
+    ]
+    samples = read_jsonl(result.run_dir / "samples.jsonl")
+    assert [(s["model"], s["constraint"]) for s in samples[::3]] == [
+        ("tiny", "none"),
+        ("tiny", "mask"),
+        ("tiny@onnx-int4", "none"),
+        ("tiny@onnx-int4", "mask"),
+    ]
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert [m["label"] for m in manifest["models"]] == ["tiny", "tiny@onnx-int4"]
+    assert list(manifest["arms"]) == [
+        "tiny | none",
+        "tiny | mask",
+        "tiny@onnx-int4 | none",
+        "tiny@onnx-int4 | mask",
+    ]
+    assert all(arm["memory"]["peak_rss_mb"] > 0 for arm in manifest["arms"].values())
+    assert manifest["models"][1]["decoding"]["max_tokens_rule"]
+
+
+def test_summary_puts_models_side_by_side(tmp_path: Path) -> None:
+    result, _ = run_two(tmp_path)
+    summary = result.summary
+    assert summary["models"] == ["tiny", "tiny@onnx-int4"]
+    assert summary["model"] == "tiny"  # the top level stays the first model's
+    onnx = summary["by_model"]["tiny@onnx-int4"]
+    assert onnx["size_bytes"] == 180_000_000
+    none = onnx["by_constraint"]["none"]
+    assert none["metrics"]["json_exact"] == pytest.approx(1 / 3)
+    assert none["model_size_mb"] == pytest.approx(180.0)
+    # 20 ms per token against 10 ms: half the decode speed of the first model.
+    assert none["decode_ratio_to_first_model"] == pytest.approx(0.5)
+    assert summary["by_model"]["tiny"]["by_constraint"]["none"]["decode_ratio_to_first_model"] == 1
+
+
+def test_compare_rows_and_table_have_both_models(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result, _ = run_two(tmp_path)
+    rows = compare_rows([result.summary])
+    assert [(r["model"], r["constraint"]) for r in rows] == [
+        ("tiny", "none"),
+        ("tiny@onnx-int4", "none"),
+    ]
+    assert rows[1]["model_size_mb"] == pytest.approx(180.0)
+    assert rows[1]["perf.load_s"] is not None
+    with pytest.raises(SystemExit):
+        main(["compare", str(result.run_dir)])
+    out = capsys.readouterr().out
+    assert "models and constraint modes side by side" in out
+    assert "tiny@onnx-int4" in out and "size MB" in out and "×1st" in out
+
+
+def test_modes_a_runtime_cannot_apply_are_recorded_skips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result, made = run_two(tmp_path, ("none", "gbnf", "outlines"), **{"tiny_onnx-int4": "onnx"})
+    assert ("tiny@onnx-int4", "gbnf") not in made and ("tiny@onnx-int4", "outlines") not in made
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    arm = manifest["arms"]["tiny@onnx-int4 | gbnf"]
+    assert arm["status"] == "skipped" and "llama.cpp's sampler" in arm["reason"]
+    assert manifest["status"] == "completed"
+    rows = {(r["model"], r["constraint"]): r for r in compare_rows([result.summary])}
+    assert rows[("tiny@onnx-int4", "outlines")]["skipped"].startswith(
+        "constraint 'outlines' is not available for onnx models"
+    )
+    assert rows[("tiny@onnx-int4", "gbnf")]["n"] == 0
+    assert rows[("tiny", "gbnf")]["n"] == 3
+    with pytest.raises(SystemExit):
+        main(["compare", str(result.run_dir)])
+    out = capsys.readouterr().out
+    assert "gbnf (skipped)" in out and "skipped: tiny@onnx-int4 · gbnf" in " ".join(out.split())
+
+
+def test_a_model_named_twice_is_refused(tmp_path: Path) -> None:
+    cfg = RunSettings(out=tmp_path / "run", warmup=False)
+    with pytest.raises(UserError, match="'fake-model' is named twice"):
+        execute(cfg, [model(), model()], EchoTask(), examples(), {"path": "mem"})
+
+
+def test_model_lists_are_parsed_in_order() -> None:
+    assert parse_model_list(None) == [None]
+    assert parse_model_list("a, b@onnx-int4") == ["a", "b@onnx-int4"]
+    with pytest.raises(UserError, match="--model: empty name in 'a,,b'"):
+        parse_model_list("a,,b")
+
+
+def test_a_model_that_does_not_fit_fails_before_any_model_runs(tmp_path: Path) -> None:
+    short = dataclasses.replace(two_models()[1], n_ctx_train=2)
+    made: list[str] = []
+
+    def factory(m: ModelUnderTest, mode: str) -> InProcessWorker:
+        made.append(m.label)
+        return InProcessWorker(FakeBackend())
+
+    cfg = RunSettings(out=tmp_path / "run", warmup=False, max_tokens=4)
+    with pytest.raises(UserError, match="does not fit the model's context length"):
+        execute(
+            cfg,
+            [two_models()[0], short],
+            EchoTask(),
+            examples(),
+            {"path": "mem"},
+            model_worker_factory=factory,
+        )
+    assert not (tmp_path / "run" / "samples.jsonl").exists()
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
