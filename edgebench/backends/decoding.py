@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, now
+from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, Generation, now
 from edgebench.constraints.guard import TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
 
@@ -38,6 +38,33 @@ class DecodeState:
         self.generated += 1
         if self.t_first is None:
             self.t_first = now()
+
+    def generation(
+        self,
+        prompt_tokens: int,
+        t_start: float,
+        t_end: float,
+        runtime_counters: dict[str, float],
+        guard: TokenGuard | None = None,
+    ) -> Generation:
+        """The record of this request, the same for every runtime."""
+        return Generation(
+            text=self.out.decode("utf-8", "replace"),
+            prompt_tokens=prompt_tokens,
+            output_tokens=self.output_tokens,
+            generated_tokens=self.generated,
+            finish_reason=self.finish,
+            t_start=t_start,
+            t_first_token=self.t_first,
+            t_end=t_end,
+            error=self.error,
+            forced_tokens=self.forced,
+            forced_prefix_tokens=self.forced_prefix,
+            forward_passes=self.passes,
+            runtime_counters=runtime_counters,
+            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
+            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
+        )
 
 
 @dataclass

@@ -370,23 +370,7 @@ class LlamaCppBackend:
             state.finish, state.error = FINISH_ERROR, str(exc)
         t_end = now()
         perf = L.llama_perf_context(self.ctx)
-        return Generation(
-            text=state.out.decode("utf-8", "replace"),
-            prompt_tokens=len(tokens),
-            output_tokens=state.output_tokens,
-            generated_tokens=state.generated,
-            finish_reason=state.finish,
-            t_start=t_start,
-            t_first_token=state.t_first,
-            t_end=t_end,
-            error=state.error,
-            forced_tokens=state.forced,
-            forced_prefix_tokens=state.forced_prefix,
-            forward_passes=state.passes,
-            runtime_counters=perf_counters(perf),
-            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
-            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
-        )
+        return state.generation(len(tokens), t_start, t_end, perf_counters(perf), guard)
 
     def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: DecodeState) -> None:
         """Greedy decoding through a llama.cpp sampler chain (with or without grammar)."""

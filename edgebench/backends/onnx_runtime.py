@@ -18,7 +18,7 @@ sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ import numpy as np
 
 from edgebench.backends.base import (
     FINISH_ERROR,
-    FINISH_LENGTH,
     FINISH_STOP,
     DecodeSettings,
     Generation,
@@ -77,19 +76,28 @@ class _Compiled:
     guard: TokenGuard | None = None
 
 
-@dataclass
-class _Decoding:
-    """What one request produced so far."""
+class _Timer:
+    """Runs a request's forward passes and times them: the first is the prefill."""
 
-    ids: list[int] = field(default_factory=list)
-    text: str | None = None  # set when a stop string cut the output
-    generated: int = 0
-    passes: int = 0
-    finish: str = FINISH_LENGTH
-    error: str | None = None
-    t_first: float | None = None
-    prefill_ms: float = 0.0
-    decode_ms: float = 0.0
+    def __init__(self, kv: KVSession) -> None:
+        self.kv = kv
+        self.logits: np.ndarray | None = None
+        self.prefill_ms = 0.0
+        self.decode_ms = 0.0
+
+    def evaluate(self, tokens: list[int]) -> None:
+        start = now()
+        first = self.logits is None
+        self.logits = self.kv.forward(tokens)
+        elapsed = (now() - start) * 1000
+        if first:
+            self.prefill_ms += elapsed
+        else:
+            self.decode_ms += elapsed
+
+    def last_logits(self) -> np.ndarray:
+        assert self.logits is not None
+        return self.logits
 
 
 class KVSession:
@@ -296,52 +304,34 @@ class OnnxBackend:
                 f"prompt of {len(ids)} tokens + max_tokens {settings.max_tokens} "
                 f"does not fit n_ctx {self.n_ctx}"
             )
-        if settings.constraint is not None:
-            return self._generate_masked(ids, settings, t_start)
-        state = _Decoding()
-        try:
-            self._greedy(ids, settings, state)
-        except Exception as exc:  # onnxruntime's errors: this example fails, the run goes on
-            state.finish, state.error = FINISH_ERROR, f"onnxruntime: {exc}"
-        t_end = now()
-        text = state.text if state.text is not None else self._decode(state.ids)
-        return Generation(
-            text=text,
-            prompt_tokens=len(ids),
-            output_tokens=len(state.ids),
-            generated_tokens=state.generated,
-            finish_reason=state.finish,
-            t_start=t_start,
-            t_first_token=state.t_first,
-            t_end=t_end,
-            error=state.error,
-            forward_passes=state.passes,
-            runtime_counters={
-                "n_p_eval": len(ids),
-                "t_p_eval_ms": state.prefill_ms,
-                "n_eval": state.passes,
-                "t_eval_ms": state.decode_ms,
-            },
-        )
-
-    def _generate_masked(
-        self, ids: list[int], settings: DecodeSettings, t_start: float
-    ) -> Generation:
-        """Under a grammar: the shared masked greedy step on this runtime's logits."""
-        assert settings.constraint is not None and self.token_mask is not None
-        compiled = self._compiled_for(settings.constraint)
+        compiled = self._compiled_for(settings.constraint) if settings.constraint else None
         kv = self.new_session()
-        last: list[np.ndarray] = []
-        timer = {"prefill_ms": 0.0, "decode_ms": 0.0}
+        timer = _Timer(kv)
+        state = DecodeState()
+        try:
+            if compiled is not None:
+                self._masked(compiled).run(
+                    ids, timer.evaluate, timer.last_logits, settings.max_tokens, state
+                )
+            else:
+                self._greedy(ids, timer, settings, state)
+        except Exception as exc:  # onnxruntime or llguidance: this example fails, not the run
+            state.finish, state.error = FINISH_ERROR, f"{type(exc).__name__}: {exc}"
+        t_end = now()
+        counters = {
+            "n_p_eval": len(ids) + state.forced_prefix,
+            "t_p_eval_ms": timer.prefill_ms,
+            "n_eval": state.passes,
+            "t_eval_ms": timer.decode_ms,
+        }
+        guard = compiled.guard if compiled is not None else None
+        return state.generation(len(ids), t_start, t_end, counters, guard)
 
-        def evaluate(tokens: list[int]) -> None:
-            t0 = now()
-            logits = kv.forward(tokens)
-            timer["decode_ms" if last else "prefill_ms"] += (now() - t0) * 1000
-            last[:] = [logits]
-
+    def _masked(self, compiled: _Compiled) -> MaskedGreedy:
+        """The shared masked greedy step, on this runtime's logits and tokenizer."""
+        assert self.token_mask is not None
         tokenizer = self.llg_tokenizer
-        step = MaskedGreedy(
+        return MaskedGreedy(
             matcher=compiled.matcher,
             mask=self.token_mask,
             piece=lambda token: tokenizer.decode_bytes([token]),
@@ -350,73 +340,49 @@ class OnnxBackend:
             guard=compiled.guard,
             fast_forward=self.fast_forward,
         )
-        state = DecodeState()
-        try:
-            step.run(ids, evaluate, lambda: last[0], settings.max_tokens, state)
-        except Exception as exc:  # llguidance or onnxruntime: this example fails
-            state.finish, state.error = FINISH_ERROR, str(exc)
-        t_end = now()
-        guard = compiled.guard
-        return Generation(
-            text=state.out.decode("utf-8", "replace"),
-            prompt_tokens=len(ids),
-            output_tokens=state.output_tokens,
-            generated_tokens=state.generated,
-            finish_reason=state.finish,
-            t_start=t_start,
-            t_first_token=state.t_first,
-            t_end=t_end,
-            error=state.error,
-            forced_tokens=state.forced,
-            forced_prefix_tokens=state.forced_prefix,
-            forward_passes=state.passes,
-            runtime_counters={
-                "n_p_eval": len(ids) + state.forced_prefix,
-                "t_p_eval_ms": timer["prefill_ms"],
-                "n_eval": state.passes,
-                "t_eval_ms": timer["decode_ms"],
-            },
-            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
-            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
-        )
 
-    def _greedy(self, prompt: list[int], settings: DecodeSettings, state: _Decoding) -> None:
-        kv = self.new_session()
-        t0 = now()
-        logits = kv.forward(prompt)
-        state.prefill_ms = (now() - t0) * 1000
-        stops = settings.stop
-        while True:
-            token = int(np.argmax(logits))
-            state.generated += 1
-            if state.t_first is None:
-                state.t_first = now()
-            if token in self.eog_ids:
-                state.finish = FINISH_STOP
-                return
-            state.ids.append(token)
-            if stops and self._hit_stop(state, stops):
-                state.finish = FINISH_STOP
-                return
-            if len(state.ids) >= settings.max_tokens:
-                return
-            t0 = now()
-            logits = kv.forward([token])
-            state.decode_ms += (now() - t0) * 1000
-            state.passes += 1
+    def _greedy(
+        self, prompt: list[int], timer: _Timer, settings: DecodeSettings, state: DecodeState
+    ) -> None:
+        """Unconstrained greedy decoding. The text is decoded from all ids so far (a
+        byte-level token can end inside a UTF-8 character); stop strings cut it."""
+        ids: list[int] = []
+        cut: str | None = None  # the text before a stop string, once one appeared
+        timer.evaluate(prompt)
+        try:
+            while True:
+                token = int(np.argmax(timer.last_logits()))
+                state.sampled()
+                if token in self.eog_ids:
+                    state.finish = FINISH_STOP
+                    return
+                ids.append(token)
+                state.output_tokens += 1
+                if settings.stop:
+                    cut = self._cut_at_stop(ids, settings.stop)
+                    if cut is not None:
+                        state.finish = FINISH_STOP
+                        return
+                if state.output_tokens >= settings.max_tokens:
+                    return
+                timer.evaluate([token])
+                state.passes += 1
+        finally:
+            text = cut if cut is not None else self._decode(ids)
+            state.out = bytearray(text.encode("utf-8"))
 
     def _decode(self, ids: list[int]) -> str:
         # Special tokens are not text, as in llama.cpp's token_to_piece(special=False).
         return self.tokenizer.decode(ids, skip_special_tokens=True)
 
-    def _hit_stop(self, state: _Decoding, stops: tuple[str, ...]) -> bool:
-        text = self._decode(state.ids)
+    def _cut_at_stop(self, ids: list[int], stops: tuple[str, ...]) -> str | None:
+        """The text before the first stop string in it, None when there is none."""
+        text = self._decode(ids)
         for stop in stops:
             index = text.find(stop)
             if index != -1:
-                state.text = text[:index]
-                return True
-        return False
+                return text[:index]
+        return None
 
     def close(self) -> None:
         self.session = None

@@ -23,11 +23,9 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
 from edgebench.models.gguf import read_gguf, special_tokens
@@ -47,7 +45,7 @@ from edgebench.models.onnx_model import (
     variant_name,
 )
 from edgebench.models.resolve import resolve_model
-from edgebench.runner.manifest import utc_now
+from edgebench.runner.manifest import package_versions, utc_now
 
 CONVERT_EXTRA_HINT = "pip install 'edgebench[convert]'"
 INT4 = {"method": "MatMulNBits", "bits": 4, "block_size": 32, "symmetric": True}
@@ -91,16 +89,6 @@ def check_convert_extras() -> None:
     if missing:
         names = ", ".join(dict.fromkeys(missing))
         raise UserError(f"converting to ONNX needs {names}: {CONVERT_EXTRA_HINT}")
-
-
-def tool_versions() -> dict[str, str | None]:
-    versions: dict[str, str | None] = {"edgebench": __version__}
-    for name in TOOLS:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
 
 
 def convert(
@@ -347,5 +335,5 @@ def _provenance(
             "dtype": "float32",
             "steps_s": steps,
         },
-        "tools": tool_versions(),
+        "tools": package_versions(TOOLS),
     }

@@ -17,7 +17,17 @@ import psutil
 from edgebench import __version__
 from edgebench.resources import repo_root
 
-_PACKAGES = ("llama-cpp-python", "jsonschema", "numpy", "typer", "rich", "psutil", "jinja2")
+_PACKAGES = (
+    "llama-cpp-python",
+    "onnxruntime",
+    "tokenizers",
+    "jsonschema",
+    "numpy",
+    "typer",
+    "rich",
+    "psutil",
+    "jinja2",
+)
 
 
 def utc_now() -> str:
@@ -50,9 +60,10 @@ def device_info(threads: int) -> dict[str, Any]:
     }
 
 
-def package_versions() -> dict[str, str | None]:
+def package_versions(names: tuple[str, ...] = _PACKAGES) -> dict[str, str | None]:
+    """edgebench's version and those of `names` (None when not installed)."""
     versions: dict[str, str | None] = {"edgebench": __version__}
-    for name in _PACKAGES:
+    for name in names:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

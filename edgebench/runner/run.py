@@ -179,6 +179,19 @@ def _remote_user_error(exc: WorkerError) -> UserError | None:
     return UserError(str(exc)) if exc.remote_type == "UserError" else None
 
 
+def model_record(model: ModelUnderTest) -> dict[str, Any]:
+    """A model as the manifest lists it (the same fields as the single `model` block)."""
+    return {
+        "label": model.label,
+        "path": str(model.path),
+        "sha256": model.sha256,
+        "size_bytes": model.size_bytes,
+        "backend": model.backend,
+        "prompt_format": model.prompt_format.describe(),
+        **model.details,
+    }
+
+
 def initial_manifest(
     run_dir: Path,
     settings: RunSettings,
@@ -195,15 +208,7 @@ def initial_manifest(
         "settings": {
             k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()
         },
-        "model": {
-            "label": model.label,
-            "path": str(model.path),
-            "sha256": model.sha256,
-            "size_bytes": model.size_bytes,
-            "backend": model.backend,
-            "prompt_format": model.prompt_format.describe(),
-            **model.details,
-        },
+        "model": model_record(model),
         "task": {"name": task.name, "prompt_template": task.prompt_template},
         "dataset": dataset_info,
         "device": mf.device_info(settings.threads),
@@ -274,19 +279,6 @@ def _run_arm(
             decode = DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
             gen = worker.generate(prompt, decode)
         on_sample(build_sample(index, example, prompt, gen, task, mode, report, max_tokens))
-
-
-def _model_record(model: ModelUnderTest) -> dict[str, Any]:
-    """A model as the manifest lists it (the same fields as the single `model` block)."""
-    return {
-        "label": model.label,
-        "path": str(model.path),
-        "sha256": model.sha256,
-        "size_bytes": model.size_bytes,
-        "backend": model.backend,
-        "prompt_format": model.prompt_format.describe(),
-        **model.details,
-    }
 
 
 def _arm_key(model: ModelUnderTest, mode: str, several_models: bool) -> str:
@@ -370,7 +362,7 @@ def execute(
     run_dir = make_run_dir(settings, " + ".join(labels), mf.utc_now())
     manifest = initial_manifest(run_dir, settings, models[0], task, dataset_info)
     if several:
-        manifest["models"] = [_model_record(m) for m in models]
+        manifest["models"] = [model_record(m) for m in models]
     manifest["arms"] = {}
     write_json_atomic(run_dir / "manifest.json", manifest)
 
