@@ -126,15 +126,16 @@ def compare_table(summaries: list[dict[str, Any]]) -> Table:
     if several_runs:
         table.add_column("run")
     if several_runs or several_models:
-        table.add_column("model")
-    table.add_column("constraint")
+        # Model names are what the table is about: never cut them.
+        width = max((len(str(row["model"])) for row in rows), default=5)
+        table.add_column("model", no_wrap=True, min_width=width)
+    table.add_column("constraint", no_wrap=True)
     table.add_column("n", justify="right")
     for header, _, _ in columns:
         table.add_column(header, justify="right")
     skipped = []
     for row in rows:
-        constraint = row["constraint"] + (" (skipped)" if row["skipped"] else "")
-        cells = [constraint, str(row["n"])]
+        cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
         cells += [_cell(row[path], path, digits) for _, path, digits in columns]
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
@@ -146,7 +147,8 @@ def compare_table(summaries: list[dict[str, Any]]) -> Table:
         "p50 over examples. tok/s: decode tokens/s; ×none: its ratio to `none` in the same "
         "run. compile: first compile per distinct schema; cached: the same schema again. "
         "limit: answers cut at max_tokens. unsup: examples whose schema the engine refused. "
-        "load s: model load; size MB: model file(s) on disk."
+        "load s: model load; size MB: model file(s) on disk. n = skip: a mode the model's "
+        "runtime cannot apply."
     )
     if several_models:
         caption += " ×1st: decode tok/s over the first model's, same mode, same run."

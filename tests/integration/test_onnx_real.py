@@ -101,9 +101,7 @@ def test_onnx_fp32_greedy_tokens_equal_the_transformers_model(
     backend.close()
 
 
-def test_gguf_and_onnx_int4_in_one_run(
-    onnx_models: dict[str, Path], tmp_path: Path
-) -> None:
+def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "run"
     settings = RunSettings(
         limit=2, threads=2, out=out, max_tokens=48, constraints=("none", "mask", "gbnf")

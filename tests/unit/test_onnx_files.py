@@ -90,7 +90,7 @@ def test_a_symlink_that_leaves_the_folder_is_refused(tmp_path: Path) -> None:
 
 def test_missing_external_data_file_is_named(tmp_path: Path) -> None:
     path = tiny_model(tmp_path / "m", location="weights.bin")
-    with pytest.raises(UserError, match="external data file 'weights.bin' is missing"):
+    with pytest.raises(UserError, match=r"external data file 'weights\.bin' is missing"):
         check_model_file(path, path.parent)
 
 
