@@ -15,8 +15,19 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, Generation, now
-from edgebench.constraints.guard import TokenGuard
+from edgebench.constraints.guard import KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
+
+
+def schema_guard(
+    schema: dict[str, Any] | None, enabled: bool
+) -> tuple[TokenGuard | None, tuple[str, ...]]:
+    """The keyword guard for a schema mode, and the keyword sites it enforces (none when
+    disabled or when the schema has nothing for it to enforce)."""
+    if not enabled or schema is None:
+        return None, ()
+    guard = KeywordGuard(schema)
+    return (TokenGuard(guard), guard.keywords) if guard.active else (None, ())
 
 
 @dataclass

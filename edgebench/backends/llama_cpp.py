@@ -33,9 +33,9 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.decoding import DecodeState, MaskedGreedy
+from edgebench.backends.decoding import DecodeState, MaskedGreedy, schema_guard
 from edgebench.constraints import gbnf
-from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
+from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -234,20 +234,11 @@ class LlamaCppBackend:
         self._compiled[request.key] = compiled
         return report
 
-    def _guard_for(
-        self, schema: dict[str, Any] | None
-    ) -> tuple[TokenGuard | None, tuple[str, ...]]:
-        """The keyword guard for a schema mode, and the keyword sites it enforces."""
-        if not self.use_guard or schema is None:
-            return None, ()
-        guard = KeywordGuard(schema)
-        return (TokenGuard(guard), guard.keywords) if guard.active else (None, ())
-
     def _compile(self, request: ConstraintRequest) -> _Compiled:
         def failed(source: str, error: str) -> _Compiled:
             return _Compiled(CompileReport.new(request, source, error=error))
 
-        guard, guarded = self._guard_for(request.schema)
+        guard, guarded = schema_guard(request.schema, self.use_guard)
         enforced = GUARDED_KEYWORDS if guard is not None else frozenset()
         if request.mode == "mask":
             assert request.schema is not None

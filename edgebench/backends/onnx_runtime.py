@@ -18,7 +18,7 @@ sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,10 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.decoding import DecodeState, MaskedGreedy
-from edgebench.constraints.guard import TokenGuard
-from edgebench.constraints.llguidance_mask import TokenMask
+from edgebench.backends.decoding import DecodeState, MaskedGreedy, schema_guard
+from edgebench.constraints import gbnf
+from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
+from edgebench.constraints.llguidance_mask import TokenMask, compile_schema
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
 from edgebench.models.onnx_check import check_model_file
@@ -280,9 +281,50 @@ class OnnxBackend:
 
     # -- constraints ---------------------------------------------------------------
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
-        raise ValueError(
-            f"this worker decodes under '{self.constraint_mode}', not '{request.mode}'"
-        )
+        if request.mode != self.constraint_mode:
+            raise ValueError(
+                f"this worker decodes under '{self.constraint_mode}', not '{request.mode}'"
+            )
+        start = now()
+        known = self._compiled.get(request.key)
+        if known is not None:
+            return known.report.as_cached(now() - start)
+        compiled = self._compile(request)
+        compiled.report = replace(compiled.report, seconds=now() - start)
+        self._compiled[request.key] = compiled
+        return compiled.report
+
+    def _compile(self, request: ConstraintRequest) -> _Compiled:
+        matcher_cls = self.llg.LLMatcher
+        if request.mode == "json":
+            # The llama.cpp path's json grammar, translated to Lark by llguidance.
+            from llguidance.gbnf_to_lark import gbnf_to_lark
+
+            grammar = matcher_cls.grammar_from_lark(gbnf_to_lark(gbnf.json_grammar()))
+            matcher = matcher_cls(self.llg_tokenizer, grammar, log_level=0)
+            if matcher.is_error():
+                error = f"llguidance: {matcher.get_error()}"
+                return _Compiled(CompileReport.new(request, "llguidance", error=error))
+            return _Compiled(CompileReport.new(request, "grammars/json.gbnf"), matcher=matcher)
+        assert request.schema is not None
+        guard, guarded = schema_guard(request.schema, self.use_guard)
+        enforced = GUARDED_KEYWORDS if guard is not None else frozenset()
+        try:
+            matcher, ignored = compile_schema(
+                self.llg, self.llg_tokenizer, request.schema, enforced_elsewhere=enforced
+            )
+        except ValueError as exc:
+            return _Compiled(CompileReport.new(request, "llguidance", error=str(exc)))
+        report = CompileReport.new(request, "llguidance", warnings=ignored, guarded=guarded)
+        return _Compiled(report, matcher=matcher, guard=guard)
+
+    def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
+        if request.key not in self._compiled:
+            self.compile_constraint(request)
+        compiled = self._compiled[request.key]
+        if not compiled.report.ok:
+            raise RuntimeError(f"constraint {request.label} unsupported: {compiled.report.error}")
+        return compiled
 
     # -- decoding ------------------------------------------------------------------
     def greedy_token_ids(self, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
