@@ -9,14 +9,54 @@ token choices, fast-forwarding, guard and accounting as every other runtime.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, Generation, now
 from edgebench.constraints.guard import KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
+
+
+class _HasReport(Protocol):
+    report: CompileReport
+
+
+C = TypeVar("C", bound=_HasReport)
+
+
+class CompiledConstraints(Generic[C]):
+    """A worker's compiled constraints by request key: each compiled once (timed from the
+    request to a grammar ready to decode with), later requests served from memory."""
+
+    def __init__(self, mode: str, build: Callable[[ConstraintRequest], C]) -> None:
+        self.mode = mode
+        self.build = build
+        self.entries: dict[str, C] = {}
+
+    def compile(self, request: ConstraintRequest) -> CompileReport:
+        if request.mode != self.mode:
+            raise ValueError(f"this worker decodes under '{self.mode}', not '{request.mode}'")
+        start = now()
+        known = self.entries.get(request.key)
+        if known is not None:
+            return known.report.as_cached(now() - start)
+        compiled = self.build(request)
+        compiled.report = replace(compiled.report, seconds=now() - start)
+        self.entries[request.key] = compiled
+        return compiled.report
+
+    def usable(self, request: ConstraintRequest) -> C:
+        """The compiled constraint for `request` (compiled now if new); a RuntimeError
+        when the engine refused it."""
+        if request.key not in self.entries:
+            self.compile(request)
+        compiled = self.entries[request.key]
+        if not compiled.report.ok:
+            raise RuntimeError(f"constraint {request.label} unsupported: {compiled.report.error}")
+        return compiled
 
 
 def schema_guard(

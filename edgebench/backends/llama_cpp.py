@@ -20,7 +20,7 @@ import tempfile
 import warnings
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,12 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.decoding import DecodeState, MaskedGreedy, schema_guard
+from edgebench.backends.decoding import (
+    CompiledConstraints,
+    DecodeState,
+    MaskedGreedy,
+    schema_guard,
+)
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
@@ -141,7 +146,7 @@ class LlamaCppBackend:
         self.llg_tokenizer: Any = None
         self.token_mask: TokenMask | None = None
         self._candidates: _Candidates | None = None
-        self._compiled: dict[str, _Compiled] = {}
+        self._compiled = CompiledConstraints(constraint_mode, self._compile)
 
     # -- loading -------------------------------------------------------------------
     def _load_model(self, vocab_only: bool) -> None:
@@ -220,19 +225,7 @@ class LlamaCppBackend:
 
     # -- constraints ---------------------------------------------------------------
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
-        if request.mode != self.constraint_mode:
-            raise ValueError(
-                f"this worker decodes under '{self.constraint_mode}', not '{request.mode}'"
-            )
-        start = now()
-        known = self._compiled.get(request.key)
-        if known is not None:
-            return known.report.as_cached(now() - start)
-        compiled = self._compile(request)
-        report = replace(compiled.report, seconds=now() - start)
-        compiled.report = report
-        self._compiled[request.key] = compiled
-        return report
+        return self._compiled.compile(request)
 
     def _compile(self, request: ConstraintRequest) -> _Compiled:
         def failed(source: str, error: str) -> _Compiled:
@@ -276,14 +269,6 @@ class LlamaCppBackend:
             return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
         report = CompileReport.new(request, source, warnings=warnings, guarded=guarded)
         return _Compiled(report, chain=self._greedy_chain(grammar), guard=guard)
-
-    def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
-        if request.key not in self._compiled:
-            self.compile_constraint(request)
-        compiled = self._compiled[request.key]
-        if not compiled.report.ok:
-            raise RuntimeError(f"constraint {request.label} unsupported: {compiled.report.error}")
-        return compiled
 
     # -- tokens --------------------------------------------------------------------
     def _tokenize(self, text: str) -> list[int]:
@@ -337,7 +322,7 @@ class LlamaCppBackend:
                 f"does not fit n_ctx {n_ctx}"
             )
         request = settings.constraint
-        compiled = self._compiled_for(request) if request is not None else None
+        compiled = self._compiled.usable(request) if request is not None else None
         # A fresh KV cache and fresh counters for every request.
         L.llama_memory_clear(L.llama_get_memory(self.ctx), True)
         L.llama_perf_context_reset(self.ctx)
@@ -443,10 +428,10 @@ class LlamaCppBackend:
 
     def _free(self) -> None:
         L = self.L
-        for compiled in self._compiled.values():
+        for compiled in self._compiled.entries.values():
             if compiled.chain is not None:
                 L.llama_sampler_free(compiled.chain)
-        self._compiled.clear()
+        self._compiled.entries.clear()
         if self.sampler is not None:
             L.llama_sampler_free(self.sampler)
             self.sampler = None

@@ -18,7 +18,7 @@ sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,12 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.decoding import DecodeState, MaskedGreedy, schema_guard
+from edgebench.backends.decoding import (
+    CompiledConstraints,
+    DecodeState,
+    MaskedGreedy,
+    schema_guard,
+)
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema
@@ -156,7 +161,7 @@ class OnnxBackend:
         self.llg: Any = None
         self.llg_tokenizer: Any = None
         self.token_mask: TokenMask | None = None
-        self._compiled: dict[str, _Compiled] = {}
+        self._compiled = CompiledConstraints(constraint_mode, self._compile)
         self.folder = Path(model_path)
         self.model = read_provenance(self.folder)
         self.n_threads = n_threads
@@ -281,18 +286,7 @@ class OnnxBackend:
 
     # -- constraints ---------------------------------------------------------------
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
-        if request.mode != self.constraint_mode:
-            raise ValueError(
-                f"this worker decodes under '{self.constraint_mode}', not '{request.mode}'"
-            )
-        start = now()
-        known = self._compiled.get(request.key)
-        if known is not None:
-            return known.report.as_cached(now() - start)
-        compiled = self._compile(request)
-        compiled.report = replace(compiled.report, seconds=now() - start)
-        self._compiled[request.key] = compiled
-        return compiled.report
+        return self._compiled.compile(request)
 
     def _compile(self, request: ConstraintRequest) -> _Compiled:
         matcher_cls = self.llg.LLMatcher
@@ -318,14 +312,6 @@ class OnnxBackend:
         report = CompileReport.new(request, "llguidance", warnings=ignored, guarded=guarded)
         return _Compiled(report, matcher=matcher, guard=guard)
 
-    def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
-        if request.key not in self._compiled:
-            self.compile_constraint(request)
-        compiled = self._compiled[request.key]
-        if not compiled.report.ok:
-            raise RuntimeError(f"constraint {request.label} unsupported: {compiled.report.error}")
-        return compiled
-
     # -- decoding ------------------------------------------------------------------
     def greedy_token_ids(self, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
         """The argmax token at each of `max_new_tokens` steps, ignoring end-of-generation
@@ -348,7 +334,7 @@ class OnnxBackend:
                 f"prompt of {len(ids)} tokens + max_tokens {settings.max_tokens} "
                 f"does not fit n_ctx {self.n_ctx}"
             )
-        compiled = self._compiled_for(settings.constraint) if settings.constraint else None
+        compiled = self._compiled.usable(settings.constraint) if settings.constraint else None
         kv = self.new_session()
         timer = _Timer(kv)
         state = DecodeState()
