@@ -18,6 +18,7 @@ sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,33 @@ def load_tokenizer(folder: Path) -> Any:
     except Exception as exc:  # tokenizers raises its own Exception type for bad files
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"{path}: cannot read the tokenizer: {reason}") from None
+
+
+def plain_byte_level(tokenizer_json: str) -> str:
+    """tokenizer.json as llguidance must read it to get each token's bytes.
+
+    transformers writes GGUF BPE tokenizers with a decoder chain (ByteFallback, Fuse,
+    Replace, ByteLevel) that llguidance does not recognise as byte-level, so it would take
+    "Ġ{" for the bytes of the text instead of " {" and the grammar would refuse every token
+    that starts with a space. With a ByteLevel pre-tokenizer, the ByteLevel decoder alone
+    decodes the same; other tokenizers are passed through unchanged."""
+    data = json.loads(tokenizer_json)
+    decoder = data.get("decoder") or {}
+    if decoder.get("type") != "Sequence" or not _has_byte_level(data.get("pre_tokenizer")):
+        return tokenizer_json
+    byte_level = [d for d in decoder.get("decoders", []) if d.get("type") == "ByteLevel"]
+    if not byte_level:
+        return tokenizer_json
+    data["decoder"] = byte_level[0]
+    return json.dumps(data)
+
+
+def _has_byte_level(step: dict[str, Any] | None) -> bool:
+    if not step:
+        return False
+    if step.get("type") == "ByteLevel":
+        return True
+    return any(_has_byte_level(s) for s in step.get("pretokenizers", []))
 
 
 @dataclass
@@ -249,7 +277,7 @@ class OnnxBackend:
         start = now()
         text = (self.folder / TOKENIZER).read_text(encoding="utf-8")
         eos = self.model.tokens.get("eos_id")
-        self.llg_tokenizer = llguidance.LLTokenizer(text, eos_token=eos)
+        self.llg_tokenizer = llguidance.LLTokenizer(plain_byte_level(text), eos_token=eos)
         vocab = self.model.tokens.get("vocab_size") or self.tokenizer.get_vocab_size(True)
         self.token_mask = TokenMask(int(vocab))
         return {

@@ -276,3 +276,34 @@ def test_pulling_a_variant_says_it_is_converted_not_pulled(
 
 def test_variant_folder_is_inside_the_model_cache(cache: Path) -> None:
     assert variant_dir("x", "int4") == cache / "models" / "onnx" / "x-int4"
+
+
+def test_llguidance_reads_a_gguf_style_byte_level_tokenizer_as_bytes() -> None:
+    """transformers writes GGUF BPE tokenizers with a decoder chain llguidance does not
+    take for byte-level; the backend hands it the plain ByteLevel decoder."""
+    llguidance = pytest.importorskip("llguidance")
+    tokenizers = pytest.importorskip("tokenizers")
+    from edgebench.backends.onnx_runtime import plain_byte_level
+
+    alphabet = tokenizers.pre_tokenizers.ByteLevel.alphabet()
+    vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
+    vocab["Ġ{"] = len(vocab)
+    model = tokenizers.models.BPE(vocab=vocab, merges=[("Ġ", "{")])
+    tok = tokenizers.Tokenizer(model)
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = tokenizers.decoders.Sequence(
+        [
+            tokenizers.decoders.ByteFallback(),
+            tokenizers.decoders.Fuse(),
+            tokenizers.decoders.Replace("▁", " "),
+            tokenizers.decoders.ByteLevel(),
+        ]
+    )
+    text = tok.to_str()
+    space_brace = vocab["Ġ{"]
+    plain = llguidance.LLTokenizer(plain_byte_level(text), eos_token=0)
+    assert plain.decode_bytes([space_brace]) == b" {"
+    assert llguidance.LLTokenizer(text, eos_token=0).decode_bytes([space_brace]) != b" {"
+    # A tokenizer without a ByteLevel pre-tokenizer is left alone.
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    assert plain_byte_level(tok.to_str()) == tok.to_str()
