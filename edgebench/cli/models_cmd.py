@@ -156,9 +156,10 @@ def convert_model(
     threads: ThreadsOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Convert again if converted.")] = False,
 ) -> None:
-    """Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> optimum
-    export with KV cache -> optional 4-bit weights. Needs `pip install 'edgebench[convert]'`;
-    runs offline from the cached GGUF. The result is `NAME@onnx-PRECISION`.
+    r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> optimum
+    export with KV cache -> optional 4-bit weights. Needs the convert extra
+    (`pip install 'edgebench\[convert]'`); runs offline from the cached GGUF. The result
+    is `NAME@onnx-PRECISION`.
 
     Example: edgebench models convert smollm2-135m-instruct --to onnx --precision int4
     """
