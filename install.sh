@@ -2,7 +2,8 @@
 # Install edgebench with the llama.cpp runtime, built for any x86-64 CPU from ~2015 on.
 #
 #   ./install.sh            the tool and its llama.cpp runtime
-#   ./install.sh dev        ... plus what the tests need (pytest, ruff)
+#   ./install.sh dev        ... plus what the tests need (pytest, ruff, the report extra,
+#                           and Debian's chromium for the HTML report's browser test)
 #   ./install.sh dev,hf     extras are comma-separated (see pyproject.toml)
 #
 # llama-cpp-python compiles llama.cpp from source. Its default (GGML_NATIVE=ON) tunes the
@@ -35,3 +36,20 @@ fi
 
 echo "edgebench: installing edgebench[$extras] (llama.cpp flags: ${EDGEBENCH_CMAKE_ARGS:-$portable})"
 CMAKE_ARGS="${EDGEBENCH_CMAKE_ARGS:-$portable}" "$PYTHON" -m pip install -e ".[$extras]"
+
+# The HTML report test renders the page in a real headless browser: Debian's chromium
+# (the test never downloads a browser). Installed where apt is available and we may use it.
+case ",$extras," in
+  *,dev,*)
+    if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+      if command -v apt-get >/dev/null 2>&1; then
+        sudo=""
+        [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo="sudo"
+        echo "edgebench: installing chromium (apt) for the HTML report test"
+        $sudo apt-get update -q && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+          || echo "edgebench: could not install chromium; the browser test will be skipped (fails in CI)"
+      else
+        echo "edgebench: no apt-get; install Chromium yourself for the HTML report test"
+      fi
+    fi ;;
+esac

@@ -32,21 +32,36 @@ def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary file in the same folder, fsync it, then rename over
-    `path`, so readers see the old file or the new one, never half of one."""
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, fsync it, then rename over `path`,
+    so readers see the old file or the new one, never half of one. The file gets the
+    usual permissions (0666 less the umask), not mkstemp's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 class JsonlAppender:
@@ -74,16 +89,17 @@ class JsonlAppender:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL file this tool wrote; a torn last line (crash) is ignored."""
+    """Records of a JSONL file this tool wrote; a torn last line (crash) is ignored, any
+    other bad line is a UserError naming its line."""
     records = []
     with path.open(encoding="utf-8") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 records.append(json.loads(line))
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as exc:
                 if not line.endswith("\n"):
                     break  # the last write was cut short
-                raise
+                raise UserError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
     return records

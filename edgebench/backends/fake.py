@@ -95,7 +95,8 @@ class FakeBackend:
         t_end = t_first + max(generated - 1, 0) * self.timings.per_output_token
         self.clock = t_end + 1.0
         return Generation(
-            text=" ".join(tokens),
+            # Verbatim unless cut, so tests can queue any text (newlines, fences).
+            text=text if finish == FINISH_STOP else " ".join(tokens),
             prompt_tokens=prompt_tokens,
             output_tokens=len(tokens),
             generated_tokens=generated,

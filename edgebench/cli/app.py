@@ -22,7 +22,13 @@ err_console = Console(stderr=True)
 
 def _register_commands() -> None:
     # Each command group lives in its own module; importing registers it on `app`.
-    from edgebench.cli import compare_cmd, data_cmd, models_cmd, run_cmd  # noqa: F401
+    from edgebench.cli import (  # noqa: F401
+        card_cmd,
+        compare_cmd,
+        data_cmd,
+        models_cmd,
+        run_cmd,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

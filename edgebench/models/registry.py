@@ -33,6 +33,7 @@ SOURCE_KINDS = ("pypi",)
 Rule = tuple[re.Pattern[str], str]
 _NAME = (re.compile(r"^[a-z0-9][a-z0-9._-]*$"), "lowercase letters, digits, . _ -")
 _SHA256 = (re.compile(r"^[0-9a-f]{64}$"), "64 lowercase hex digits")
+_HUB_REPO = (re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$"), "OWNER/REPO on the Hub")
 # "name==version" with a plain version: exact pins only, so the sha256 stays meaningful.
 _PIN = (re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"), "name==version")
 
@@ -63,6 +64,7 @@ class ModelEntry:
     source: Source
     description: str = ""
     stop: list[str] = field(default_factory=list)
+    base_model: str = ""  # the Hub repo the weights were made from (for model cards)
     registry_file: Path | None = None
 
 
@@ -129,6 +131,7 @@ def load_entry(path: Path) -> ModelEntry:
         prompt_style=fields.choice("prompt_style", PROMPT_STYLES),
         description=fields.text("description", required=False),
         stop=fields.text_list("stop", required=False),
+        base_model=fields.text("base_model", required=False, rule=_HUB_REPO),
         source=Source(
             kind=source.choice("kind", SOURCE_KINDS),
             packages=source.text_list("packages", rule=_PIN),

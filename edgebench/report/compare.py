@@ -3,15 +3,12 @@ folders: one row per (run, model, constraint mode)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from edgebench.errors import UserError
-from edgebench.io import read_jsonl
-from edgebench.runner.summary import summarize
+from edgebench.report.rundata import dig, load_run
 
 # (header, how to read it from one constraint's summary, digits)
 COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -39,32 +36,7 @@ _MILLISECONDS = {"compile.first_s.p50", "compile.cached_s.p50"}
 def load_run_summary(run_dir: Path) -> dict[str, Any]:
     """A run folder's summary, derived again from manifest.json and samples.jsonl so a
     crashed or older run compares on the same definitions."""
-    manifest_path = run_dir / "manifest.json"
-    if not run_dir.is_dir():
-        raise UserError(f"{run_dir}: no such run folder")
-    if not manifest_path.is_file():
-        raise UserError(f"{run_dir}: not a run folder (no manifest.json)")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{manifest_path}: not valid JSON ({exc})") from None
-    if not isinstance(manifest, dict):
-        raise UserError(f"{manifest_path}: not a run manifest (expected a JSON object)")
-    samples_path = run_dir / "samples.jsonl"
-    try:
-        samples = read_jsonl(samples_path) if samples_path.is_file() else []
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{samples_path}: line {exc.lineno}: not valid JSON") from None
-    return summarize(manifest, samples)
-
-
-def _dig(data: dict[str, Any], path: str) -> Any:
-    value: Any = data
-    for part in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
+    return load_run(run_dir).summary
 
 
 def _cell(value: Any, path: str, digits: int) -> str:
@@ -101,7 +73,7 @@ def compare_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "skipped": result.get("skip_reason"),
                 }
                 paths = [path for _, path, _ in (*COLUMNS, MODEL_RATIO)]
-                row.update({p: None if row["skipped"] else _dig(result, p) for p in paths})
+                row.update({p: None if row["skipped"] else dig(result, p) for p in paths})
                 rows.append(row)
     return rows
 

@@ -15,16 +15,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from edgebench.report.facts import METRIC_LABELS
 from edgebench.runner.summary import ACCURACY_METRICS
-
-_HEADERS = {
-    "json_exact": "JSONExact",
-    "field_f1": "Field F1",
-    "field_precision": "Precision",
-    "field_recall": "Recall",
-    "schema_compliance": "Schema",
-    "valid_json": "Valid JSON",
-}
 
 
 class RichProgress:
@@ -87,7 +79,7 @@ def accuracy_table(summary: dict[str, Any], group: str = "by_complexity") -> Tab
     table.add_column(group.removeprefix("by_"))
     table.add_column("n", justify="right")
     for metric in ACCURACY_METRICS:
-        table.add_column(_HEADERS[metric], justify="right")
+        table.add_column(METRIC_LABELS[metric], justify="right")
     for name, scores in (summary.get(group) or {}).items():
         table.add_row(name, str(scores["n"]), *(_fmt(scores[m]) for m in ACCURACY_METRICS))
     overall = summary["metrics"]

@@ -37,6 +37,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         "parameters": header.parameter_count,
         "context_length": header.context_length,
         "license": entry.license if entry else None,
+        "base_model": (entry.base_model or None) if entry else None,
     }
     return ModelUnderTest(
         label=resolved.label,

@@ -98,6 +98,41 @@ def test_summary_and_manifest_report_each_mode(constrained_run: Path) -> None:
     assert manifest["arms"]["mask"]["runtime"]["grammar_tokenizer_s"] > 0
 
 
+def test_card_of_the_real_run_parses_with_its_numbers(
+    constrained_run: Path, tmp_path: Path
+) -> None:
+    """The model card huggingface_hub reads back: model-index values are the run's."""
+    from huggingface_hub import ModelCard, metadata_load
+
+    from edgebench.report.card import write_card
+    from edgebench.report.html import write_report
+    from edgebench.report.rundata import load_run
+
+    run = load_run(constrained_run)
+    files = write_card(run, tmp_path / "card.md")
+    assert len(files.plots) >= 4 and all(p.stat().st_size > 5000 for p in files.plots)
+    card = ModelCard.load(files.card, ignore_metadata_errors=False)
+    assert card.data.model_name == "smollm2-135m-instruct"
+    assert card.data.license == "apache-2.0"
+    assert card.data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    summary = json.loads((constrained_run / "summary.json").read_text())
+    results = {(r.metric_config, r.metric_type): r.metric_value for r in card.data.eval_results}
+    for mode in parse_modes(MODES):
+        result = summary["by_constraint"][mode]
+        for metric, value in result["metrics"].items():
+            if metric != "n":
+                assert results[(f"constraint={mode}", metric)] == pytest.approx(value, abs=1e-4)
+        decode = result["perf"]["decode_tok_s"]["p50"]
+        assert decode > 0
+        got = results[(f"constraint={mode}", "decode_tokens_per_second_p50")]
+        assert got == pytest.approx(decode, rel=1e-4)
+        rss = results[(f"constraint={mode}", "peak_rss_mb")]
+        assert rss == pytest.approx(result["perf"]["peak_rss_mb"], rel=1e-4)
+    assert metadata_load(files.card)["edgebench"]["runtime"].startswith("llama.cpp")
+    page = write_report([run], tmp_path / "report.html").read_text()
+    assert page.count('<tr class="leaderboard-row">') == len(parse_modes(MODES))
+
+
 def test_grammar_llama_cpp_cannot_parse_is_unsupported_not_a_crash(smollm2: Path) -> None:
     backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="gbnf")
     try:

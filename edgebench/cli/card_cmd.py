@@ -1,0 +1,79 @@
+"""`edgebench card` and `edgebench report`: a model card and an HTML page from run folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from edgebench.cli.app import app
+from edgebench.errors import UserError
+from edgebench.report.rundata import load_run
+
+RunDirArg = Annotated[Path, typer.Argument(help="A run folder written by `edgebench run`.")]
+
+
+def _check_output(path: Path, suffixes: tuple[str, ...], option: str) -> None:
+    if path.is_dir():
+        raise UserError(
+            f"{option} {path} is a folder; give a file name such as report{suffixes[0]}"
+        )
+    if path.suffix.lower() not in suffixes:
+        raise UserError(f"{option} {path}: expected a {' or '.join(suffixes)} file name")
+    if not path.parent.exists():
+        raise UserError(f"{option} {path}: folder {path.parent} does not exist")
+
+
+@app.command()
+def card(
+    run_dir: RunDirArg,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Card file to write (default: RUN_DIR/card.md)."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="The model to describe, for a run of several."),
+    ] = None,
+    examples: Annotated[
+        int,
+        typer.Option("--examples", min=0, help="Sample outputs shown in the card (0: none)."),
+    ] = 2,
+) -> None:
+    """Write a Hugging Face model card (model-index metadata, device, how it was run,
+    accuracy, performance) and its plots next to it.
+
+    Example: edgebench card runs/20261122T101500-smollm2-135m-instruct-edgejson --out card.md
+    """
+    from edgebench.report.card import write_card
+
+    run = load_run(run_dir)
+    target = out or run_dir / "card.md"
+    _check_output(target, (".md",), "--out")
+    files = write_card(run, target, model, examples)
+    typer.echo(f"card: {files.card}")
+    for plot in files.plots:
+        typer.echo(f"plot: {plot}")
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `edgebench run`.")],
+    html: Annotated[
+        Path, typer.Option("--html", help="The HTML page to write (one self-contained file).")
+    ] = Path("report.html"),
+    title: Annotated[str | None, typer.Option("--title", help="The page title.")] = None,
+) -> None:
+    """Write one static HTML page for one or more runs: a sortable leaderboard, the
+    plots and every example (prompt, raw output, parsed output, scores).
+
+    Example: edgebench report runs/smollm2 runs/gemma --html report.html
+    """
+    from edgebench.report.html import write_report
+
+    runs = [load_run(path) for path in run_dirs]
+    _check_output(html, (".html", ".htm"), "--html")
+    path = write_report(runs, html, title)
+    runs_text = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
+    typer.echo(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB, {runs_text})")

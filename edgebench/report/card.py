@@ -1,0 +1,380 @@
+"""`edgebench card`: a Hugging Face model card for one model of a run folder.
+
+The YAML metadata is built with huggingface_hub's card classes (`ModelCardData`,
+`EvalResult`), so the `model-index` is the one the Hub reads: one result for the task
+and dataset, its metrics per constraint mode (accuracy and what it cost). The Markdown
+body says on which device, with which runtime, command, dataset and prompt, and shows
+accuracy, speed, memory and plots. Every string from the run is escaped (markdown.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebench import __version__
+from edgebench.errors import UserError
+from edgebench.io import write_bytes_atomic, write_text_atomic
+from edgebench.report import facts
+from edgebench.report import markdown as md
+from edgebench.report.plots import Plot, all_plots
+from edgebench.report.rundata import (
+    Arm,
+    RunFolder,
+    arms,
+    dig,
+    groups,
+    model_record,
+    model_summaries,
+    numeric_metrics,
+)
+
+TASK_TYPE = "text-generation"
+# model-index metric types for what a mode cost, from one arm's summary.
+COST_METRICS: tuple[tuple[str, str, str], ...] = (
+    ("decode_tokens_per_second_p50", "perf.decode_tok_s.p50", "decode tokens/s p50"),
+    ("prefill_tokens_per_second_p50", "perf.prefill_tok_s.p50", "prefill tokens/s p50"),
+    ("time_to_first_token_seconds_p50", "perf.ttft_s.p50", "TTFT p50 (s)"),
+    ("latency_seconds_p50", "perf.latency_s.p50", "latency p50 (s)"),
+    ("peak_rss_mb", "perf.peak_rss_mb", "peak RSS (MB)"),
+)
+LIBRARY_BY_BACKEND = {"llama": "gguf", "onnx": "onnx"}
+
+
+@dataclass(frozen=True)
+class CardFiles:
+    card: Path
+    plots: list[Path]
+
+
+def _hub() -> Any:
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise UserError(
+            "model cards need huggingface_hub: pip install 'edgebench[report]'"
+        ) from None
+    return huggingface_hub
+
+
+def pick_model(run: RunFolder, model: str | None) -> str:
+    labels = list(model_summaries(run.summary))
+    if model is None:
+        if len(labels) > 1:
+            raise UserError(
+                f"{run.path}: the run holds {len(labels)} models ({', '.join(labels)}); "
+                "choose one with --model"
+            )
+        return labels[0]
+    if model not in labels:
+        raise UserError(f"{run.path}: no model {model!r} in this run (it has {', '.join(labels)})")
+    return model
+
+
+def base_model(record: dict[str, Any]) -> str | None:
+    """The Hub repo the weights come from: the manifest's, else the registry entry's."""
+    if record.get("base_model"):
+        return str(record["base_model"])
+    name = record.get("registry_name")
+    if not name:
+        return None
+    from edgebench.models.registry import load_registry
+
+    entry = load_registry().get(str(name))
+    return getattr(entry, "base_model", None) or None
+
+
+def measured_on(run: RunFolder) -> dict[str, Any]:
+    """Where and how the numbers were measured, as a top-level `edgebench` block in the
+    metadata, so a number read from the Hub keeps its device and runtime."""
+    device = run.manifest.get("device") or {}
+    runtime = facts.runtime_of(run)
+    measured = {
+        "tool": f"edgebench {dig(run.manifest, 'packages.edgebench') or __version__}",
+        "run": run.run_id,
+        "device": device.get("cpu_model") or device.get("machine"),
+        "threads": device.get("threads_used") or runtime.get("n_threads"),
+        "ram_total_mb": device.get("ram_total_mb"),
+        "os": device.get("os"),
+        "runtime": " ".join(
+            str(v) for v in (runtime.get("name"), runtime.get("llama_cpp_python")) if v
+        )
+        or None,
+        "dataset_sha256": dig(run.manifest, "dataset.sha256"),
+        "examples": run.summary.get("n_examples"),
+    }
+    return {k: v for k, v in measured.items() if v is not None}
+
+
+def eval_results(run: RunFolder, model_arms: list[Arm]) -> list[Any]:
+    """One EvalResult per metric and constraint mode: the accuracy metrics and the cost
+    (speed, memory), named with the mode; `metric_config` holds the mode."""
+    hub = _hub()
+    common = {
+        "task_type": TASK_TYPE,
+        "task_name": f"Structured JSON extraction ({dig(run.manifest, 'task.name') or 'task'})",
+        "dataset_type": str(dig(run.manifest, "task.name") or run.summary.get("task") or "task"),
+        "dataset_name": facts.dataset_label(run),
+        "dataset_split": facts.dataset_split(run),
+        "dataset_revision": dig(run.manifest, "dataset.sha256"),
+    }
+    results = []
+    for arm in model_arms:
+        values = [
+            (name, value, facts.metric_label(name))
+            for name, value in numeric_metrics(arm.result.get("metrics") or {}).items()
+        ]
+        values += [(t, facts.perf_value(arm, path), label) for t, path, label in COST_METRICS]
+        for metric_type, value, label in values:
+            if value is None:
+                continue
+            results.append(
+                hub.EvalResult(
+                    **common,
+                    metric_type=metric_type,
+                    metric_value=round(value, 4),
+                    metric_name=f"{label} ({arm.constraint})",
+                    metric_config=f"constraint={arm.constraint}",
+                )
+            )
+    return results
+
+
+def card_data(run: RunFolder, label: str, model_arms: list[Arm]) -> Any:
+    hub = _hub()
+    record = model_record(run.manifest, label)
+    tags = ["edgebench", "structured-output", "json-extraction", "cpu"]
+    if record.get("quantization"):
+        tags.append(str(record["quantization"]))
+    base = base_model(record)
+    extra: dict[str, Any] = {"pipeline_tag": TASK_TYPE, "edgebench": measured_on(run)}
+    if base:
+        extra["base_model"] = base
+        if record.get("quantization"):
+            extra["base_model_relation"] = "quantized"
+    return hub.ModelCardData(
+        model_name=label,
+        license=record.get("license") or None,
+        library_name=LIBRARY_BY_BACKEND.get(str(record.get("backend"))),
+        tags=tags,
+        eval_results=eval_results(run, model_arms) or None,
+        **extra,
+    )
+
+
+def _kv_table(rows: list[tuple[str, Any]]) -> str:
+    return md.table(["", "value"], [[k, facts.fmt(v)] for k, v in rows], align_right_from=2)
+
+
+def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
+    metrics = facts.metric_names(model_arms)
+    perf_columns = facts.PERF_COLUMNS if with_perf else ()
+    headers = ["constraint", "n", *(facts.metric_label(m) for m in metrics)]
+    headers += [label for label, _, _ in perf_columns]
+    rows = []
+    for arm in model_arms:
+        values = numeric_metrics(arm.result.get("metrics") or {})
+        row: list[Any] = [arm.constraint, arm.result.get("n_examples")]
+        row += [facts.fmt(values.get(m)) for m in metrics]
+        row += [facts.fmt(facts.perf_value(arm, p), d) for _, p, d in perf_columns]
+        rows.append(row)
+    return md.table(headers, rows)
+
+
+def _group_tables(model_arms: list[Arm]) -> list[str]:
+    names: dict[str, None] = {}
+    for arm in model_arms:
+        names.update(dict.fromkeys(groups(arm.result)))
+    metrics = facts.metric_names(model_arms)
+    parts = []
+    for name in names:
+        rows = []
+        for arm in model_arms:
+            for value, scores in (groups(arm.result).get(name) or {}).items():
+                flat = numeric_metrics(scores)
+                rows.append(
+                    [value, arm.constraint, scores.get("n")]
+                    + [facts.fmt(flat.get(m)) for m in metrics]
+                )
+        rows.sort(key=lambda r: str(r[0]))
+        headers = [name, "constraint", "n", *(facts.metric_label(m) for m in metrics)]
+        parts.append(f"### By {md.text(name)}\n\n{md.table(headers, rows, align_right_from=2)}")
+    return parts
+
+
+def _milliseconds(seconds: Any) -> float | None:
+    return seconds * 1000 if isinstance(seconds, int | float) else None
+
+
+def _perf_tables(model_arms: list[Arm]) -> str:
+    rows = []
+    for arm in model_arms:
+        for label, dist in facts.distributions(arm.result.get("perf") or {}):
+            rows.append(
+                [arm.constraint, label]
+                + [facts.fmt(dist.get(k), 3) for k in ("p50", "p95", "mean")]
+                + [dist.get("n")]
+            )
+    speed = md.table(["constraint", "measure", "p50", "p95", "mean", "n"], rows, 2)
+    totals = []
+    for arm in model_arms:
+        perf = arm.result.get("perf") or {}
+        totals.append(
+            [
+                arm.constraint,
+                facts.fmt(perf.get("load_s"), 2),
+                facts.fmt(perf.get("peak_rss_mb"), 0),
+                facts.fmt(perf.get("peak_rss_anon_mb"), 0),
+                facts.fmt(perf.get("peak_rss_file_mb"), 0),
+                perf.get("prompt_tokens_total"),
+                perf.get("output_tokens_total"),
+                perf.get("hit_token_limit"),
+                facts.fmt(_milliseconds(dig(arm.result, "compile.first_s.p50")), 2),
+                facts.fmt(perf.get("wall_s"), 1),
+            ]
+        )
+    headers = [
+        "constraint",
+        "load (s)",
+        "peak RSS (MB)",
+        "anon (MB)",
+        "file-backed (MB)",
+        "prompt tokens",
+        "output tokens",
+        "hit max_tokens",
+        "compile p50 (ms)",
+        "wall (s)",
+    ]
+    return f"{speed}\n\n{md.table(headers, totals)}"
+
+
+def _prompt_section(run: RunFolder, label: str) -> str:
+    record = model_record(run.manifest, label)
+    prompt_format = record.get("prompt_format") or {}
+    parts = [f"Prompt style: {md.text(prompt_format.get('style') or '-')}."]
+    for key in ("chat_template", "template"):
+        if prompt_format.get(key):
+            parts.append(
+                f"<details><summary>{md.text(key)} (from the model file)</summary>\n\n"
+                f"{md.code_block(str(prompt_format[key]), 'jinja')}\n\n</details>"
+            )
+    template = dig(run.manifest, "task.prompt_template")
+    if template:
+        parts.append(f"Task prompt template:\n\n{md.code_block(str(template))}")
+    return "\n\n".join(parts)
+
+
+def _pretty(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _sample_outputs(model_arms: list[Arm], count: int) -> list[str]:
+    """The first `count` examples: what was expected and what each mode wrote, verbatim
+    in code blocks (raw model text is never Markdown here)."""
+    ids = list(dict.fromkeys(str(s.get("id")) for arm in model_arms for s in arm.samples))
+    parts = []
+    for example_id in ids[:count]:
+        by_mode = [
+            (arm, next(s for s in arm.samples if str(s.get("id")) == example_id))
+            for arm in model_arms
+            if any(str(s.get("id")) == example_id for s in arm.samples)
+        ]
+        first = by_mode[0][1]
+        labels = ", ".join(f"{k}: {v}" for k, v in (first.get("groups") or {}).items())
+        parts.append(f"### {md.text(example_id)}" + (f" ({md.text(labels)})" if labels else ""))
+        parts.append(f"Expected:\n\n{md.code_block(_pretty(first.get('expected')), 'json')}")
+        for arm, sample in by_mode:
+            scores = numeric_metrics(sample.get("scores") or {})
+            shown = ", ".join(f"{facts.metric_label(k)} {v:.2f}" for k, v in scores.items())
+            parts.append(
+                f"{md.text(arm.constraint)} · finish {md.text(sample.get('finish_reason') or '-')}"
+                f" · {md.text(shown or 'no scores')}:\n\n"
+                f"{md.code_block(str(sample.get('raw_output') or ''))}"
+            )
+    return parts
+
+
+def card_body(
+    run: RunFolder,
+    label: str,
+    model_arms: list[Arm],
+    plot_files: list[tuple[Plot, str]],
+    examples: int = 2,
+) -> str:
+    record = model_record(run.manifest, label)
+    device = run.manifest.get("device") or {}
+    cpu = device.get("cpu_model") or device.get("machine") or "this device"
+    modes = ", ".join(arm.constraint for arm in model_arms)
+    intro = (
+        f"{md.text(label)} ({md.text(record.get('quantization') or record.get('backend') or '')})"
+        f" measured with edgebench on {md.text(cpu)}, "
+        f"{md.text(device.get('threads_used') or '?')} threads: "
+        f"{md.text(facts.dataset_label(run))}, constraint modes {md.text(modes)}. "
+        "Accuracy, speed and memory come from the same run; p50/p95 are over examples."
+    )
+    sections = [
+        f"# {md.text(label)} · structured JSON extraction on {md.text(cpu)}",
+        intro,
+        _summary_table(model_arms),
+        "## Device",
+        _kv_table(facts.device_rows(run)),
+        "## How it was run",
+        f"Command:\n\n{md.code_block(facts.command_line(run.manifest), 'bash')}",
+        _kv_table(facts.run_rows(run)),
+        "### Model",
+        _kv_table(facts.model_rows(run, label)),
+        "### Dataset",
+        _kv_table(facts.dataset_rows(run)),
+        "### Decoding and constraint",
+        _kv_table(facts.decoding_rows(run)),
+        "### Prompt",
+        _prompt_section(run, label),
+        "## Accuracy",
+        _summary_table(model_arms, with_perf=False),
+        *_group_tables(model_arms),
+        "## Performance",
+        _perf_tables(model_arms),
+    ]
+    if plot_files:
+        sections.append("## Plots")
+        sections += [f"![{md.text(plot.title)}]({name})" for plot, name in plot_files]
+    if examples > 0:
+        sections.append("## Sample outputs")
+        sections += _sample_outputs(model_arms, examples)
+    sections.append(
+        f"---\n\nGenerated by edgebench {md.text(__version__)} from run folder "
+        f"{md.inline_code(run.run_id)}; re-render with {md.inline_code('edgebench card RUN_DIR')}."
+    )
+    return "\n\n".join(sections) + "\n"
+
+
+def render_card(
+    run: RunFolder, model: str | None, plot_files: list[tuple[Plot, str]], examples: int = 2
+) -> str:
+    """The card's full text (YAML metadata and Markdown), checked by parsing it back."""
+    hub = _hub()
+    label = pick_model(run, model)
+    model_arms = [arm for arm in arms(run) if arm.model == label]
+    data = card_data(run, label, model_arms)
+    content = (
+        f"---\n{data.to_yaml()}\n---\n\n{card_body(run, label, model_arms, plot_files, examples)}"
+    )
+    hub.ModelCard(content, ignore_metadata_errors=False)
+    return content
+
+
+def write_card(run: RunFolder, out: Path, model: str | None = None, examples: int = 2) -> CardFiles:
+    """The card at `out` and its plots next to it (`<stem>-<plot>.png`), each written
+    atomically."""
+    label = pick_model(run, model)
+    plots = all_plots([arm for arm in arms(run) if arm.model == label])
+    plot_files = [(plot, f"{out.stem}-{plot.name}.png") for plot in plots]
+    content = render_card(run, label, plot_files, examples)
+    written = []
+    for plot, name in plot_files:
+        write_bytes_atomic(out.parent / name, plot.png)
+        written.append(out.parent / name)
+    write_text_atomic(out, content)
+    return CardFiles(out, written)

@@ -1,0 +1,297 @@
+"""`edgebench report --html`: one self-contained static page for one or more run folders.
+
+A sortable leaderboard (one row per model and constraint mode), the plots as inline PNG
+data, every breakdown, and each example with its prompt, raw output, parsed output and
+scores. Inline CSS and one small inline script, both allowed by hash in a
+Content-Security-Policy that allows nothing else: no network, no other script, no
+plugin, no form. Jinja2 escapes every value (autoescape on for every template, whatever
+its name); only the page's own CSS and script are marked safe, never text from a run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import struct
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from edgebench import __version__
+from edgebench.errors import UserError
+from edgebench.io import write_text_atomic
+from edgebench.report import facts
+from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
+from edgebench.report.rundata import (
+    Arm,
+    RunFolder,
+    arms,
+    dig,
+    flatten,
+    groups,
+    model_record,
+    numeric_metrics,
+)
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    value: Any  # what the column sorts by (a number, or text)
+    numeric: bool = False
+
+
+def environment() -> Environment:
+    """Autoescape is on for every template, not chosen by file name."""
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def _asset(name: str) -> str:
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def _sha256_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def content_security_policy(css: str, js: str) -> str:
+    """Nothing loads from anywhere: images only as data: URIs, the one style sheet and
+    the one script only by their hashes (an injected tag or handler would not run)."""
+    return "; ".join(
+        (
+            "default-src 'none'",
+            "img-src data:",
+            f"style-src {_sha256_source(css)}",
+            f"script-src {_sha256_source(js)}",
+            "base-uri 'none'",
+            "form-action 'none'",
+        )
+    )
+
+
+def _num(value: Any, digits: int) -> Cell:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return Cell("-", "", True)
+    return Cell(facts.fmt(float(value), digits), value, True)
+
+
+def _text(value: Any) -> Cell:
+    text = facts.fmt(value)
+    return Cell(text, "" if value is None else text)
+
+
+def _device_label(run: RunFolder) -> str:
+    device = run.manifest.get("device") or {}
+    cpu = device.get("cpu_model") or device.get("machine") or "?"
+    threads = device.get("threads_used")
+    return f"{cpu} · {threads} threads" if threads else str(cpu)
+
+
+def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
+    metrics = facts.metric_names(all_arms)
+    columns = [
+        ("run", "run"),
+        ("model", "model"),
+        ("quant", "quantization"),
+        ("device", "device"),
+        ("constraint", "constraint"),
+        ("n", "n"),
+    ]
+    columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
+    columns += [(path, label) for label, path, _ in facts.PERF_COLUMNS]
+    rows = []
+    for arm in all_arms:
+        record = model_record(arm.run.manifest, arm.model)
+        values = numeric_metrics(arm.result.get("metrics") or {})
+        row = [
+            _text(arm.run.run_id),
+            _text(arm.model),
+            _text(record.get("quantization")),
+            _text(_device_label(arm.run)),
+            _text(arm.constraint),
+            _num(arm.result.get("n_examples"), 0),
+        ]
+        row += [_num(values.get(m), 3) for m in metrics]
+        row += [_num(facts.perf_value(arm, path), d) for _, path, d in facts.PERF_COLUMNS]
+        rows.append(row)
+    return {"columns": [{"key": k, "label": label} for k, label in columns], "rows": rows}
+
+
+def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+    names: dict[str, None] = {}
+    for arm in all_arms:
+        names.update(dict.fromkeys(groups(arm.result)))
+    metrics = facts.metric_names(all_arms)
+    labels = arm_labels(all_arms)
+    tables = []
+    for name in names:
+        columns = [("value", name), ("arm", "model · constraint"), ("n", "n")]
+        columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
+        rows = []
+        for label, arm in zip(labels, all_arms, strict=True):
+            for value, scores in (groups(arm.result).get(name) or {}).items():
+                flat = numeric_metrics(scores)
+                rows.append(
+                    [_text(value), _text(label), _num(scores.get("n"), 0)]
+                    + [_num(flat.get(m), 3) for m in metrics]
+                )
+        rows.sort(key=lambda r: str(r[0].value))
+        tables.append(
+            {
+                "name": name,
+                "columns": [{"key": k, "label": label} for k, label in columns],
+                "rows": rows,
+            }
+        )
+    return tables
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height from the PNG header, so the page reserves the space."""
+    return struct.unpack(">II", png[16:24])
+
+
+def plot_entries(plots: list[Plot]) -> list[dict[str, Any]]:
+    entries = []
+    for plot in plots:
+        width, height = _png_size(plot.png)
+        uri = "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
+        entries.append({"title": plot.title, "data_uri": uri, "width": width, "height": height})
+    return entries
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _headline(scores: dict[str, Any]) -> tuple[str, bool | None]:
+    flat = numeric_metrics(scores)
+    name = next((m for m in PREFERRED_METRICS if m in flat), next(iter(flat), None))
+    if name is None:
+        return "no scores", None
+    passed = flat.get("schema_compliance", flat.get(name))
+    return f"{facts.metric_label(name)} {flat[name]:.2f}", bool(passed and passed >= 1)
+
+
+# Sample fields the drill-down shows elsewhere (or that name the example, shown above it).
+_SHOWN_APART = ("prompt", "raw_output", "parsed", "expected", "groups", "id", "index", "schema_id")
+
+
+def _sample_facts(sample: dict[str, Any]) -> list[tuple[str, str]]:
+    """Everything else a sample records, scores first, whatever fields a run has
+    (timings, parse path, guard counts, errors ...); lists joined, nested as `a.b`."""
+    scores = {f"scores.{k}": v for k, v in flatten(sample.get("scores") or {}).items()}
+    rest = {
+        k: v
+        for k, v in flatten(sample).items()
+        if not k.startswith("scores.") and k.split(".", 1)[0] not in _SHOWN_APART
+    }
+    rows = []
+    for key, value in {**scores, **rest}.items():
+        if value is None or value == []:
+            continue
+        shown = "; ".join(map(str, value)) if isinstance(value, list) else facts.fmt(value)
+        rows.append((key, shown))
+    return rows
+
+
+def example_views(run_arms: list[Arm]) -> list[dict[str, Any]]:
+    """Each example once (by id, in run order) with every arm's answer to it."""
+    labels = arm_labels(run_arms)
+    examples: dict[str, dict[str, Any]] = {}
+    for label, arm in zip(labels, run_arms, strict=True):
+        for sample in arm.samples:
+            key = str(sample.get("id"))
+            example = examples.setdefault(
+                key,
+                {
+                    "id": key,
+                    "groups": list((sample.get("groups") or {}).items()),
+                    "prompt": str(sample.get("prompt") or ""),
+                    "expected": _pretty(sample.get("expected")),
+                    "arms": [],
+                },
+            )
+            headline, passed = _headline(sample.get("scores") or {})
+            example["arms"].append(
+                {
+                    "label": label,
+                    "headline": headline,
+                    "passed": passed,
+                    "facts": _sample_facts(sample),
+                    "raw_output": str(sample.get("raw_output") or ""),
+                    "parsed": _pretty(sample.get("parsed")),
+                }
+            )
+    return list(examples.values())
+
+
+def run_view(run: RunFolder, run_arms: list[Arm]) -> dict[str, Any]:
+    models = dict.fromkeys(arm.model for arm in run_arms)
+    blocks = [{"title": "Device and runtime", "rows": facts.device_rows(run), "code": None}]
+    for label in models:
+        blocks.append(
+            {"title": f"Model {label}", "rows": facts.model_rows(run, label), "code": None}
+        )
+        prompt_format = model_record(run.manifest, label).get("prompt_format") or {}
+        for key in ("chat_template", "template"):
+            if prompt_format.get(key):
+                blocks.append(
+                    {"title": f"{label}: {key}", "rows": [], "code": str(prompt_format[key])}
+                )
+    blocks += [
+        {"title": "Run", "rows": facts.run_rows(run), "code": None},
+        {"title": "Dataset", "rows": facts.dataset_rows(run), "code": None},
+        {"title": "Decoding and constraint", "rows": facts.decoding_rows(run), "code": None},
+    ]
+    template = dig(run.manifest, "task.prompt_template")
+    if template:
+        blocks.append({"title": "Task prompt template", "rows": [], "code": str(template)})
+    for block in blocks:
+        block["rows"] = [(k, facts.fmt(v)) for k, v in block["rows"]]
+    return {
+        "id": run.run_id,
+        "command": facts.command_line(run.manifest),
+        "blocks": blocks,
+        "examples": example_views(run_arms),
+    }
+
+
+def render_report(runs: list[RunFolder], title: str | None = None) -> str:
+    if not runs:
+        raise UserError("give at least one run folder")
+    all_arms = [arm for run in runs for arm in arms(run)]
+    css, js = _asset("report.css"), _asset("report.js")
+    template = environment().get_template("report.html.j2")
+    models = ", ".join(dict.fromkeys(arm.model for arm in all_arms))
+    return template.render(
+        title=title or f"edgebench report · {models}",
+        version=__version__,
+        generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        csp=content_security_policy(css, js),
+        css=Markup(css),  # the page's own style sheet, allowed by hash in the CSP
+        js=Markup(js),  # the page's own sorting script, allowed by hash in the CSP
+        leaderboard=leaderboard(all_arms),
+        plots=plot_entries(all_plots(all_arms)),
+        groups=group_tables(all_arms),
+        runs=[run_view(run, [a for a in all_arms if a.run is run]) for run in runs],
+    )
+
+
+def write_report(runs: list[RunFolder], out: Path, title: str | None = None) -> Path:
+    write_text_atomic(out, render_report(runs, title))
+    return out

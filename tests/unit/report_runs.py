@@ -1,0 +1,104 @@
+"""Run folders for report tests: the real EdgeJSON task on built-in examples, a fake
+backend, and hostile text everywhere a run carries untrusted strings (model output, the
+GGUF name and chat template, the dataset text)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.constraints import parse_modes
+from edgebench.prompts import PromptFormat
+from edgebench.runner.run import ModelUnderTest, RunSettings, execute
+from edgebench.runner.worker import InProcessWorker
+from edgebench.tasks import get_task
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '"><img src=x onerror=alert(1)>'
+TEMPLATE_INJECTION = "{{7*7}}"
+PIPE = "left | right"
+FENCE = "```json\n{}\n```"
+REMOTE_IMAGE = "![pixel](https://tracker.example/p.png)"
+PAYLOADS = (SCRIPT, IMG, TEMPLATE_INJECTION, PIPE, "```", REMOTE_IMAGE)
+# What a browser would do if any of it ran: the page must never get these attributes.
+BROWSER_SCRIPT = "<script>document.documentElement.setAttribute('data-pwned','script')</script>"
+BROWSER_IMG = "\"><img src=x onerror=\"document.documentElement.setAttribute('data-pwned','img')\">"
+
+HOSTILE_OUTPUTS = [
+    # Valid JSON whose values carry the payloads.
+    json.dumps({"note": f"{SCRIPT} {IMG} {TEMPLATE_INJECTION} {PIPE} ``` {REMOTE_IMAGE}"}),
+    # Free text around a fenced answer, with a longer backtick run inside.
+    f"Sure! {BROWSER_SCRIPT}\n{FENCE}\n```` four {BROWSER_IMG}",
+    f"{TEMPLATE_INJECTION} | {IMG}\nline two | {REMOTE_IMAGE}",
+]
+CHAT_TEMPLATE = (
+    "{# " + SCRIPT + " ``` | " + REMOTE_IMAGE + " #}"
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}<|assistant|>"
+)
+MODEL_LABEL = "evil|model"
+
+
+def hostile_model() -> ModelUnderTest:
+    return ModelUnderTest(
+        label=MODEL_LABEL,
+        path=Path("/nonexistent/evil.gguf"),
+        sha256="0" * 64,
+        size_bytes=1,
+        prompt_format=PromptFormat(style="chat", chat_template=CHAT_TEMPLATE),
+        n_ctx_train=8192,
+        backend="llama",
+        details={
+            "gguf_name": f"{SCRIPT} {IMG} {PIPE}",
+            "quantization": "Q4_1",
+            "license": "apache-2.0",
+            "base_model": "HuggingFaceTB/SmolLM2-135M-Instruct",
+        },
+    )
+
+
+def make_run(
+    out: Path,
+    modes: str = "none,gbnf,mask",
+    n: int = 3,
+    outputs: list[str] | None = None,
+    device: dict | None = None,
+    depth: bool = False,
+) -> Path:
+    """A completed run folder of `n` built-in EdgeJSON examples (the first one's text
+    made hostile) under each mode; `mask` decodes twice as fast as the others."""
+    task = get_task("edgejson")
+    examples = task.load(*task.resolve_paths(None, None))
+    first = dataclasses.replace(examples[0], text=f"{examples[0].text} {SCRIPT} {PIPE}")
+    examples = [first, *examples[1:]]
+    if depth:  # a breakdown the built-in task does not have, as a depth task would add
+        examples = [
+            dataclasses.replace(ex, groups={**ex.groups, "depth": str(3 + i % 3)})
+            for i, ex in enumerate(examples)
+        ]
+    modes_list = parse_modes(modes)
+
+    def backend(mode: str) -> FakeBackend:
+        per_token = 0.005 if mode == "mask" else 0.01
+        return FakeBackend(
+            list(outputs if outputs is not None else HOSTILE_OUTPUTS),
+            timings=FakeTimings(per_output_token=per_token),
+        )
+
+    settings = RunSettings(out=out, warmup=False, limit=n, constraints=tuple(modes_list))
+    dataset_info = {"path": "data/edgejson/test.jsonl", "sha256": "ab" * 32, "n_examples": 200}
+    execute(
+        settings,
+        hostile_model(),
+        task,
+        examples,
+        dataset_info,
+        worker_factory=lambda mode: InProcessWorker(backend(mode)),
+    )
+    if device is not None:
+        manifest_path = out / "manifest.json"
+        manifest = json.loads(manifest_path.read_text())
+        manifest["device"] = device
+        manifest_path.write_text(json.dumps(manifest))
+    return out

@@ -1,0 +1,100 @@
+"""The HTML report in a real browser: Debian's headless Chromium loads the page from a
+file, runs its script under the page's own CSP, and takes a screenshot. The leaderboard
+rows must be there and sortable, and none of the hostile model output may run.
+
+Chromium comes from the test set-up (`./install.sh dev` installs Debian's `chromium`);
+outside CI a machine without it skips this test, in CI (CI=true) it fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from edgebench.report.html import write_report
+from edgebench.report.rundata import load_run
+from tests.unit.report_runs import BROWSER_IMG, BROWSER_SCRIPT, TEMPLATE_INJECTION, make_run
+from tests.unit.test_report_html import Elements
+
+# No network (background services off), no GPU, no sandbox (root in a container), and a
+# fresh profile for every run.
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+    "--hide-scrollbars",
+)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        message = "Chromium is not installed: ./install.sh dev installs Debian's chromium"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+def browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [chromium, *FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("browser")
+    outputs = [f"{BROWSER_SCRIPT} {TEMPLATE_INJECTION}", BROWSER_IMG, "{}"]
+    run = make_run(base / "run", modes="none,gbnf,mask", outputs=outputs)
+    return write_report([load_run(run)], base / "report.html")
+
+
+def test_leaderboard_rows_appear_sortable_and_nothing_injected_runs(
+    chromium: str, page: Path, tmp_path: Path
+) -> None:
+    # #sort=constraint asks the page's script to sort the leaderboard by that column.
+    done = browse(chromium, tmp_path / "profile", "--dump-dom", f"{page.as_uri()}#sort=constraint")
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = Elements(done.stdout)
+    html_attrs = next(attrs for tag, attrs in dom.tags if tag == "html")
+    assert "data-pwned" not in html_attrs  # neither the <script> nor onerror ran
+    board = done.stdout.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
+    assert 'data-sortable="ready"' in board  # the script ran: its CSP hash matched
+    rows = re.findall(r'<tr class="leaderboard-row">(.*?)</tr>', board, re.S)
+    assert len(rows) == 3
+    modes = [re.findall(r"<td[^>]*>(.*?)</td>", row)[4] for row in rows]
+    assert modes == ["gbnf", "mask", "none"]  # sorted by the script, not in run order
+    assert 'aria-sort="ascending"' in board
+    raw = dom.by_class["raw-output"]
+    assert f"{BROWSER_SCRIPT} {TEMPLATE_INJECTION}" in raw and BROWSER_IMG in raw
+
+
+def test_screenshot_of_the_page(chromium: str, page: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "report.png"
+    done = browse(
+        chromium,
+        tmp_path / "profile",
+        f"--screenshot={shot}",
+        "--window-size=1280,1600",
+        page.as_uri(),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (1280, 1600)
+    assert len(png) > 20_000  # a rendered page, not a blank one

@@ -1,0 +1,177 @@
+"""`edgebench report --html`: one self-contained page, a restrictive CSP, autoescape for
+every template, hostile text inert and intact, generic breakdowns, and clear errors."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from pathlib import Path
+
+import pytest
+from jinja2 import DictLoader
+
+from edgebench.cli.app import main
+from edgebench.report.html import environment, render_report
+from edgebench.report.rundata import load_run
+from tests.unit.report_runs import (
+    CHAT_TEMPLATE,
+    HOSTILE_OUTPUTS,
+    IMG,
+    MODEL_LABEL,
+    PIPE,
+    SCRIPT,
+    make_run,
+)
+from tests.unit.test_cli_run_errors import assert_one_line_error, run_cli
+from tests.unit.test_report_markdown import Page
+
+
+class Elements(Page):
+    """Also the text inside each element with a given class."""
+
+    def __init__(self, html: str) -> None:
+        self.stack: list[str] = []
+        self.by_class: dict[str, list[str]] = {}
+        self.raw_script = ""
+        self.raw_style = ""
+        super().__init__(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        super().handle_starttag(tag, attrs)
+        if tag in ("meta", "img", "br", "input", "link"):
+            return  # void elements have no end tag
+        css = dict(attrs).get("class") or ""
+        self.stack.append(f"<{tag}>" if tag in ("script", "style") else css)
+        if tag == "pre":
+            self.by_class.setdefault(css, []).append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        super().handle_data(data)
+        inside = self.stack[-1] if self.stack else ""
+        if inside == "<script>":
+            self.raw_script += data
+        elif inside == "<style>":
+            self.raw_style += data
+        elif inside in self.by_class:
+            self.by_class[inside][-1] += data
+
+
+@pytest.fixture(scope="module")
+def run_dirs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    base = tmp_path_factory.mktemp("html")
+    return [make_run(base / "first", depth=True), make_run(base / "second", modes="none")]
+
+
+@pytest.fixture(scope="module")
+def page_html(run_dirs: list[Path]) -> str:
+    return render_report([load_run(d) for d in run_dirs])
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def test_page_is_self_contained_behind_a_restrictive_csp(page_html: str) -> None:
+    page = Elements(page_html)
+    meta = [a for t, a in page.tags if t == "meta" and a.get("http-equiv")]
+    assert meta and meta[0]["http-equiv"] == "Content-Security-Policy"
+    # Right after the charset, before anything it governs.
+    assert page.tags[:4] == [
+        ("html", {"lang": "en"}),
+        ("head", {}),
+        ("meta", {"charset": "utf-8"}),
+        ("meta", meta[0]),
+    ]
+    csp = dict(part.strip().split(" ", 1) for part in meta[0]["content"].split(";"))
+    assert csp["default-src"] == "'none'" and csp["img-src"] == "data:"
+    assert csp["script-src"] == _hash(page.raw_script)  # only the page's own script runs
+    assert csp["style-src"] == _hash(page.raw_style)
+    assert csp["base-uri"] == "'none'" and csp["form-action"] == "'none'"
+    # One script, inline; images only as data; nothing that loads from elsewhere.
+    assert [t for t, _ in page.tags].count("script") == 1
+    for tag, attrs in page.tags:
+        assert "src" not in attrs or attrs["src"].startswith("data:image/png;base64,"), tag
+        assert "href" not in attrs, tag
+        assert not any(k.startswith("on") for k in attrs), (tag, attrs)
+
+
+def test_hostile_text_is_inert_and_intact_in_the_page(page_html: str) -> None:
+    page = Elements(page_html)
+    raw = page.by_class["raw-output"]
+    for output in HOSTILE_OUTPUTS:
+        assert output in raw  # verbatim: newlines, fences, quotes, pipes, braces
+    assert f"{SCRIPT} {PIPE}" in page.by_class["prompt"][0]  # the dataset text
+    assert f"{SCRIPT} {IMG} {PIPE}" in page.text  # the GGUF name
+    assert CHAT_TEMPLATE in page.text and MODEL_LABEL in page.text
+    assert "<script>alert(1)</script>" not in page_html
+    assert "<img src=x" not in page_html
+
+
+def test_leaderboard_has_a_row_per_model_and_mode(page_html: str) -> None:
+    body = page_html.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
+    assert body.count('<tr class="leaderboard-row">') == 4  # 3 modes + 1 mode
+    for column in ("JSONExact", "Field F1", "Schema", "decode tok/s p50", "peak RSS (MB)"):
+        assert f">{column}</th>" in body
+    assert 'data-key="perf.decode_tok_s.p50"' in body
+
+
+def test_every_breakdown_the_runs_have_gets_a_table(page_html: str) -> None:
+    for name in ("complexity", "depth", "schema"):
+        assert f"<h2>By {name}</h2>" in page_html
+
+
+def test_plots_are_inline_pngs(page_html: str) -> None:
+    images = [a for t, a in Elements(page_html).tags if t == "img"]
+    titles = {a["alt"] for a in images}
+    assert {"Accuracy by complexity", "Accuracy by depth", "Latency distribution"} <= titles
+    for attrs in images:
+        png = base64.b64decode(attrs["src"].split(",", 1)[1])
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and int(attrs["width"]) > 100
+
+
+@pytest.mark.parametrize("name", ["page.html", "notes.txt", "card.md", "no_suffix"])
+def test_autoescape_is_on_whatever_the_template_name(name: str) -> None:
+    env = environment().overlay(loader=DictLoader({name: "<p>{{ x }}</p>"}))
+    rendered = env.get_template(name).render(x=IMG)
+    assert rendered == "<p>&#34;&gt;&lt;img src=x onerror=alert(1)&gt;</p>"
+
+
+def test_cli_writes_the_page(
+    run_dirs: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.html"
+    with pytest.raises(SystemExit) as done:
+        main(["report", *map(str, run_dirs), "--html", str(out), "--title", SCRIPT])
+    assert not done.value.code
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"report: {out} (") and "2 runs" in printed
+    text = out.read_text()
+    assert "<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>" in text
+    assert not list(tmp_path.glob(".*tmp"))
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["nope"], "no such run folder"),
+        (["RUN", "--html", "report.txt"], "expected a .html or .htm file name"),
+        (["RUN", "--html", "."], "is a folder"),
+        (["RUN", "--html", "missing/r.html"], "does not exist"),
+    ],
+)
+def test_report_errors_are_one_line(
+    args: list[str],
+    fragment: str,
+    run_dirs: list[Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = [str(run_dirs[0]) if a == "RUN" else a for a in args]
+    code, err = run_cli(capsys, "report", *args)
+    assert_one_line_error(code, err, fragment)
