@@ -23,6 +23,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -60,16 +61,18 @@ TOOLS = (
     "gguf",
     "tokenizers",
 )
-# The modules each step imports, checked up front so a missing one fails in a second.
-_REQUIRED = {
-    "torch": "torch",
-    "transformers": "transformers",
-    "optimum.exporters.onnx": "optimum-onnx",
-    "accelerate": "accelerate",
-    "gguf": "gguf",
-    "onnx": "onnx",
-    "onnxruntime.quantization.matmul_nbits_quantizer": "onnxruntime",
-}
+# The distributions the steps import, checked up front (by their installed metadata, so
+# nothing is imported and no library prints its own warnings) to fail in a second.
+REQUIRED = (
+    "torch",
+    "transformers",
+    "optimum-onnx",
+    "accelerate",
+    "gguf",
+    "onnx",
+    "onnx-ir",
+    "onnxruntime",
+)
 # Tokens llama.cpp also ends generation on (its end-of-generation set, by text).
 _EOG_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>")
 
@@ -78,17 +81,14 @@ Say = Callable[[str], None]
 
 def check_convert_extras() -> None:
     """A one-line UserError naming what is missing and how to install it."""
-    import importlib
-
     missing = []
-    for module, package in _REQUIRED.items():
+    for name in REQUIRED:
         try:
-            importlib.import_module(module)
-        except ImportError:
-            missing.append(package)
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
     if missing:
-        names = ", ".join(dict.fromkeys(missing))
-        raise UserError(f"converting to ONNX needs {names}: {CONVERT_EXTRA_HINT}")
+        raise UserError(f"converting to ONNX needs {', '.join(missing)}: {CONVERT_EXTRA_HINT}")
 
 
 def convert(

@@ -234,17 +234,16 @@ def test_the_onnx_backend_checks_the_file_before_onnxruntime_opens_it(
 def test_missing_conversion_extras_are_one_line(
     cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import builtins
+    from importlib import metadata
 
-    real_import = builtins.__import__
+    real_version = metadata.version
 
-    def no_torch(name: str, *args: object, **kwargs: object) -> object:
-        if name == "torch" or name.startswith(("torch.", "optimum")):
-            raise ImportError(f"No module named {name!r}")
-        return real_import(name, *args, **kwargs)
+    def version(name: str) -> str:
+        if name in ("torch", "optimum-onnx"):
+            raise metadata.PackageNotFoundError(name)
+        return real_version(name)
 
-    monkeypatch.setattr(builtins, "__import__", no_torch)
-    monkeypatch.setattr("importlib.import_module", lambda name: no_torch(name))
+    monkeypatch.setattr("edgebench.models.convert.metadata.version", version)
     with pytest.raises(SystemExit) as exit_info:
         main(["models", "convert", "smollm2-135m-instruct", "--to", "onnx"])
     assert exit_info.value.code == 2
