@@ -104,7 +104,7 @@ def test_onnx_fp32_greedy_tokens_equal_the_transformers_model(
 def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "run"
     settings = RunSettings(
-        limit=2, threads=2, out=out, max_tokens=48, constraints=("none", "mask", "gbnf")
+        limit=2, threads=2, out=out, max_tokens=48, constraints=("none", "json", "mask", "gbnf")
     )
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
@@ -119,9 +119,11 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
         by_arm.setdefault((sample["model"], sample["constraint"]), []).append(sample)
     assert set(by_arm) == {
         ("smollm2-135m-instruct", "none"),
+        ("smollm2-135m-instruct", "json"),
         ("smollm2-135m-instruct", "mask"),
         ("smollm2-135m-instruct", "gbnf"),
         (onnx_label, "none"),
+        (onnx_label, "json"),
         (onnx_label, "mask"),
     }
     # Both runtimes read the same token ids for the same prompt.
@@ -133,6 +135,10 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
         counters = sample["runtime_counters"]
         assert counters["n_p_eval"] == sample["prompt_tokens"]
         assert counters["n_eval"] == sample["forward_passes"] == sample["generated_tokens"] - 1
+    for sample in by_arm[(onnx_label, "json")]:
+        # The grammar's text, as bytes of the real tokens (not byte-level symbols like Ġ).
+        assert sample["error"] is None and sample["raw_output"].startswith("{")
+        assert "Ġ" not in sample["raw_output"]
     for sample in by_arm[(onnx_label, "mask")]:
         assert sample["scores"]["valid_json"] == 1, sample["raw_output"]
         assert sample["constraint_status"] == "applied"
