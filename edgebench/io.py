@@ -1,4 +1,11 @@
-"""Writes that survive a crash: atomic replace for whole files, fsync per JSONL record."""
+"""Writes that survive a crash: atomic replace for whole files, fsync per JSONL record.
+
+A whole file (manifest, summary, a card or report) is written to a temporary file in the
+same folder, fsynced and renamed over the old one, so a reader, a power cut or a full
+disk leaves the old file or the new one, never half of one. JSONL records are appended
+one line at a time, flushed and fsynced; a crash can tear only the last line, which
+`read_jsonl` ignores and `rewrite_jsonl` drops.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +19,19 @@ from edgebench.errors import UserError
 
 
 def read_text_file(path: Path, what: str) -> str:
-    """A UTF-8 text file a user gave us; problems are one-line UserErrors naming it."""
+    """A UTF-8 text file a user gave us; problems are one-line UserErrors naming it (and
+    for bytes that are not UTF-8, the line they are on)."""
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise UserError(f"{path}: {what} not found") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise UserError(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
 
 
 def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:
@@ -32,6 +43,19 @@ def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
+def json_line(record: Any, **dump_options: Any) -> str:
+    """`record` as JSON text that can always be written as UTF-8.
+
+    Model outputs can decode to lone surrogates ("\\ud800" is valid JSON); those cannot
+    be encoded as UTF-8, so such a record is written with ASCII escapes instead."""
+    text = json.dumps(record, ensure_ascii=False, **dump_options)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(record, ensure_ascii=True, **dump_options)
+    return text
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -40,7 +64,8 @@ def _umask() -> int:
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, fsync it, then rename over `path`,
-    so readers see the old file or the new one, never half of one. The file gets the
+    so readers see the old file or the new one, never half of one; on any error (a full
+    disk) the temporary file is removed and the old file is untouched. The file gets the
     usual permissions (0666 less the umask), not mkstemp's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -54,6 +79,21 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename durable (POSIX); best effort where folders cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -61,7 +101,13 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """`write_text_atomic` for a JSON document (indented, UTF-8)."""
+    write_text_atomic(path, json_line(data, indent=2) + "\n")
+
+
+def write_jsonl_atomic(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace a JSONL file as a whole, atomically (the line format of `JsonlAppender`)."""
+    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 class JsonlAppender:
@@ -74,7 +120,7 @@ class JsonlAppender:
         self._handle = path.open("a", encoding="utf-8")
 
     def append(self, record: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.write(json_line(record) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
@@ -89,10 +135,16 @@ class JsonlAppender:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL file this tool wrote; a torn last line (crash) is ignored, any
-    other bad line is a UserError naming its line."""
+    """Records of a JSONL file this tool wrote; a torn last line (crash) is ignored."""
+    return read_jsonl_checked(path)[0]
+
+
+def read_jsonl_checked(path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """The records and whether a torn last line was left out. A bad line anywhere else
+    is not a crash's doing: it is a UserError naming the file and line."""
     records = []
-    with path.open(encoding="utf-8") as handle:
+    torn = False
+    with path.open(encoding="utf-8", errors="surrogateescape") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -100,6 +152,12 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 if not line.endswith("\n"):
-                    break  # the last write was cut short
+                    torn = True  # the last write was cut short
+                    break
                 raise UserError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
-    return records
+    return records, torn
+
+
+def rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace a JSONL file with `records`, atomically (old file or new, never half)."""
+    write_text_atomic(path, "".join(json_line(r) + "\n" for r in records))

@@ -3,13 +3,19 @@
 Chat models use the chat template stored in their GGUF file; base models get a plain
 completion prompt that opens a ```json fence, so the answer is the JSON and the closing
 fence stops generation. Chat templates come from model files downloaded from strangers,
-so they are rendered in Jinja's sandbox.
+so they are rendered in Jinja's sandbox (no attribute tricks, no Python internals), and a
+run renders all its prompts in a throwaway process with a memory cap and a time limit
+(`render_prompts`): a template that loops for hours or builds a 10 GB string costs that
+process, not the one holding the results.
 """
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing as mp
 from dataclasses import dataclass
 from datetime import datetime
+from multiprocessing.connection import Connection
 from typing import Any
 
 from jinja2 import TemplateError
@@ -23,6 +29,10 @@ STYLE_COMPLETION = "completion"
 
 COMPLETION_TEMPLATE = "{system}{user}\n\nAnswer:\n```json\n"
 COMPLETION_STOP = ("```",)
+
+# Limits for the process that renders a run's chat prompts.
+RENDER_TIMEOUT_S = 60.0
+RENDER_MEMORY_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -47,15 +57,37 @@ class PromptFormat:
         if self.style == STYLE_COMPLETION:
             system = f"{prompt.system}\n\n" if prompt.system else ""
             return COMPLETION_TEMPLATE.format(system=system, user=prompt.user)
+        return render_chat_template(
+            self._template(),
+            chat_messages(prompt),
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+        )
+
+    def render_many(self, prompts: list[Prompt]) -> list[str]:
+        """Every prompt of a run; chat templates run in an isolated process
+        (`render_isolated`)."""
+        if self.style == STYLE_COMPLETION:
+            return [self.render(p) for p in prompts]
+        return render_isolated(
+            self._template(),
+            [chat_messages(p) for p in prompts],
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+        )
+
+    def _template(self) -> str:
         if not self.chat_template:
             raise UserError("the model has no chat template; use a completion prompt style for it")
-        messages = []
-        if prompt.system:
-            messages.append({"role": "system", "content": prompt.system})
-        messages.append({"role": "user", "content": prompt.user})
-        return render_chat_template(
-            self.chat_template, messages, bos_token=self.bos_token, eos_token=self.eos_token
-        )
+        return self.chat_template
+
+
+def chat_messages(prompt: Prompt) -> list[dict[str, str]]:
+    messages = []
+    if prompt.system:
+        messages.append({"role": "system", "content": prompt.system})
+    messages.append({"role": "user", "content": prompt.user})
+    return messages
 
 
 def _raise_exception(message: str) -> None:
@@ -81,3 +113,76 @@ def render_chat_template(
         )
     except TemplateError as exc:
         raise UserError(f"the model's chat template failed to render: {exc}") from None
+    except (ArithmeticError, ValueError, TypeError, LookupError, RecursionError) as exc:
+        # Hostile or broken templates: 1/0, 2**10**6 printed, huge ranges, deep macros.
+        reason = f"{type(exc).__name__}: {exc}"
+        raise UserError(f"the model's chat template failed to render: {reason}") from None
+
+
+def render_isolated(
+    template: str,
+    conversations: list[list[dict[str, str]]],
+    *,
+    bos_token: str | None,
+    eos_token: str | None,
+    timeout: float = RENDER_TIMEOUT_S,
+    memory_bytes: int = RENDER_MEMORY_BYTES,
+) -> list[str]:
+    """`render_chat_template` for each conversation, in a child process limited to
+    `memory_bytes` of address space and `timeout` seconds; any failure is a UserError."""
+    from edgebench.runner.worker import describe_exit
+
+    ctx = mp.get_context("spawn")
+    receiver, sender = ctx.Pipe(duplex=False)
+    args = (sender, template, conversations, bos_token, eos_token, memory_bytes)
+    process = ctx.Process(target=_render_child, args=args, daemon=True)
+    process.start()
+    sender.close()
+    try:
+        if not receiver.poll(timeout):
+            raise UserError(
+                f"the model's chat template did not finish rendering within {timeout:g} s "
+                "(a hostile template?)"
+            )
+        status, payload = receiver.recv()
+    except EOFError:
+        process.join(5)
+        raise UserError(
+            f"the model's chat template failed to render: the rendering process "
+            f"{describe_exit(process.exitcode)}"
+        ) from None
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join(5)
+        receiver.close()
+    if status != "ok":
+        raise UserError(payload)
+    return payload
+
+
+def _render_child(
+    conn: Connection,
+    template: str,
+    conversations: list[list[dict[str, str]]],
+    bos_token: str | None,
+    eos_token: str | None,
+    memory_bytes: int,
+) -> None:
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource  # POSIX only
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    try:
+        rendered = [
+            render_chat_template(t, m, bos_token=bos_token, eos_token=eos_token)
+            for t, m in ((template, c) for c in conversations)
+        ]
+    except UserError as exc:
+        conn.send(("error", str(exc)))
+        return
+    except MemoryError:
+        limit = f"{memory_bytes / 2**20:,.0f} MB"
+        conn.send(("error", f"the model's chat template needed more than {limit} to render"))
+        return
+    conn.send(("ok", rendered))

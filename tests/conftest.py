@@ -5,6 +5,8 @@ install step can never turn into a silently green run."""
 from __future__ import annotations
 
 import os
+import socket
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,22 @@ def smollm2() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record any attempt to open a connection or URL; a test asserts the list stays empty.
+
+    Recording (rather than only raising) matters: an exception raised here could be
+    swallowed by a reference resolver and look like a proper refusal.
+    """
+    calls: list[str] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        calls.append(repr(args))
+        raise OSError("network used in a test")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    return calls

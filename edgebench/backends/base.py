@@ -16,6 +16,8 @@ FINISH_STOP = "stop"  # end-of-generation token or a stop string
 FINISH_LENGTH = "length"  # hit max_tokens
 FINISH_ERROR = "error"
 FINISH_UNSUPPORTED = "unsupported"  # the constraint could not be compiled; nothing decoded
+FINISH_CRASHED = "crashed"  # the worker process died on this example; nothing kept
+FINISH_TIMEOUT = "timeout"  # the example outlived --timeout; the worker was killed
 
 
 def now() -> float:
@@ -24,16 +26,37 @@ def now() -> float:
     return time.perf_counter()
 
 
+MAX_SEED = 2**32 - 1  # llama.cpp's sampler seeds are uint32
+
+
 @dataclass(frozen=True)
 class DecodeSettings:
-    """Greedy decoding with a token budget; `stop` strings end the output early.
+    """Decoding with a token budget; `stop` strings end the output early.
 
     `constraint` (compiled beforehand with `Backend.compile_constraint`) restricts the
-    output to a grammar; None decodes freely."""
+    output to a grammar; None decodes freely.
+
+    `temperature` 0 (the default) is greedy decoding. Above 0 the backend samples from
+    the temperature-scaled distribution over the whole vocabulary (no top-k, top-p or
+    min-p cut), with a random generator seeded by `seed`: the same prompt, settings and
+    seed give the same text. A backend that cannot sample must refuse with a clear
+    error rather than decode greedily."""
 
     max_tokens: int = 512
     stop: tuple[str, ...] = ()
     constraint: ConstraintRequest | None = None
+    temperature: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.temperature >= 0.0:  # also rejects NaN
+            raise ValueError(f"temperature must be >= 0, not {self.temperature}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed must be between 0 and {MAX_SEED}, not {self.seed}")
+
+    @property
+    def sampling(self) -> bool:
+        return self.temperature > 0.0
 
 
 @dataclass

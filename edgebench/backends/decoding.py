@@ -1,5 +1,6 @@
-"""Decode-loop pieces every runtime shares: what a request produced so far, and greedy
-decoding under an llguidance token mask (the `mask` constraint).
+"""Decode-loop pieces every runtime shares: what a request produced so far, greedy (or
+seeded sampled) decoding under an llguidance token mask (the `mask` constraint), and
+the seeded draw that sampling uses where a runtime picks tokens itself.
 
 A runtime plugs in two callbacks, `evaluate(tokens)` (run the model on tokens appended to
 its KV cache) and `logits()` (scores of the last evaluated position), and gets the same
@@ -118,6 +119,27 @@ class DecodeState:
         )
 
 
+Draw = Callable[[np.ndarray], int]  # scores (-inf: refused) -> index of the chosen one
+
+
+def softmax_draw(temperature: float, seed: int) -> Draw:
+    """Sampling for `DecodeSettings(temperature, seed)` where edgebench picks tokens:
+    an index drawn from softmax(scores / temperature) over the finite scores, with
+    numpy's PCG64 seeded by `seed` (one generator per request, so a request is
+    reproducible). All scores -inf: the first index, as argmax would give."""
+    rng = np.random.default_rng(seed)
+
+    def draw(scores: np.ndarray) -> int:
+        finite = np.isfinite(scores)
+        if not finite.any():
+            return int(np.argmax(scores))
+        scaled = np.where(finite, scores.astype(np.float64) / temperature, -np.inf)
+        weights = np.exp(scaled - scaled[finite].max())
+        return int(rng.choice(len(weights), p=weights / weights.sum()))
+
+    return draw
+
+
 @dataclass
 class MaskedGreedy:
     """Greedy decoding under an llguidance matcher: the best logit among the tokens the
@@ -125,7 +147,8 @@ class MaskedGreedy:
     are appended without sampling and evaluated in one batch with the token before them.
 
     `piece(token)` gives a token's bytes; `is_end(token)` says whether it ends the text
-    (end-of-generation tokens); `eos` is the token the grammar uses to end."""
+    (end-of-generation tokens); `eos` is the token the grammar uses to end. With `draw`
+    (see `softmax_draw`) the legal tokens are sampled instead of taking the best."""
 
     matcher: Any
     mask: TokenMask
@@ -134,6 +157,7 @@ class MaskedGreedy:
     eos: int
     guard: TokenGuard | None = None
     fast_forward: bool = True
+    draw: Draw | None = None
 
     def run(
         self,
@@ -181,8 +205,9 @@ class MaskedGreedy:
             raise RuntimeError("llguidance allows no token")
         scores = logits[allowed]  # a copy: the guard may strike tokens out
         if self.guard is None:
-            return int(allowed[np.argmax(scores)])
-        return self.guard.pick(scores, allowed, self.piece, self._ends)
+            best = np.argmax(scores) if self.draw is None else self.draw(scores)
+            return int(allowed[best])
+        return self.guard.pick(scores, allowed, self.piece, self._ends, self.draw)
 
     def _ends(self, token: int) -> bool:
         return token == self.eos or self.is_end(token)

@@ -1,9 +1,12 @@
-"""A backend for tests: queued outputs and fixed timings, no model."""
+"""A backend for tests: queued outputs (or seeded draws when sampling) and fixed
+timings, no model."""
 
 from __future__ import annotations
 
 import os
+import random
 import signal
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -26,11 +29,17 @@ class FakeTimings:
     compile_first: float = 0.005  # seconds reported for compiling a new constraint
 
 
+# What a prompt marker makes the fake do, as a misbehaving runtime would.
+FAULTS = ("SIGSEGV", "SIGABRT", "SIGKILL", "hang")
+
+
 class FakeBackend:
     """Answers with queued texts (one word = one token), on a virtual clock.
 
-    When the queue runs dry it answers `default_output`. Timestamps advance a virtual
-    clock, so every figure the runner derives is exact and known in advance.
+    When the queue runs dry it answers `default_output`, or with `echo` the prompt's first
+    line (an answer that does not depend on which worker gives it, for restart and
+    resume tests). Timestamps advance a virtual clock, so every figure the runner derives
+    is exact and known in advance; `delay_s` adds real sleep per answer (Ctrl-C tests).
     """
 
     name = "fake"
@@ -42,7 +51,12 @@ class FakeBackend:
         default_output: str = "{}",
         timings: FakeTimings | None = None,
         crash_marker: str | None = None,
+        faults: dict[str, str] | None = None,
+        compile_faults: dict[str, str] | None = None,
         unsupported: dict[str, str] | None = None,
+        sampled: list[str] | None = None,
+        echo: bool = False,
+        delay_s: float = 0.0,
     ) -> None:
         self.queue: deque[str] = deque(outputs or [])
         self.default_output = default_output
@@ -52,10 +66,25 @@ class FakeBackend:
         # A prompt containing this text kills the process with SIGSEGV, as a native
         # crash in a runtime would (used to test worker isolation).
         self.crash_marker = crash_marker
+        # prompt marker -> one of FAULTS: a signal the process sends itself, or a hang
+        self.faults = dict(faults or {})
+        if crash_marker is not None:
+            self.faults[crash_marker] = "SIGSEGV"
+        unknown = {*self.faults.values(), *(compile_faults or {}).values()} - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown fault {sorted(unknown)[0]!r} (known: {FAULTS})")
+        # schema label -> one of FAULTS, when compiling that schema's constraint
+        self.compile_faults = compile_faults or {}
+        self.echo = echo
+        self.delay_s = delay_s
         # schema label -> the engine message for a constraint this fake cannot compile
         self.unsupported = unsupported or {}
         self.compiled: dict[str, CompileReport] = {}
         self.constraints: list[str | None] = []  # the mode of every generate call
+        self.settings: list[DecodeSettings] = []  # every generate call's settings
+        # With temperature > 0, answers drawn from these by a generator seeded with the
+        # seed, temperature and prompt (the same seed gives the same answer).
+        self.sampled = sampled
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
@@ -70,6 +99,8 @@ class FakeBackend:
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         if request.key in self.compiled:
             return self.compiled[request.key].as_cached(0.0)
+        if request.label in self.compile_faults:
+            _misbehave(self.compile_faults[request.label])
         message = self.unsupported.get(request.label)
         report = CompileReport.new(
             request, "fake", error=message, seconds=self.timings.compile_first
@@ -80,9 +111,19 @@ class FakeBackend:
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         self.prompts.append(prompt)
         self.constraints.append(settings.constraint.mode if settings.constraint else None)
-        if self.crash_marker is not None and self.crash_marker in prompt:
-            os.kill(os.getpid(), signal.SIGSEGV)
-        text = self.queue.popleft() if self.queue else self.default_output
+        self.settings.append(settings)
+        for marker, fault in self.faults.items():
+            if marker in prompt:
+                _misbehave(fault)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if settings.sampling and self.sampled:
+            draw = random.Random(f"{settings.seed}|{settings.temperature}|{prompt}")
+            text = self.sampled[draw.randrange(len(self.sampled))]
+        elif self.queue:
+            text = self.queue.popleft()
+        else:
+            text = prompt.strip().split("\n", 1)[0] if self.echo else self.default_output
         tokens = self._tokens(text)
         finish = FINISH_STOP
         if len(tokens) > settings.max_tokens:
@@ -108,3 +149,10 @@ class FakeBackend:
 
     def close(self) -> None:
         pass
+
+
+def _misbehave(fault: str) -> None:
+    if fault == "hang":
+        while True:  # a runtime stuck in a loop, deaf to the pipe
+            time.sleep(3600)
+    os.kill(os.getpid(), getattr(signal, fault))

@@ -5,6 +5,12 @@ timestamps the first and last sampled token itself, clears the KV cache before e
 request (reusing a cached prefix changed greedy outputs, see environment.md), and adds
 almost nothing per token, so the tokens/s it reports are llama.cpp's.
 
+Sampling (temperature > 0, for `edgebench consistency`): the chain becomes [grammar] +
+temp + dist(seed), llama.cpp's own samplers, built for the request and freed after it;
+where edgebench picks tokens itself (`mask`, and the keyword guard in `gbnf`) it draws
+from the softmax of the allowed tokens with numpy's PCG64 seeded by the same seed
+(`decoding.softmax_draw`). Greedy decoding (the default) is unchanged.
+
 Constraints: `json` and `gbnf` put llama.cpp's grammar sampler in front of the greedy
 sampler; `mask` asks llguidance for the legal tokens, picks the best legal logit itself
 and appends tokens the grammar forces without sampling them (fast-forward).
@@ -36,8 +42,10 @@ from edgebench.backends.base import (
 from edgebench.backends.decoding import (
     CompiledConstraints,
     DecodeState,
+    Draw,
     MaskedGreedy,
     schema_guard,
+    softmax_draw,
 )
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
@@ -113,6 +121,7 @@ class _Compiled:
     chain: Any = None
     matcher: Any = None
     guard: TokenGuard | None = None
+    grammar: str | None = None  # GBNF text, to build a sampling chain around it
 
 
 class LlamaCppBackend:
@@ -268,7 +277,7 @@ class LlamaCppBackend:
             reason = _first_error_line(captured.text) or self.log.first_line_since(mark)
             return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
         report = CompileReport.new(request, source, warnings=warnings, guarded=guarded)
-        return _Compiled(report, chain=self._greedy_chain(grammar), guard=guard)
+        return _Compiled(report, chain=self._greedy_chain(grammar), guard=guard, grammar=text)
 
     # -- tokens --------------------------------------------------------------------
     def _tokenize(self, text: str) -> list[int]:
@@ -328,18 +337,26 @@ class LlamaCppBackend:
         L.llama_perf_context_reset(self.ctx)
         state = DecodeState()
         guard = compiled.guard if compiled is not None else None
+        draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
         try:
             if compiled is not None and compiled.matcher is not None:
-                self._masked(compiled.matcher, guard).run(
+                self._masked(compiled.matcher, guard, draw).run(
                     tokens, self._decode, self._last_logits, settings.max_tokens, state
                 )
+            elif settings.sampling and guard is None:
+                chain = self._sampling_chain(compiled, settings)
+                try:
+                    self._decode(tokens)
+                    self._sampler_loop(chain, settings, state)
+                finally:
+                    L.llama_sampler_free(chain)
             else:
                 chain = compiled.chain if compiled is not None else self.sampler
                 L.llama_sampler_reset(chain)
                 self._decode(tokens)
                 if guard is not None:
                     guard.reset()
-                    self._guarded_sampler_loop(chain, guard, settings, state)
+                    self._guarded_sampler_loop(chain, guard, settings, state, draw)
                 else:
                     self._sampler_loop(chain, settings, state)
         except RuntimeError as exc:
@@ -348,8 +365,25 @@ class LlamaCppBackend:
         perf = L.llama_perf_context(self.ctx)
         return state.generation(len(tokens), t_start, t_end, perf_counters(perf), guard)
 
+    def _sampling_chain(self, compiled: _Compiled | None, settings: DecodeSettings) -> Any:
+        """[grammar] + temp + dist(seed) for one request; the caller frees it."""
+        L = self.L
+        chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+        if compiled is not None and compiled.grammar is not None:
+            grammar = L.llama_sampler_init_grammar(
+                self.vocab, compiled.grammar.encode("utf-8"), b"root"
+            )
+            if not grammar:  # it parsed when compiled; only a broken build gets here
+                L.llama_sampler_free(chain)
+                raise RuntimeError("llama.cpp could not rebuild the grammar for sampling")
+            L.llama_sampler_chain_add(chain, grammar)
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_temp(settings.temperature))
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_dist(settings.seed))
+        return chain
+
     def _sampler_loop(self, chain: Any, settings: DecodeSettings, state: DecodeState) -> None:
-        """Greedy decoding through a llama.cpp sampler chain (with or without grammar)."""
+        """Decoding through a llama.cpp sampler chain: greedy or temp + dist, with or
+        without a grammar."""
         L = self.L
         piece_buf = ctypes.create_string_buffer(64)
         stops = [s.encode("utf-8") for s in settings.stop]
@@ -373,7 +407,12 @@ class LlamaCppBackend:
             state.passes += 1
 
     def _guarded_sampler_loop(
-        self, chain: Any, guard: TokenGuard, settings: DecodeSettings, state: DecodeState
+        self,
+        chain: Any,
+        guard: TokenGuard,
+        settings: DecodeSettings,
+        state: DecodeState,
+        draw: Draw | None = None,
     ) -> None:
         """Greedy decoding through a grammar chain with the keyword guard: llama.cpp's
         grammar sampler marks the tokens it refuses, the guard strikes out those that
@@ -388,7 +427,7 @@ class LlamaCppBackend:
         while True:
             scores = candidates.refill(self._last_logits())
             L.llama_sampler_apply(grammar, candidates.pointer)
-            token = guard.pick(scores, None, lambda t: self._piece(t, piece_buf), is_end)
+            token = guard.pick(scores, None, lambda t: self._piece(t, piece_buf), is_end, draw)
             L.llama_sampler_accept(chain, token)
             state.sampled()
             if is_end(token):
@@ -401,7 +440,7 @@ class LlamaCppBackend:
             self._decode([token])
             state.passes += 1
 
-    def _masked(self, matcher: Any, guard: TokenGuard | None) -> MaskedGreedy:
+    def _masked(self, matcher: Any, guard: TokenGuard | None, draw: Draw | None) -> MaskedGreedy:
         assert self.token_mask is not None
         piece_buf = ctypes.create_string_buffer(64)
         return MaskedGreedy(
@@ -412,6 +451,7 @@ class LlamaCppBackend:
             eos=self.L.llama_vocab_eos(self.vocab),
             guard=guard,
             fast_forward=self.fast_forward,
+            draw=draw,
         )
 
     def _is_end(self, token: int) -> bool:

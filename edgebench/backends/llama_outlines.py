@@ -190,7 +190,7 @@ class OutlinesLlamaBackend:
             stream = self.llm.create_completion(
                 prompt,
                 max_tokens=settings.max_tokens,
-                temperature=0.0,
+                **_sampling_options(settings),
                 repeat_penalty=1.0,
                 stop=list(settings.stop) or None,
                 logits_processor=processors,
@@ -235,6 +235,22 @@ class OutlinesLlamaBackend:
             self.llm._sampler = None
             self.llm.close()
             self.llm = None
+
+
+def _sampling_options(settings: DecodeSettings) -> dict[str, Any]:
+    """Greedy, or plain temperature sampling seeded by `settings.seed`: llama-cpp-python's
+    default top-k 40, top-p 0.95 and min-p 0.05 cuts are switched off, as in the llama
+    backend's temp + dist chain."""
+    if not settings.sampling:
+        return {"temperature": 0.0}
+    return {
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+        "top_k": 0,
+        "top_p": 1.0,
+        "min_p": 0.0,
+        "typical_p": 1.0,
+    }
 
 
 def _version(package: str) -> str | None:

@@ -21,14 +21,22 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 
+def stdout_console() -> Console:
+    """Where results go: the terminal, or 160 columns when piped (no width to wrap at)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
 def _register_commands() -> None:
     # Each command group lives in its own module; importing registers it on `app`.
     from edgebench.cli import (  # noqa: F401
         card_cmd,
         compare_cmd,
+        consistency_cmd,
         data_cmd,
         models_cmd,
         run_cmd,
+        score_cmd,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from rich.table import Table
 
 from edgebench.cli.options import ThreadsOpt
 from edgebench.errors import UserError
+from edgebench.models.check import OK, check_models
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.onnx_model import (
@@ -170,6 +172,35 @@ def convert_model(
     say = Console(file=sys.stderr, soft_wrap=True, highlight=False).print
     model = convert(name, precision, force=force, threads=threads, say=say)
     typer.echo(model.folder)
+
+
+@models_app.command("check")
+def check(
+    paths: Annotated[list[Path], typer.Argument(help="GGUF files to check.")],
+    no_load: Annotated[
+        bool, typer.Option("--no-load", help="Check the header only; run no native code.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Check model files from strangers: the header in pure Python, then a load and a
+    two-token decode in a throwaway process (a file that crashes llama.cpp is reported,
+    not inherited). Exit code 1 when any file is not ok.
+
+    Example: edgebench models check ~/Downloads/*.gguf
+    """
+    results = check_models(paths, load=not no_load)
+    if as_json:
+        typer.echo(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        table = Table(title="model file check")
+        for column in ("file", "verdict", "detail"):
+            table.add_column(column)
+        for result in results:
+            style = "green" if result.verdict == OK else "red"
+            table.add_row(str(result.path), f"[{style}]{result.verdict}[/]", result.detail)
+        _print(table)
+    if any(r.verdict != OK for r in results):
+        raise typer.Exit(1)
 
 
 # Registering here keeps app.py free of per-group wiring (it imports this module).

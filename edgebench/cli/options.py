@@ -55,3 +55,37 @@ OutOpt = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Run folder to create (default: runs/<time>-<model>-<task>)."),
 ]
+MetricsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--metrics",
+        help="Extra metric families, comma-separated, scored next to the task's own: "
+        "edgejson, structure (CSA, NTED), sted, sobench (FMA, FSMA).",
+    ),
+]
+MetricParamOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric-param",
+        help="Set a metric parameter, FAMILY.NAME=VALUE (repeatable), "
+        "e.g. sobench.fuzzy_string_threshold=0.9.",
+    ),
+]
+TaskOpt = Annotated[str, typer.Option("--task", help="Task: edgejson (extraction) or roundtrip.")]
+DatasetOpt = Annotated[
+    Path | None, typer.Option("--dataset", help="Dataset JSONL (default: built-in).")
+]
+SchemasOpt = Annotated[
+    Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
+]
+WarmupOpt = Annotated[
+    bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
+]
+GuardOpt = Annotated[
+    bool,
+    typer.Option(
+        "--guard/--no-guard",
+        help="Schema modes: enforce numeric bounds and uniqueItems, which the grammar "
+        "engines read past (--no-guard: the engine alone).",
+    ),
+]

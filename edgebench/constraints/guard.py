@@ -603,17 +603,19 @@ class TokenGuard:
         """Commit a piece appended without a choice (a forced token, a dead end)."""
         self.guard.advance(self._decoder.decode(piece))
 
-    def pick(self, scores: Any, ids: Any, piece: Any, is_end: Any) -> int:
+    def pick(self, scores: Any, ids: Any, piece: Any, is_end: Any, draw: Any = None) -> int:
         """The highest-scoring token the guard allows, committed. `scores` (a float array,
         changed in place) belong to token ids `ids` (None: the index is the id); -inf
         marks tokens the engine refused. `piece(token)` gives its bytes; end-of-text
         tokens (`is_end`) are never refused. When the guard refuses every token the
-        engine allows, the engine's best is taken anyway and counted as a dead end."""
+        engine allows, the engine's best is taken anyway and counted as a dead end.
+        With `draw` (sampling, see `backends.decoding.softmax_draw`) the candidate is
+        drawn instead of the best, and drawn again among the rest when refused."""
         import numpy as np
 
         first = -1
         while True:
-            best = int(np.argmax(scores))
+            best = int(np.argmax(scores)) if draw is None else draw(scores)
             token = best if ids is None else int(ids[best])
             if first < 0:
                 first = token

@@ -3,7 +3,10 @@
 The file is memory-mapped and parsed with precompiled `struct`s. Every count and length
 read from the file is checked against the bytes that remain before anything is
 allocated, so a corrupt or hostile file ends in a one-line `UserError` naming the file,
-never in a crash or a multi-gigabyte allocation.
+never in a crash or a multi-gigabyte allocation. The tensor table is held to the rules
+llama.cpp's own loader applies (names, dimensions, known types, aligned offsets packed in
+order, data inside the file), so a file that passes here does not reach native code with
+a header llama.cpp would mis-read (docs/reliability.md).
 
 Format reference: ggml's docs/gguf.md (version 2 and 3, little-endian).
 """
@@ -31,6 +34,47 @@ MAX_ARRAY_LEN = 1 << 23
 MAX_STRING_LEN = 1 << 26
 MAX_DEPTH = 8
 MAX_DIMS = 4  # GGML_MAX_DIMS: llama.cpp refuses more
+MAX_TENSOR_NAME = 63  # GGML_MAX_NAME is 64 bytes with the terminating NUL
+
+# ggml tensor types -> (elements per block, bytes per block), from ggml's type traits.
+# Types missing here and not listed as removed are newer than this table: their data
+# size is left to llama.cpp to check.
+GGML_BLOCKS: dict[int, tuple[int, int]] = {
+    0: (1, 4),  # F32
+    1: (1, 2),  # F16
+    2: (32, 18),  # Q4_0
+    3: (32, 20),  # Q4_1
+    6: (32, 22),  # Q5_0
+    7: (32, 24),  # Q5_1
+    8: (32, 34),  # Q8_0
+    9: (32, 36),  # Q8_1
+    10: (256, 84),  # Q2_K
+    11: (256, 110),  # Q3_K
+    12: (256, 144),  # Q4_K
+    13: (256, 176),  # Q5_K
+    14: (256, 210),  # Q6_K
+    15: (256, 292),  # Q8_K
+    16: (256, 66),  # IQ2_XXS
+    17: (256, 74),  # IQ2_XS
+    18: (256, 98),  # IQ3_XXS
+    19: (256, 50),  # IQ1_S
+    20: (32, 18),  # IQ4_NL
+    21: (256, 110),  # IQ3_S
+    22: (256, 82),  # IQ2_S
+    23: (256, 136),  # IQ4_XS
+    24: (1, 1),  # I8
+    25: (1, 2),  # I16
+    26: (1, 4),  # I32
+    27: (1, 8),  # I64
+    28: (1, 8),  # F64
+    29: (256, 56),  # IQ1_M
+    30: (1, 2),  # BF16
+    34: (256, 54),  # TQ1_0
+    35: (256, 66),  # TQ2_0
+    39: (32, 17),  # MXFP4
+}
+# Q4_2, Q4_3 and the repacked Q4_0_4_4 ... IQ4_NL_8_8 types: ggml no longer loads them.
+GGML_REMOVED_TYPES = frozenset({4, 5, 31, 32, 33, 36, 37, 38})
 
 # GGUFValueType -> struct for the fixed-size types; 8 is string, 9 array.
 _STRING, _ARRAY = 8, 9
@@ -335,27 +379,119 @@ class _Parser:
     def tensor_info(self, index: int) -> TensorInfo:
         self.context = f"tensor #{index}"
         name = self.string()
+        if len(name.encode("utf-8", "surrogateescape")) > MAX_TENSOR_NAME:
+            raise self.fail(f"tensor name of {len(name)} characters (at most {MAX_TENSOR_NAME})")
         self.context = f"tensor {name!r}"
         n_dims = self.u32()
         if n_dims > MAX_DIMS:
             raise self.fail(f"{n_dims} dimensions (at most {MAX_DIMS})")
         dims = tuple(self.u64() for _ in range(n_dims))
-        if prod(dims) >= 1 << 63:
+        if any(d >= 1 << 63 for d in dims) or prod(dims) >= 1 << 63:
             raise self.fail(f"element count of dims {dims} overflows")
         ggml_type = self.u32()
+        if ggml_type in GGML_REMOVED_TYPES:
+            raise self.fail(f"tensor type {ggml_type} is no longer supported by ggml")
+        block = GGML_BLOCKS.get(ggml_type)
+        if block is not None and dims and dims[0] % block[0]:
+            raise self.fail(
+                f"row of {dims[0]} elements is not a multiple of the block size {block[0]}"
+            )
         offset = self.u64()
         return TensorInfo(name, dims, ggml_type, offset)
 
     def check_data_section(self, metadata: dict[str, Any], tensors: list[TensorInfo]) -> None:
-        """Tensor data starts at the next aligned offset; every tensor must start inside."""
+        """Tensor data starts at the next aligned offset. As llama.cpp requires, tensors
+        are stored in header order, each at the aligned end of the one before, and all of
+        their data lies inside the file."""
         self.context = "tensor data"
         alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
         if _int_or_none(alignment) is None or alignment <= 0 or alignment & (alignment - 1):
             raise self.fail(f"general.alignment {alignment!r} is not a power of two")
         data_start = -(-self.pos // alignment) * alignment
+        expected = 0  # where the next tensor must start, relative to data_start
+        names: set[str] = set()
         for tensor in tensors:
-            if data_start + tensor.offset >= self.size:
+            if tensor.name in names:
+                raise self.fail(f"duplicate tensor name {tensor.name!r}")
+            names.add(tensor.name)
+            where = data_start + tensor.offset
+            if where >= self.size and tensor_bytes(tensor) != 0:
                 raise self.fail(
-                    f"tensor {tensor.name!r} starts at byte {data_start + tensor.offset}, "
+                    f"tensor {tensor.name!r} starts at byte {where}, "
                     f"past the end of the {self.size}-byte file (incomplete download?)"
                 )
+            if expected is not None and tensor.offset != expected:
+                raise self.fail(
+                    f"tensor {tensor.name!r} at data offset {tensor.offset}, expected {expected}"
+                )
+            nbytes = tensor_bytes(tensor)
+            if nbytes is None:
+                expected = None  # a type newer than our table: llama.cpp checks the rest
+                continue
+            if where + nbytes > self.size:
+                raise self.fail(
+                    f"tensor {tensor.name!r} needs bytes {where}..{where + nbytes}, past the "
+                    f"end of the {self.size}-byte file (incomplete download?)"
+                )
+            expected = tensor.offset + -(-nbytes // alignment) * alignment
+
+
+def tensor_bytes(tensor: TensorInfo) -> int | None:
+    """The size of a tensor's data, or None for a type this table does not know."""
+    block = GGML_BLOCKS.get(tensor.ggml_type)
+    if block is None:
+        return None
+    elements, size = block
+    return tensor.n_elements // elements * size
+
+
+def kv_cache_bytes_per_token(meta: dict[str, Any]) -> int | None:
+    """Bytes of K and V cache one token of context takes (f16 cache, llama.cpp's default),
+    from `{arch}.block_count`, the attention head counts and head sizes; None when the
+    metadata does not say (a model without attention layers of the usual shape).
+
+    Per-layer head counts (an array) are summed layer by layer. Sliding-window layers are
+    counted at full context, so the figure is an upper bound for such models. The values
+    come from the file: nothing here allocates by them (a block_count of 2**31 is just
+    a large product, which the memory pre-check then refuses)."""
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str):
+        return None
+    n_layer = _int_or_none(meta.get(f"{arch}.block_count"))
+    n_embd = _int_or_none(meta.get(f"{arch}.embedding_length"))
+    heads = meta.get(f"{arch}.attention.head_count")
+    kv_heads = meta.get(f"{arch}.attention.head_count_kv", heads)
+    if n_layer is None or n_embd is None:
+        return None
+    most_heads = _largest_count(heads, n_layer)
+    total_kv_heads = _total_count(kv_heads, n_layer)
+    if not most_heads or total_kv_heads is None:
+        return None
+    default_head = n_embd // most_heads
+    key = _int_or_none(meta.get(f"{arch}.attention.key_length")) or default_head
+    value = _int_or_none(meta.get(f"{arch}.attention.value_length")) or default_head
+    return total_kv_heads * (key + value) * 2
+
+
+def _per_layer_counts(value: Any, n_layer: int) -> list[int] | None:
+    """An array of per-layer head counts (bounded by the file), checked against n_layer."""
+    counts = [_int_or_none(v) for v in value]
+    if len(counts) != n_layer or any(c is None for c in counts):
+        return None
+    return counts  # type: ignore[return-value]
+
+
+def _largest_count(value: Any, n_layer: int) -> int | None:
+    if isinstance(value, list):
+        counts = _per_layer_counts(value, n_layer)
+        return max(counts, default=None) if counts is not None else None
+    return _int_or_none(value)
+
+
+def _total_count(value: Any, n_layer: int) -> int | None:
+    """The sum over layers of a head count given once for all layers or per layer."""
+    if isinstance(value, list):
+        counts = _per_layer_counts(value, n_layer)
+        return sum(counts) if counts is not None else None
+    count = _int_or_none(value)
+    return None if count is None else count * n_layer

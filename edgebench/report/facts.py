@@ -17,6 +17,16 @@ METRIC_LABELS = {
     "field_recall": "Recall",
     "schema_compliance": "Schema",
     "valid_json": "Valid JSON",
+    "csa": "CSA",
+    "nted": "NTED",
+    "sted": "STED",
+    "sted_structural": "STED struct",
+    "sted_semantic": "STED sem",
+    "schema_validation_accuracy": "Schema valid",
+    "fma_exact": "FMA",
+    "fma_fuzzy": "FMA fuzzy",
+    "fsma_exact": "FSMA",
+    "fsma_fuzzy": "FSMA fuzzy",
 }
 
 # (label, path in one arm's summary, digits): speed and memory, p50 over examples.

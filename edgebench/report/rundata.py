@@ -4,13 +4,11 @@ metric), so cards and pages render whatever a run holds instead of a fixed list.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.errors import UserError
-from edgebench.io import read_jsonl
+from edgebench.runner.rundir import read_manifest, read_samples
 from edgebench.runner.summary import summarize
 
 # `by_*` keys that are not breakdowns of examples but separate results.
@@ -47,22 +45,8 @@ class Arm:
 def load_run(run_dir: Path) -> RunFolder:
     """A run folder, its summary derived again from manifest.json and samples.jsonl so
     a crashed or older run reads on the same definitions as a new one."""
-    manifest_path = run_dir / "manifest.json"
-    if not run_dir.is_dir():
-        raise UserError(f"{run_dir}: no such run folder")
-    if not manifest_path.is_file():
-        raise UserError(f"{run_dir}: not a run folder (no manifest.json)")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{manifest_path}: not valid JSON ({exc})") from None
-    if not isinstance(manifest, dict):
-        raise UserError(f"{manifest_path}: not a run manifest (expected a JSON object)")
-    samples_path = run_dir / "samples.jsonl"
-    try:
-        samples = read_jsonl(samples_path) if samples_path.is_file() else []
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{samples_path}: not UTF-8 text (byte {exc.start})") from None
+    manifest = read_manifest(run_dir)
+    samples, _torn_last_line = read_samples(run_dir)
     return RunFolder(run_dir, manifest, samples, summarize(manifest, samples))
 
 
@@ -102,8 +86,21 @@ def arms(run: RunFolder) -> list[Arm]:
                 if s.get("constraint", "none") == mode
                 and (not several_models or s.get("model", label) == label)
             ]
-            result.append(Arm(run, label, mode, mode_summary, samples))
+            result.append(Arm(run, label, mode, with_families(mode_summary), samples))
     return result
+
+
+def with_families(result: dict[str, Any]) -> dict[str, Any]:
+    """A mode's summary whose `metrics` also hold the extra metric families (`--metrics`)
+    as `metrics.<family>.<figure>`, so cards and reports show them like the task's own."""
+    extra = {
+        name: {k: family["overall"].get(k) for k in family.get("higher_is_better") or {}}
+        for name, family in (result.get("families") or {}).items()
+        if family.get("role") != "task"
+    }
+    if not extra:
+        return result
+    return {**result, "metrics": {**(result.get("metrics") or {}), **extra}}
 
 
 def groups(result: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -16,7 +17,19 @@ from rich.progress import (
 from rich.table import Table
 
 from edgebench.report.facts import METRIC_LABELS
-from edgebench.runner.summary import ACCURACY_METRICS
+
+# The group an accuracy table breaks results down by, when the run has it.
+_PREFERRED_GROUPS = ("by_depth", "by_complexity")
+
+
+def _header(name: str) -> str:
+    return METRIC_LABELS.get(name, name)
+
+
+def table_group(summary: dict[str, Any]) -> str | None:
+    groups = [k for k in summary if k.startswith("by_") and k != "by_constraint"]
+    preferred = [g for g in _PREFERRED_GROUPS if g in groups]
+    return (preferred or groups or [None])[0]
 
 
 class RichProgress:
@@ -28,6 +41,7 @@ class RichProgress:
         self._task_id: Any = None
         self._n = 0
         self._exact = 0.0
+        self._label = "exact"
         self._decode: list[float] = []
 
     def start(self, total: int, description: str) -> None:
@@ -47,15 +61,22 @@ class RichProgress:
 
     def advance(self, sample: dict[str, Any]) -> None:
         self._n += 1
-        self._exact += float((sample.get("scores") or {}).get("json_exact", 0))
+        scores = sample.get("scores") or {}
+        # JSONExact for EdgeJSON; another task's first score (round trip: CSA).
+        self._label = "exact" if "json_exact" in scores or not scores else next(iter(scores))
+        self._exact += float(scores.get("json_exact" if self._label == "exact" else self._label, 0))
         rate = (sample.get("timings") or {}).get("decode_tok_s")
         if rate:
             self._decode.append(rate)
-        stats = f"exact {self._exact / self._n:.2f}"
+        stats = f"{self._label} {self._exact / self._n:.2f}"
         if self._decode:
             stats += f" · {sum(self._decode) / len(self._decode):.0f} tok/s"
         assert self._progress is not None
         self._progress.update(self._task_id, advance=1, stats=stats)
+
+    def note(self, message: str) -> None:
+        """A line above the bar: a worker that crashed, an example that timed out."""
+        self.console.print(f"[yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
         if self._progress is not None:
@@ -70,26 +91,68 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def accuracy_table(summary: dict[str, Any], group: str = "by_complexity") -> Table:
+def _group_table(
+    title: str,
+    names: list[str],
+    rows: dict[str, dict[str, Any]],
+    overall: dict[str, Any] | None,
+    group: str | None,
+) -> Table:
+    """One row per group value and a bold overall row (when given), one column per
+    figure."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(group.removeprefix("by_") if group else "")
+    table.add_column("n", justify="right")
+    for name in names:
+        table.add_column(_header(name), justify="right")
+    for value, scores in rows.items():
+        table.add_row(value, str(scores["n"]), *(_fmt(scores.get(m)) for m in names))
+    if overall is None:
+        return table
+    table.add_row(
+        "[bold]overall",
+        f"[bold]{overall['n']}",
+        *(f"[bold]{_fmt(overall.get(m))}" for m in names),
+        end_section=True,
+    )
+    return table
+
+
+def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
+    """The task's own scores (EdgeJSON: JSONExact, F1, ...; roundtrip: CSA, NTED, ...)."""
+    group = group or table_group(summary)
     title = (
         f"{summary.get('model')} · {summary.get('task')} · {summary.get('n_examples')} examples"
         f" · constraint {summary.get('primary_constraint', 'none')}"
     )
-    table = Table(title=title, title_justify="left")
-    table.add_column(group.removeprefix("by_"))
-    table.add_column("n", justify="right")
-    for metric in ACCURACY_METRICS:
-        table.add_column(METRIC_LABELS[metric], justify="right")
-    for name, scores in (summary.get(group) or {}).items():
-        table.add_row(name, str(scores["n"]), *(_fmt(scores[m]) for m in ACCURACY_METRICS))
     overall = summary["metrics"]
-    table.add_row(
-        "[bold]overall",
-        f"[bold]{overall['n']}",
-        *(f"[bold]{_fmt(overall[m])}" for m in ACCURACY_METRICS),
-        end_section=True,
-    )
-    return table
+    names = [k for k in overall if k != "n"]
+    rows = summary.get(group) or {} if group else {}
+    return _group_table(title, names, rows, overall, group)
+
+
+def family_tables(summary: dict[str, Any]) -> list[Table]:
+    """One table per metric family other than the task's own (`--metrics`): by group
+    (complexity, depth) for one constraint mode, one row per mode for several."""
+    tables = []
+    modes = summary.get("by_constraint") or {}
+    for name, result in (summary.get("families") or {}).items():
+        if result.get("role") == "task":
+            continue
+        names = list(result.get("higher_is_better") or {})
+        title = f"metric family {name}"
+        if len(modes) > 1:
+            rows = {
+                mode: mode_summary["families"][name]["overall"]
+                for mode, mode_summary in modes.items()
+                if name in (mode_summary.get("families") or {})
+            }
+            tables.append(_group_table(title, names, rows, None, "by_constraint"))
+            continue
+        group = table_group(result)
+        rows = result.get(group) or {} if group else {}
+        tables.append(_group_table(title, names, rows, result["overall"], group))
+    return tables
 
 
 def perf_table(summary: dict[str, Any]) -> Table:
@@ -128,10 +191,53 @@ def totals_line(summary: dict[str, Any]) -> str:
 def render_summary(summary: dict[str, Any]) -> Group:
     """Accuracy and speed of the run; with several models or constraint modes, the first
     one's detail and then all of them side by side."""
-    parts: list[Any] = [accuracy_table(summary), perf_table(summary), totals_line(summary)]
+    parts: list[Any] = [
+        accuracy_table(summary),
+        *family_tables(summary),
+        perf_table(summary),
+        totals_line(summary),
+    ]
     several_models = len(summary.get("models") or []) > 1
     if several_models or len(summary.get("by_constraint") or {}) > 1:
         from edgebench.report.compare import compare_table
 
         parts.append(compare_table([summary]))
     return Group(*parts)
+
+
+def consistency_table(summary: dict[str, Any]) -> Table:
+    """One row per temperature: how much the N answers to each prompt agree (mean over
+    prompts), next to the task's own accuracy of all generations."""
+    seeds = summary.get("seeds") or []
+    title = (
+        f"{summary.get('model')} · {summary.get('task')} · consistency over "
+        f"{summary.get('samples_per_prompt')} samples per prompt"
+        + (f" (seeds {seeds[0]}-{seeds[-1]})" if seeds else "")
+    )
+    rows = summary.get("by_temperature") or {}
+    # Valid JSON and the task's headline score (JSONExact, CSA, ...) of all generations.
+    known = next((list(r["task_metrics"]) for r in rows.values()), [])
+    headline = [n for n in known if n not in ("n", "valid_json")][:1]
+    task_names = (["valid_json"] if "valid_json" in known else []) + headline
+    table = Table(title=title, title_justify="left")
+    columns = ["temperature", "prompts", *map(_header, task_names)]
+    columns += ["STED mean", "STED std", "consistency", "structural", "semantic"]
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index == 0 else "right")
+    for key, row in rows.items():
+        metrics = row.get("task_metrics") or {}
+        table.add_row(
+            key,
+            str(row.get("n_prompts")),
+            *(_fmt(metrics.get(n)) for n in task_names),
+            _fmt(row.get("sted_mean")),
+            _fmt(row.get("sted_std")),
+            _fmt(row.get("consistency")),
+            _fmt(row.get("consistency_structural")),
+            _fmt(row.get("consistency_semantic")),
+        )
+    return table
+
+
+def render_consistency(summary: dict[str, Any]) -> Group:
+    return Group(consistency_table(summary), perf_table(summary), totals_line(summary))

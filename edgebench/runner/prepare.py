@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from edgebench.models.gguf import read_gguf, special_tokens
+from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
 from edgebench.runner.manifest import dataset_hash
-from edgebench.runner.run import ModelUnderTest, RunSettings
+from edgebench.runner.spec import ModelUnderTest, RunSettings
 from edgebench.tasks.base import Example, Task
 
 
@@ -48,6 +48,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         n_ctx_train=header.context_length,
         details=details,
         stop=tuple(resolved.stop),
+        kv_bytes_per_token=kv_cache_bytes_per_token(header.metadata),
     )
 
 

@@ -7,15 +7,14 @@ from typing import Any
 
 import numpy as np
 
-ACCURACY_METRICS = (
-    "json_exact",
-    "field_f1",
-    "field_precision",
-    "field_recall",
-    "schema_compliance",
-    "valid_json",
-)
+from edgebench.metrics.apply import summarize_families, task_score_names
+from edgebench.scoring.edgejson import SCORE_NAMES
+
+# The task scores of a run made before runs recorded their metric families (EdgeJSON's).
+ACCURACY_METRICS = SCORE_NAMES
 TIMING_FIELDS = ("ttft_s", "latency_s", "prefill_tok_s", "decode_tok_s")
+# Examples nothing was decoded for: no speed figures to take from them.
+_UNTIMED = ("unsupported", "crashed", "timeout")
 
 
 def distribution(values: list[float]) -> dict[str, float | None]:
@@ -31,31 +30,35 @@ def distribution(values: list[float]) -> dict[str, float | None]:
     }
 
 
-def mean_scores(samples: list[dict[str, Any]]) -> dict[str, float | int]:
-    """Mean of each accuracy metric; a sample without scores (error) counts as 0."""
+def mean_scores(
+    samples: list[dict[str, Any]], names: tuple[str, ...] = ACCURACY_METRICS
+) -> dict[str, float | int]:
+    """Mean of each of the task's scores; a sample without scores (error) counts as 0."""
     n = len(samples)
     result: dict[str, float | int] = {"n": n}
-    for metric in ACCURACY_METRICS:
+    for metric in names:
         total = sum(float((s.get("scores") or {}).get(metric, 0.0)) for s in samples)
         result[metric] = total / n if n else 0.0
     return result
 
 
-def grouped_scores(samples: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def grouped_scores(
+    samples: list[dict[str, Any]], names: tuple[str, ...] = ACCURACY_METRICS
+) -> dict[str, dict[str, dict[str, Any]]]:
     """`by_<group>` tables, e.g. by_complexity and by_schema, from each sample's groups."""
     buckets: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for sample in samples:
         for key, value in (sample.get("groups") or {}).items():
             buckets[key][value].append(sample)
     return {
-        f"by_{key}": {value: mean_scores(items) for value, items in sorted(groups.items())}
+        f"by_{key}": {value: mean_scores(items, names) for value, items in sorted(groups.items())}
         for key, groups in sorted(buckets.items())
     }
 
 
 def perf_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
     """Speed, memory and token totals of one constraint arm (its own worker)."""
-    timed = [s for s in samples if s.get("timings") and s.get("finish_reason") != "unsupported"]
+    timed = [s for s in samples if s.get("timings") and s.get("finish_reason") not in _UNTIMED]
     perf: dict[str, Any] = {
         "load_s": arm.get("load_s"),
         **{k: v for k, v in (arm.get("memory") or {}).items() if k.startswith("peak_")},
@@ -79,7 +82,9 @@ def compile_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "schemas": len(records),
         "unsupported": len(failed),
         "first_s": distribution([r["seconds"] for r in records]),
-        "cached_s": distribution([r["cached_seconds"] for r in records]),
+        "cached_s": distribution(
+            [r["cached_seconds"] for r in records if r.get("cached_seconds") is not None]
+        ),
         "first_total_s": sum(r["seconds"] for r in records),
         "sources": dict(Counter(r.get("source") or "" for r in records)),
         "errors": {r["label"]: r["error"] for r in failed},
@@ -98,6 +103,8 @@ def noncompliance(samples: list[dict[str, Any]]) -> dict[str, int]:
             reasons["hit_token_limit"] += 1
         elif sample.get("constraint_status") == "unsupported":
             reasons["unsupported"] += 1
+        elif sample.get("finish_reason") in ("crashed", "timeout"):
+            reasons["worker_failure"] += 1
         elif sample.get("constraint_warnings"):
             reasons["unenforced_keyword"] += 1
         else:
@@ -115,19 +122,30 @@ def guard_summary(samples: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def arm_summary(samples: list[dict[str, Any]], arm: dict[str, Any]) -> dict[str, Any]:
-    return {
+def arm_summary(
+    samples: list[dict[str, Any]], arm: dict[str, Any], manifest: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    manifest = manifest or {}
+    names = task_score_names(manifest) or ACCURACY_METRICS
+    summary = {
         "status": arm.get("status"),
         "n_examples": len(samples),
         "n_errors": sum(1 for s in samples if s.get("error")),
         "n_unsupported": sum(1 for s in samples if s.get("constraint_status") == "unsupported"),
-        "metrics": mean_scores(samples),
-        "noncompliant": noncompliance(samples),
-        **grouped_scores(samples),
+        "n_crashed": sum(1 for s in samples if s.get("finish_reason") == "crashed"),
+        "n_timeout": sum(1 for s in samples if s.get("finish_reason") == "timeout"),
+        "metrics": mean_scores(samples, names),
+        # Only a task that scores schema compliance can say why outputs failed it.
+        "noncompliant": noncompliance(samples) if "schema_compliance" in names else None,
+        **grouped_scores(samples, names),
         "perf": perf_summary(samples, arm),
         "compile": compile_summary(arm.get("compile") or []),
         "guard": guard_summary(samples),
     }
+    families = summarize_families(manifest, samples)
+    if families is not None:
+        summary["families"] = families
+    return summary
 
 
 def _decode_ratios(by_constraint: dict[str, dict[str, Any]]) -> None:
@@ -164,9 +182,14 @@ def _model_ratios(by_model: dict[str, dict[str, Any]]) -> None:
 
 
 def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's figures per model (`by_model`) and constraint mode (`by_constraint`, the
-    first model's); the top-level figures are those of the first model's first mode, so a
-    single-mode run reads the same as before."""
+    """The run's figures per constraint mode (`by_constraint`, the first model's) and, in a
+    run of several models, per model (`by_model`); the top-level figures are those of the
+    first model's first mode, so a single-mode run reads the same as before. A
+    consistency run (`edgebench consistency`) has a summary of its own."""
+    if manifest.get("kind") == "consistency":
+        from edgebench.runner.consistency import summarize_consistency
+
+        return summarize_consistency(manifest, samples)
     arms: dict[str, Any] = manifest.get("arms") or {"none": {}}
     default_label = (manifest.get("model") or {}).get("label")
     facts = _model_facts(manifest)
@@ -179,7 +202,7 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
             for s in samples
             if s.get("model", default_label) == label and s.get("constraint", "none") == mode
         ]
-        result = arm_summary(chosen, arm)
+        result = arm_summary(chosen, arm, manifest)
         if arm.get("status") == "skipped":
             result["skip_reason"] = arm.get("reason")
         size = (facts.get(str(label)) or {}).get("size_bytes")
@@ -191,11 +214,12 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
         str(label): {**facts.get(str(label), {}), "by_constraint": per_mode}
         for label, per_mode in grouped.items()
     }
-    _model_ratios(by_model)
+    if len(by_model) > 1:
+        _model_ratios(by_model)
     by_constraint = next(iter(grouped.values()))
     modes = list(by_constraint)
     primary = by_constraint[modes[0]]
-    return {
+    summary = {
         "run_id": manifest.get("run_id"),
         "model": default_label,
         "models": list(by_model),
@@ -205,9 +229,15 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
         "primary_constraint": modes[0],
         "n_examples": primary["n_examples"],
         "n_errors": primary["n_errors"],
+        "n_crashed": primary["n_crashed"],
+        "n_timeout": primary["n_timeout"],
         "metrics": primary["metrics"],
         **{k: v for k, v in primary.items() if k.startswith("by_")},
         "perf": primary["perf"],
         "by_constraint": by_constraint,
-        "by_model": by_model,
     }
+    if len(by_model) > 1:  # one model: by_constraint says it all
+        summary["by_model"] = by_model
+    if "families" in primary:
+        summary["families"] = primary["families"]
+    return summary

@@ -2,7 +2,9 @@
 
 The parent keeps every result; a worker that dies (SIGSEGV in native code, SIGILL from a
 llama.cpp built for another CPU, the OOM killer) becomes a `WorkerDied` error that names
-the signal, and the parent decides what to do next.
+the signal, and a request that outlives its timeout becomes a `WorkerTimeout` (the worker
+is then killed: its answer can no longer be trusted to arrive). The parent decides what
+to do next (runner/arm.py starts a fresh worker).
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ class WorkerDied(Exception):
 
 class WorkerTimeout(Exception):
     """The worker did not answer in time (not an OSError, unlike TimeoutError)."""
+
+    def __init__(self, op: str, timeout: float) -> None:
+        self.op = op
+        self.timeout = timeout
+        super().__init__(f"the model worker did not answer {op} within {timeout:g} s")
 
 
 class WorkerError(Exception):
@@ -95,6 +102,9 @@ def serve(conn: Connection, backend_name: str, options: dict[str, Any]) -> None:
     # Ctrl-C reaches the whole process group; the parent handles it and closes us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    # On an assertion failure ggml would attach gdb to print a backtrace: seconds of
+    # delay and a screenful of output for a crash the parent reports in one line.
+    os.environ.setdefault("GGML_NO_BACKTRACE", "1")
     backend: Backend | None = None
     startup_error = None
     try:
@@ -108,6 +118,17 @@ def serve(conn: Connection, backend_name: str, options: dict[str, Any]) -> None:
                 backend.close()
             conn.send(("ok", None))
             return
+        if op == "reopen":  # the same process, another configuration (another model)
+            if backend is not None:
+                backend.close()
+            backend, startup_error = None, None
+            try:
+                backend = create_backend(backend_name, **args[0])
+                conn.send(("ok", None))
+            except Exception as exc:
+                startup_error = (type(exc).__name__, str(exc), traceback.format_exc())
+                conn.send(("error", startup_error))
+            continue
         if backend is None:
             conn.send(("error", startup_error))
             continue
@@ -118,7 +139,10 @@ def serve(conn: Connection, backend_name: str, options: dict[str, Any]) -> None:
 
 
 class BackendWorker:
-    """The parent's handle on a worker process, with its memory sampled throughout."""
+    """The parent's handle on a worker process, with its memory sampled throughout.
+
+    Every request takes an optional `timeout` in seconds; past it the worker is killed
+    and `WorkerTimeout` raised."""
 
     def __init__(self, backend_name: str, options: dict[str, Any]) -> None:
         ctx = mp.get_context("spawn")
@@ -129,7 +153,9 @@ class BackendWorker:
         self.process.start()
         child_conn.close()
         assert self.process.pid is not None
-        self.memory = MemorySampler(self.process.pid).start()
+        self.pid: int = self.process.pid
+        self.memory = MemorySampler(self.pid).start()
+        self._busy = False  # a request is out and its answer not read
 
     def _call(self, op: str, *args: Any, timeout: float | None = None) -> Any:
         try:
@@ -137,35 +163,60 @@ class BackendWorker:
         except (EOFError, OSError):  # the pipe broke: the worker is gone
             self.process.join(1)
             raise WorkerDied(self.process.exitcode, op) from None
+        except WorkerTimeout:
+            self.kill()
+            raise
         if status == "error":
             raise WorkerError(*payload)
         return payload
 
     def _exchange(self, op: str, args: tuple[Any, ...], timeout: float | None) -> Any:
         self._conn.send((op, args))
+        self._busy = True
         deadline = None if timeout is None else now() + timeout
         while not self._conn.poll(_POLL_S):
             if not self.process.is_alive() and not self._conn.poll(0):
                 raise EOFError
             if deadline is not None and now() > deadline:
-                raise WorkerTimeout(f"the model worker did not answer {op} within {timeout} s")
-        return self._conn.recv()
+                raise WorkerTimeout(op, timeout or 0.0)
+        answer = self._conn.recv()
+        self._busy = False
+        return answer
 
     def count_tokens(self, prompts: list[str]) -> list[int]:
         return self._call("count_tokens", prompts)
 
-    def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
-        return self._call("load", n_ctx)
+    def load(self, n_ctx: int, timeout: float | None = None) -> tuple[LoadInfo, float]:
+        return self._call("load", n_ctx, timeout=timeout)
 
-    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
-        return self._call("compile_constraint", request)
+    def compile_constraint(
+        self, request: ConstraintRequest, timeout: float | None = None
+    ) -> CompileReport:
+        return self._call("compile_constraint", request, timeout=timeout)
 
-    def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
-        return self._call("generate", prompt, settings)
+    def generate(
+        self, prompt: str, settings: DecodeSettings, timeout: float | None = None
+    ) -> Generation:
+        return self._call("generate", prompt, settings, timeout=timeout)
+
+    def reopen(self, options: dict[str, Any]) -> None:
+        """Close the backend and create it again with `options` in the same process
+        (`models check` loads many files without starting a process for each)."""
+        self._call("reopen", options)
+
+    def kill(self) -> None:
+        """End the worker now (SIGKILL), whatever it is doing."""
+        self.memory.sample()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
 
     def close(self) -> MemoryPeak:
-        """Stop the worker and return its memory peak (read just before it exits)."""
+        """Stop the worker and return its memory peak (read just before it exits). A
+        worker still busy with a request (Ctrl-C, a timeout) is killed, not waited for."""
         self.memory.sample()
+        if self._busy:
+            self.kill()
         if self.process.is_alive():
             # A worker that cannot close cleanly is killed below.
             with contextlib.suppress(WorkerDied, WorkerTimeout, OSError, EOFError):
@@ -180,7 +231,8 @@ class BackendWorker:
 
 
 class InProcessWorker:
-    """The same interface around a backend object in this process (unit tests)."""
+    """The same interface around a backend object in this process (unit tests). There is
+    no isolation here: timeouts are ignored and a crash takes the caller with it."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
@@ -189,13 +241,17 @@ class InProcessWorker:
     def count_tokens(self, prompts: list[str]) -> list[int]:
         return self.backend.count_tokens(prompts)
 
-    def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
+    def load(self, n_ctx: int, timeout: float | None = None) -> tuple[LoadInfo, float]:
         return timed_load(self.backend, n_ctx)
 
-    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+    def compile_constraint(
+        self, request: ConstraintRequest, timeout: float | None = None
+    ) -> CompileReport:
         return self.backend.compile_constraint(request)
 
-    def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
+    def generate(
+        self, prompt: str, settings: DecodeSettings, timeout: float | None = None
+    ) -> Generation:
         return self.backend.generate(prompt, settings)
 
     def close(self) -> MemoryPeak:

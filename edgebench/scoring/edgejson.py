@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgebench.scoring.equality import json_equal
-from edgebench.scoring.parse import ParseResult, parse_json_output
+from edgebench.scoring.parse import ParseResult, parse_json_output, parse_record
 from edgebench.scoring.schema import SchemaChecker
 
 HIGHER_IS_BETTER: dict[str, bool] = {
@@ -21,6 +21,16 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     "field_f1": True,
     "schema_compliance": True,
 }
+
+# The scores in the order tables and summaries list them.
+SCORE_NAMES = (
+    "json_exact",
+    "field_f1",
+    "field_precision",
+    "field_recall",
+    "schema_compliance",
+    "valid_json",
+)
 
 SCHEMA_ERRORS_KEPT = 3
 
@@ -63,22 +73,28 @@ def schema_compliance(parsed: ParseResult, checker: SchemaChecker) -> int:
     return int(parsed.ok and checker.is_valid(parsed.value))
 
 
+def edgejson_scores(parsed: ParseResult, expected: Any, checker: SchemaChecker) -> dict[str, Any]:
+    """The scores of a parsed output and the schema errors found on the way."""
+    schema_errors = checker.errors(parsed.value, SCHEMA_ERRORS_KEPT) if parsed.ok else []
+    fields = field_scores(parsed.value, expected)  # a failed parse has value None: all 0
+    scores = {
+        "valid_json": int(parsed.ok),
+        "json_exact": json_exact(parsed.value, expected) if parsed.ok else 0,
+        "field_precision": fields.precision,
+        "field_recall": fields.recall,
+        "field_f1": fields.f1,
+        # schema_compliance() without validating a second time
+        "schema_compliance": int(parsed.ok and not schema_errors),
+    }
+    return {"scores": scores, "schema_errors": schema_errors}
+
+
 def score_edgejson(raw: str, expected: Any, checker: SchemaChecker) -> dict[str, Any]:
     """Parse `raw` and score it: the record a sample stores (parse step, value, scores)."""
     parsed = parse_json_output(raw)
-    schema_errors = checker.errors(parsed.value, SCHEMA_ERRORS_KEPT) if parsed.ok else []
-    fields = field_scores(parsed.value, expected)  # a failed parse has value None: all 0
+    scored = edgejson_scores(parsed, expected, checker)
     return {
-        "parse": {"ok": parsed.ok, "path": parsed.path, "error": parsed.error},
-        "parsed": parsed.value,
-        "scores": {
-            "valid_json": int(parsed.ok),
-            "json_exact": json_exact(parsed.value, expected) if parsed.ok else 0,
-            "field_precision": fields.precision,
-            "field_recall": fields.recall,
-            "field_f1": fields.f1,
-            # schema_compliance() without validating a second time
-            "schema_compliance": int(parsed.ok and not schema_errors),
-        },
-        "schema_errors": schema_errors,
+        **parse_record(parsed),
+        "scores": scored["scores"],
+        "schema_errors": scored["schema_errors"],
     }

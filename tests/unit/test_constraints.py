@@ -154,16 +154,54 @@ def test_token_limit_under_a_constraint_is_flagged(tmp_path: Path) -> None:
     assert summary["by_constraint"]["mask"]["perf"]["hit_token_limit"] == 3
 
 
-def test_a_crashed_engine_costs_its_own_arm_only(tmp_path: Path) -> None:
-    def factory(mode: str) -> Any:
-        options: dict[str, Any] = {"outputs": ["a b c"] * 3}
-        if mode == "gbnf":
-            options["crash_marker"] = "three"  # dies on the second example
-        return BackendWorker("fake", options)
+def crashing_gbnf_factory(mode: str) -> Any:
+    options: dict[str, Any] = {"outputs": ["a b c"] * 3}
+    if mode == "gbnf":
+        options["crash_marker"] = "three"  # dies on the second example
+    return BackendWorker("fake", options)
 
+
+def test_a_crashed_engine_costs_one_example_and_a_fresh_worker_goes_on(tmp_path: Path) -> None:
     cfg = RunSettings(out=tmp_path / "run", warmup=False, constraints=("none", "gbnf", "mask"))
-    with pytest.raises(UserError, match=r"SIGSEGV.*7 completed examples kept"):
-        execute(cfg, model(), EchoTask(), examples(), {"path": "mem"}, worker_factory=factory)
+    result = execute(
+        cfg, model(), EchoTask(), examples(), {"path": "mem"}, worker_factory=crashing_gbnf_factory
+    )
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and result.worker_failures == 1
+    assert {m: a["status"] for m, a in manifest["arms"].items()} == dict.fromkeys(
+        ("none", "gbnf", "mask"), "completed"
+    )
+    gbnf = manifest["arms"]["gbnf"]
+    assert gbnf["restarts"] == 1 and len(gbnf["reload_s"]) == 1
+    (failure,) = gbnf["worker_failures"]
+    assert failure["id"] == "e1" and failure["kind"] == "crashed"
+    assert "SIGSEGV" in failure["error"] and "fake-model, gbnf" in failure["error"]
+    samples = [
+        s for s in read_jsonl(tmp_path / "run" / "samples.jsonl") if s["constraint"] == "gbnf"
+    ]
+    assert [(s["id"], s["finish_reason"]) for s in samples] == [
+        ("e0", "stop"),
+        ("e1", "crashed"),
+        ("e2", "stop"),
+    ]
+    summary = result.summary["by_constraint"]["gbnf"]
+    assert summary["n_examples"] == 3 and summary["n_crashed"] == 1
+    assert summary["perf"]["latency_s"]["n"] == 2  # nothing decoded: no timing
+
+
+def test_an_arm_gives_up_after_max_crashes_and_the_next_arm_runs(tmp_path: Path) -> None:
+    cfg = RunSettings(
+        out=tmp_path / "run", warmup=False, constraints=("none", "gbnf", "mask"), max_crashes=1
+    )
+    with pytest.raises(UserError, match=r"gave up on fake-model, gbnf after 1 failed.*SIGSEGV"):
+        execute(
+            cfg,
+            model(),
+            EchoTask(),
+            examples(),
+            {"path": "mem"},
+            worker_factory=crashing_gbnf_factory,
+        )
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "crashed"
     assert {m: a["status"] for m, a in manifest["arms"].items()} == {
@@ -172,7 +210,7 @@ def test_a_crashed_engine_costs_its_own_arm_only(tmp_path: Path) -> None:
         "mask": "completed",
     }
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["by_constraint"]["gbnf"]["n_examples"] == 1
+    assert summary["by_constraint"]["gbnf"]["n_examples"] == 2  # e2 was never tried
     assert summary["by_constraint"]["mask"]["n_examples"] == 3
 
 

@@ -15,8 +15,9 @@ from edgebench.cli.app import main
 from edgebench.cli.run_cmd import parse_model_list
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
+from edgebench.prompts import PromptFormat
 from edgebench.report.compare import compare_rows
-from edgebench.runner.run import ModelUnderTest, RunSettings, execute
+from edgebench.runner.run import ModelUnderTest, RunInterrupted, RunSettings, execute
 from edgebench.runner.worker import InProcessWorker
 from tests.unit.test_constraints import examples
 from tests.unit.test_runner import EchoTask, model
@@ -170,3 +171,126 @@ def test_a_model_that_does_not_fit_fails_before_any_model_runs(tmp_path: Path) -
     assert not (tmp_path / "run" / "samples.jsonl").exists()
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "failed"
+
+
+class InterruptAfter:
+    """A progress hook that presses Ctrl-C after `n` samples."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.seen = n, 0
+
+    def start(self, total: int, description: str) -> None: ...
+    def note(self, message: str) -> None: ...
+    def stop(self) -> None: ...
+
+    def advance(self, sample: dict[str, Any]) -> None:
+        self.seen += 1
+        if self.seen == self.n:
+            raise KeyboardInterrupt
+
+
+def echo_run(out: Path, models: list[ModelUnderTest], *, resume: bool = False, **kw: Any) -> Any:
+    """Two modes of every model, the fake backend answering each prompt's first line."""
+
+    def factory(m: ModelUnderTest, mode: str) -> InProcessWorker:
+        return InProcessWorker(FakeBackend(echo=True))
+
+    cfg = RunSettings(out=out, warmup=False, constraints=("none", "json"))
+    data = {"path": "mem", "sha256": "d" * 64}
+    return execute(
+        cfg, models, EchoTask(), examples(), data, model_worker_factory=factory, resume=resume, **kw
+    )
+
+
+def arm_contents(out: Path) -> list[tuple[Any, ...]]:
+    return [
+        (s["model"], s["constraint"], s["id"], s["raw_output"], s["finish_reason"])
+        for s in read_jsonl(out / "samples.jsonl")
+    ]
+
+
+def test_an_interrupted_multi_model_run_resumes_to_the_same_samples(tmp_path: Path) -> None:
+    reference = tmp_path / "reference"
+    echo_run(reference, two_models())
+    out = tmp_path / "run"
+    # Stopped in the second model's first arm: the first model's two arms are complete.
+    with pytest.raises(RunInterrupted):
+        echo_run(out, two_models(), progress=InterruptAfter(2 * 3 + 2))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["arms"]["tiny@onnx-int4 | none"]["status"] == "interrupted"
+    assert "tiny@onnx-int4 | json" not in manifest["arms"]
+
+    result = echo_run(out, two_models(), resume=True)
+    assert arm_contents(out) == arm_contents(reference)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert (
+        manifest["resumes"][0]["samples_kept"] == 8
+        and manifest["resumes"][0]["duplicates_dropped"] == 0
+    )
+    assert list(manifest["arms"]) == [
+        "tiny | none",
+        "tiny | json",
+        "tiny@onnx-int4 | none",
+        "tiny@onnx-int4 | json",
+    ]
+    assert all(arm["status"] == "completed" for arm in manifest["arms"].values())
+    by_model = result.summary["by_model"]
+    assert [m["by_constraint"]["json"]["n_examples"] for m in by_model.values()] == [3, 3]
+
+
+def test_a_completed_multi_model_run_resumes_without_running_anything(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    echo_run(out, two_models())
+    before = arm_contents(out)
+    made: list[str] = []
+
+    def factory(m: ModelUnderTest, mode: str) -> InProcessWorker:
+        made.append(f"{m.label} | {mode}")
+        return InProcessWorker(FakeBackend(echo=True))
+
+    cfg = RunSettings(out=out, warmup=False, constraints=("none", "json"))
+    data = {"path": "mem", "sha256": "d" * 64}
+    execute(
+        cfg, two_models(), EchoTask(), examples(), data, model_worker_factory=factory, resume=True
+    )
+    assert arm_contents(out) == before
+    # Only the workers that count tokens for the plan, one per model; nothing decodes.
+    assert made == ["tiny | none", "tiny@onnx-int4 | none"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda ms: ms[::-1],
+            r"models differs \(run: tiny,tiny@onnx-int4, now: tiny@onnx-int4,tiny\)",
+        ),
+        (lambda ms: ms[:1], r"models differs \(run: tiny,tiny@onnx-int4, now: tiny\)"),
+        (
+            lambda ms: [ms[0], dataclasses.replace(ms[1], sha256="1" * 64)],
+            r"model tiny@onnx-int4 sha256 differs \(run: 000000000000…, now: 111111111111…\)",
+        ),
+        (
+            lambda ms: [
+                ms[0],
+                dataclasses.replace(
+                    ms[1], prompt_format=PromptFormat(style="chat", chat_template="x")
+                ),
+            ],
+            r"tiny@onnx-int4's prompt format differs",
+        ),
+    ],
+)
+def test_resume_refuses_other_models(tmp_path: Path, change: Any, message: str) -> None:
+    out = tmp_path / "run"
+    echo_run(out, two_models())
+    with pytest.raises(UserError, match=r"cannot resume .*: " + message):
+        echo_run(out, change(two_models()), resume=True)
+
+
+def test_a_single_model_run_refuses_to_resume_as_a_multi_model_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    echo_run(out, two_models()[:1])
+    with pytest.raises(UserError, match=r"models differs \(run: tiny, now: tiny,tiny@onnx-int4\)"):
+        echo_run(out, two_models(), resume=True)

@@ -202,22 +202,28 @@ def test_crashed_worker_keeps_completed_samples(tmp_path: Path) -> None:
     exs = examples(3)
     exs[2] = Example("boom", "CRASH here", "s", {}, "a b c", {"complexity": "simple"})
     cfg = RunSettings(out=tmp_path / "run", warmup=False)
-    with pytest.raises(UserError, match=r"SIGSEGV.*2 completed examples kept"):
-        execute(
-            cfg,
-            model(),
-            EchoTask(),
-            exs,
-            {"path": "mem"},
-            worker_factory=lambda mode: BackendWorker(
-                "fake", {"outputs": ["a b c"], "crash_marker": "CRASH"}
-            ),
-        )
+    result = execute(
+        cfg,
+        model(),
+        EchoTask(),
+        exs,
+        {"path": "mem"},
+        worker_factory=lambda mode: BackendWorker(
+            "fake", {"outputs": ["a b c"], "crash_marker": "CRASH"}
+        ),
+    )
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["status"] == "crashed"
-    assert [s["id"] for s in read_jsonl(tmp_path / "run" / "samples.jsonl")] == ["ex0", "ex1"]
+    assert manifest["status"] == "completed" and result.worker_failures == 1
+    samples = read_jsonl(tmp_path / "run" / "samples.jsonl")
+    assert [(s["id"], s["finish_reason"]) for s in samples] == [
+        ("ex0", "stop"),
+        ("ex1", "stop"),
+        ("boom", "crashed"),
+    ]
+    assert "SIGSEGV" in samples[2]["error"] and "'boom'" in samples[2]["error"]
+    assert manifest["arms"]["none"]["restarts"] == 0  # nothing left to run after it
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["n_examples"] == 2
+    assert summary["n_examples"] == 3 and summary["n_crashed"] == 1
 
 
 def test_backend_that_fails_to_start_reports_its_error() -> None:

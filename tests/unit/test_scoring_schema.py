@@ -1,6 +1,4 @@
 import json
-import socket
-import urllib.request
 
 import pytest
 
@@ -18,25 +16,6 @@ PERSON = {
     "additionalProperties": False,
     "definitions": {"count": {"type": "integer", "minimum": 0}},
 }
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    """Record any attempt to open a connection or URL; a test asserts the list stays empty.
-
-    Recording (rather than raising) matters: an exception raised here would be swallowed
-    by the reference resolver and look like a proper refusal.
-    """
-    calls: list[str] = []
-
-    def refuse(*args, **kwargs):
-        calls.append(repr(args))
-        raise OSError("network used in a test")
-
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
-    return calls
 
 
 def checker(schema, **kwargs):

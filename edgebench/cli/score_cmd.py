@@ -1,0 +1,56 @@
+"""`edgebench score`: re-score a stored run folder without a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from edgebench.cli.app import app, stdout_console
+from edgebench.cli.options import MetricParamOpt, MetricsOpt
+from edgebench.metrics import parse_metric_params, parse_metrics
+from edgebench.report.table import render_consistency, render_summary
+from edgebench.runner.rescore import rescore
+
+
+@app.command()
+def score(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder (edgebench run or consistency).")],
+    metrics: MetricsOpt = None,
+    metric_param: MetricParamOpt = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="The run's dataset, if it is no longer where it was."),
+    ] = None,
+    schemas: Annotated[
+        Path | None, typer.Option("--schemas", help="Its schema folder, likewise.")
+    ] = None,
+) -> None:
+    """Re-score a stored run without a model.
+
+    The raw outputs are parsed and scored again (the task's scores and the metric
+    families), and samples.jsonl, manifest.json and summary.json are replaced atomically.
+    Without --metrics the run's own families and parameters are used, which reproduces
+    its summary.
+
+    Example: edgebench score runs/20261122T101500-smollm2-135m-instruct-edgejson
+
+    Example: edgebench score RUN_DIR --metrics structure,sted,sobench
+    """
+    result = rescore(
+        run_dir,
+        metrics=parse_metrics(metrics) if metrics is not None else None,
+        metric_params=parse_metric_params(metric_param or []),
+        dataset=dataset,
+        schemas=schemas,
+    )
+    console = stdout_console()
+    summary = result.summary
+    console.print(
+        render_consistency(summary)
+        if summary.get("kind") == "consistency"
+        else render_summary(summary)
+    )
+    Console(stderr=True).print(f"re-scored: [bold]{result.run_dir}/summary.json[/]")

@@ -1,0 +1,99 @@
+"""`edgebench models check`: is a model file safe to load, and does llama.cpp accept it?
+
+Two steps, the second only for files that pass the first:
+1. the header, read in pure Python (models/gguf.py): magic, version, counts, every
+   length inside the file, the tensor table as llama.cpp lays it out;
+2. a native load and a two-token decode in a worker process, so a file that crashes
+   llama.cpp (the GGUF CVEs) kills that worker, not edgebench. One worker serves file
+   after file; after a crash a fresh one takes over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebench.backends.base import DecodeSettings
+from edgebench.errors import UserError
+from edgebench.models.gguf import read_gguf
+from edgebench.runner.worker import (
+    BackendWorker,
+    WorkerDied,
+    WorkerError,
+    WorkerTimeout,
+    describe_exit,
+)
+
+CHECK_N_CTX = 64
+CHECK_TIMEOUT_S = 60.0
+
+OK, REJECTED, REFUSED, CRASHED, TIMEOUT = "ok", "rejected", "refused", "crashed", "timeout"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """`verdict`: ok; rejected (by the header check, nothing native ran); refused (by
+    llama.cpp, cleanly); crashed (the worker died); timeout (it hung)."""
+
+    path: Path
+    verdict: str
+    detail: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "detail", " ".join(self.detail.split()))  # one line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "verdict": self.verdict, "detail": self.detail}
+
+
+def check_models(
+    paths: list[Path], *, load: bool = True, timeout: float = CHECK_TIMEOUT_S
+) -> list[CheckResult]:
+    results: dict[Path, CheckResult] = {}
+    loadable: list[tuple[Path, int]] = []
+    for path in paths:
+        try:
+            header = read_gguf(path)
+        except UserError as exc:
+            results[path] = CheckResult(path, REJECTED, str(exc))
+            continue
+        n_ctx = min(CHECK_N_CTX, header.context_length or CHECK_N_CTX)
+        if load:
+            loadable.append((path, max(n_ctx, 8)))
+        else:
+            results[path] = CheckResult(path, OK, "header checked (not loaded)")
+    results.update(_load_each(loadable, timeout))
+    return [results[p] for p in paths]
+
+
+def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, CheckResult]:
+    results: dict[Path, CheckResult] = {}
+    worker: BackendWorker | None = None
+    try:
+        for path, n_ctx in files:
+            options = {"model_path": str(path), "n_threads": 1}
+            try:
+                if worker is None:
+                    worker = BackendWorker("llama", options)
+                else:
+                    worker.reopen(options)
+                worker.load(n_ctx, timeout=timeout)
+                gen = worker.generate("Hello", DecodeSettings(max_tokens=2), timeout=timeout)
+                detail = f"loads and decodes ({gen.output_tokens} tokens)"
+                results[path] = CheckResult(path, OK, detail)
+            except WorkerError as exc:
+                results[path] = CheckResult(path, REFUSED, str(exc))
+            except WorkerDied as exc:
+                detail = f"llama.cpp crashed: the worker {describe_exit(exc.exitcode)}"
+                results[path] = CheckResult(path, CRASHED, f"{detail} during {exc.during}")
+                worker.close()  # type: ignore[union-attr]
+                worker = None
+            except WorkerTimeout as exc:
+                results[path] = CheckResult(path, TIMEOUT, str(exc))
+                worker.close()  # type: ignore[union-attr]
+                worker = None
+    finally:
+        if worker is not None:
+            worker.close()
+    return results
