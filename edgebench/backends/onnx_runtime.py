@@ -3,11 +3,16 @@ transformers at run time.
 
 The graph is optimum's `text-generation-with-past` export: inputs input_ids,
 attention_mask, position_ids and past_key_values.N.key/value, outputs logits and
-present.N.key/value. edgebench runs its own greedy loop over `InferenceSession.run` with
+present.N.key/value. edgebench runs its own decode loop over `InferenceSession.run` with
 the KV cache in numpy arrays, fresh for every request, and timestamps the first and last
-sampled token itself, like the llama.cpp backend. Prompts are tokenized with the
-`tokenizers` package from the folder's tokenizer.json, adding BOS only when the GGUF the
-model came from asked for it, so both runtimes read the same token ids.
+sampled token itself, like the llama.cpp backend. Decoding is greedy, or with
+`DecodeSettings(temperature > 0, seed)` (`edgebench consistency`) a seeded draw from the
+softmax of the logits (`decoding.softmax_draw`, the same helper the llama.cpp backend
+uses where it picks tokens itself; unconstrained and under the constraints alike).
+
+Prompts are tokenized with the `tokenizers` package from the folder's tokenizer.json,
+adding BOS only when the GGUF the model came from asked for it, so both runtimes read the
+same token ids.
 
 Constraints work on the logits with the llama.cpp path's engine and step: `mask` compiles
 the schema with llguidance and decodes through `MaskedGreedy` (fast-forward and keyword
@@ -36,8 +41,10 @@ from edgebench.backends.base import (
 from edgebench.backends.decoding import (
     CompiledConstraints,
     DecodeState,
+    Draw,
     MaskedGreedy,
     schema_guard,
+    softmax_draw,
 )
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
@@ -366,13 +373,14 @@ class OnnxBackend:
         kv = self.new_session()
         timer = _Timer(kv)
         state = DecodeState()
+        draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
         try:
             if compiled is not None:
-                self._masked(compiled).run(
+                self._masked(compiled, draw).run(
                     ids, timer.evaluate, timer.last_logits, settings.max_tokens, state
                 )
             else:
-                self._greedy(ids, timer, settings, state)
+                self._unconstrained(ids, timer, settings, state, draw)
         except Exception as exc:  # onnxruntime or llguidance: this example fails, not the run
             state.finish, state.error = FINISH_ERROR, f"{type(exc).__name__}: {exc}"
         t_end = now()
@@ -385,8 +393,9 @@ class OnnxBackend:
         guard = compiled.guard if compiled is not None else None
         return state.generation(len(ids), t_start, t_end, counters, guard)
 
-    def _masked(self, compiled: _Compiled) -> MaskedGreedy:
-        """The shared masked greedy step, on this runtime's logits and tokenizer."""
+    def _masked(self, compiled: _Compiled, draw: Draw | None = None) -> MaskedGreedy:
+        """The shared masked step (greedy, or sampled with `draw`), on this runtime's
+        logits and tokenizer."""
         assert self.token_mask is not None
         tokenizer = self.llg_tokenizer
         return MaskedGreedy(
@@ -397,19 +406,27 @@ class OnnxBackend:
             eos=int(self.model.tokens["eos_id"]),
             guard=compiled.guard,
             fast_forward=self.fast_forward,
+            draw=draw,
         )
 
-    def _greedy(
-        self, prompt: list[int], timer: _Timer, settings: DecodeSettings, state: DecodeState
+    def _unconstrained(
+        self,
+        prompt: list[int],
+        timer: _Timer,
+        settings: DecodeSettings,
+        state: DecodeState,
+        draw: Draw | None = None,
     ) -> None:
-        """Unconstrained greedy decoding. The text is decoded from all ids so far (a
-        byte-level token can end inside a UTF-8 character); stop strings cut it."""
+        """Unconstrained decoding: the best token, or one drawn by `draw`. The text is
+        decoded from all ids so far (a byte-level token can end inside a UTF-8
+        character); stop strings cut it."""
         ids: list[int] = []
         cut: str | None = None  # the text before a stop string, once one appeared
         timer.evaluate(prompt)
         try:
             while True:
-                token = int(np.argmax(timer.last_logits()))
+                logits = timer.last_logits()
+                token = int(np.argmax(logits)) if draw is None else draw(logits)
                 state.sampled()
                 if token in self.eog_ids:
                     state.finish = FINISH_STOP
