@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
@@ -16,6 +17,10 @@ from edgebench.tasks.base import Example, Task
 def model_under_test(spec: str | None) -> ModelUnderTest:
     """Resolve (and pull if needed) the model and read its prompt format from the GGUF
     header, without loading any weights in this process."""
+    if spec is not None and "," in spec:
+        raise UserError(
+            f"--model {spec!r}: one model here (a comma-separated list is for `edgebench run`)"
+        )
     resolved = resolve_model(spec)
     if resolved.onnx is not None:
         return _onnx_under_test(resolved)

@@ -294,3 +294,10 @@ def test_a_single_model_run_refuses_to_resume_as_a_multi_model_run(tmp_path: Pat
     echo_run(out, two_models()[:1])
     with pytest.raises(UserError, match=r"models differs \(run: tiny, now: tiny,tiny@onnx-int4\)"):
         echo_run(out, two_models(), resume=True)
+
+
+def test_commands_of_one_model_refuse_a_model_list() -> None:
+    from edgebench.runner.prepare import model_under_test
+
+    with pytest.raises(UserError, match=r"one model here \(a comma-separated list is for"):
+        model_under_test("a,b@onnx-int4")
