@@ -29,7 +29,7 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
-from edgebench.models.gguf import read_gguf, special_tokens
+from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
 from edgebench.models.hashing import sha256_file
 from edgebench.models.onnx_check import check_model_file
 from edgebench.models.onnx_model import (
@@ -292,6 +292,7 @@ def _provenance(
     external_files = sorted({e.location for e in external})
     size = sum((out_dir / f).stat().st_size for f in [GRAPH, *external_files])
     bos_id = meta.get("tokenizer.ggml.bos_token_id")
+    kv_f16 = kv_cache_bytes_per_token(meta)
     return {
         "format": FORMAT,
         "name": label,
@@ -315,6 +316,9 @@ def _provenance(
         },
         "quantization": INT4 if precision == "int4" else None,
         "context_length": header.context_length,
+        # The runtime keeps K and V in float32 (twice llama.cpp's f16 cache): for the
+        # memory pre-check.
+        "kv_cache": {"dtype": "float32", "bytes_per_token": kv_f16 * 2 if kv_f16 else None},
         "prompt": {
             "style": source.prompt_style,
             "chat_template": template,

@@ -88,9 +88,18 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
         ),
         n_ctx_train=provenance.get("context_length"),
         backend="onnx",
+        kv_bytes_per_token=_onnx_kv_bytes(provenance),
         details=details,
         stop=tuple(resolved.stop),
     )
+
+
+def _onnx_kv_bytes(provenance: dict[str, Any]) -> int | None:
+    """K and V bytes per token of context, recorded at conversion (folders converted
+    before edgebench recorded it: None, and the memory check counts the file only)."""
+    kv = provenance.get("kv_cache")
+    value = kv.get("bytes_per_token") if isinstance(kv, dict) else None
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], dict[str, Any]]:

@@ -112,6 +112,8 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
     result = execute(settings, models, task, examples, info)
     onnx_label = models[1].label
     assert onnx_label == "smollm2-135m-instruct@onnx-int4"
+    # The memory pre-check's KV cache: float32 on onnxruntime, f16 in llama.cpp.
+    assert models[1].kv_bytes_per_token == 2 * models[0].kv_bytes_per_token
 
     samples = read_jsonl(out / "samples.jsonl")
     by_arm: dict[tuple[str, str], list[dict[str, Any]]] = {}

@@ -135,6 +135,7 @@ def fake_converted(cache: Path, base: str = "smollm2-135m-instruct", precision: 
         },
         "quantization": None,
         "context_length": 2048,
+        "kv_cache": {"dtype": "float32", "bytes_per_token": 46080},
         "prompt": {"style": "chat", "chat_template": "{{ messages[0]['content'] }}", "stop": []},
         "tokens": {"add_bos": False, "bos_id": 1, "eos_id": 2, "eog_ids": [2], "vocab_size": 8},
         "tools": {"onnxruntime": "1.31.1"},
@@ -210,6 +211,7 @@ def test_a_model_under_test_from_a_converted_folder(cache: Path) -> None:
     assert model.n_ctx_train == 2048
     assert model.prompt_format.chat_template == "{{ messages[0]['content'] }}"
     assert model.details["format"] == "onnx" and model.details["registry_name"]
+    assert model.kv_bytes_per_token == 46080  # for the memory pre-check
 
 
 def test_the_onnx_backend_checks_the_file_before_onnxruntime_opens_it(
