@@ -142,7 +142,10 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
         assert sample["error"] is None and sample["raw_output"].startswith("{")
         assert "Ġ" not in sample["raw_output"]
     for sample in by_arm[(onnx_label, "mask")]:
-        assert sample["scores"]["valid_json"] == 1, sample["raw_output"]
+        # The schema's grammar: a complete answer is valid JSON; one the 48-token budget
+        # cut short (SmolLM2 often writes more) is a prefix of it and can be neither.
+        assert sample["error"] is None and sample["raw_output"].startswith("{")
+        assert sample["scores"]["valid_json"] == 1 or sample["finish_reason"] == "length"
         assert sample["constraint_status"] == "applied"
 
     summary = result.summary
