@@ -8,6 +8,7 @@ import random
 import signal
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from edgebench.backends.base import (
@@ -17,6 +18,7 @@ from edgebench.backends.base import (
     Generation,
     LoadInfo,
 )
+from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 
 
@@ -85,6 +87,9 @@ class FakeBackend:
         # With temperature > 0, answers drawn from these by a generator seeded with the
         # seed, temperature and prompt (the same seed gives the same answer).
         self.sampled = sampled
+        self.n_ctx = 0
+        self.cached = 0  # tokens in the (pretend) KV cache
+        self.evaluated: list[list[int]] = []  # every probe_eval call
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
@@ -94,7 +99,30 @@ class FakeBackend:
         return [len(self._tokens(p)) for p in prompts]
 
     def load(self, n_ctx: int) -> LoadInfo:
-        return LoadInfo(n_ctx=n_ctx, runtime={"name": "fake"})
+        self.n_ctx = n_ctx
+        return LoadInfo(n_ctx=n_ctx, runtime={"name": "fake", "build": {"name": "fake"}})
+
+    # -- speed probe: a batch costs per_prompt_token per token, one token per_output_token
+    VOCAB = ProbeVocab(size=1000, bos=1)
+
+    def probe_vocab(self) -> ProbeVocab:
+        return self.VOCAB
+
+    def probe_clear(self) -> None:
+        self.cached = 0
+
+    def probe_eval(self, tokens: Sequence[int]) -> None:
+        self.evaluated.append(list(tokens))
+        self.cached += len(tokens)
+        if self.cached > self.n_ctx:
+            raise RuntimeError(f"{self.cached} tokens do not fit n_ctx {self.n_ctx}")
+        per_token = self.timings.per_output_token
+        if len(tokens) > 1:
+            per_token = self.timings.per_prompt_token
+        self.clock += len(tokens) * per_token
+
+    def virtual_clock(self) -> float:
+        return self.clock
 
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         if request.key in self.compiled:

@@ -25,8 +25,9 @@ import sys
 import tempfile
 import warnings
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ from edgebench.backends.decoding import (
     schema_guard,
     softmax_draw,
 )
+from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
@@ -193,10 +195,12 @@ class LlamaCppBackend:
             raise UserError(f"llama.cpp could not create a context: {self.log.last_error()}")
         self.ctx = ctx
         self.sampler = self._greedy_chain()
+        build = build_info(L)
         runtime: dict[str, Any] = {
             "name": "llama.cpp",
-            "llama_cpp_python": getattr(L, "__version__", None),
-            "system_info": L.llama_print_system_info().decode("utf-8", "replace").strip(),
+            "llama_cpp_python": build["llama_cpp_python"],
+            "system_info": build["system_info"],
+            "build": build,
             "n_ctx_train": n_ctx_train,
             "n_batch": cparams.n_batch,
             "n_threads": self.n_threads,
@@ -466,6 +470,19 @@ class LlamaCppBackend:
             self._candidates = _Candidates(self.L, self.L.llama_vocab_n_tokens(self.vocab))
         return self._candidates
 
+    # -- speed probe (edgebench bench) ------------------------------------------------
+    def probe_vocab(self) -> ProbeVocab:
+        L = self.L
+        bos = L.llama_vocab_bos(self.vocab) if L.llama_vocab_get_add_bos(self.vocab) else None
+        return ProbeVocab(size=L.llama_vocab_n_tokens(self.vocab), bos=bos)
+
+    def probe_clear(self) -> None:
+        self.L.llama_memory_clear(self.L.llama_get_memory(self.ctx), True)
+
+    def probe_eval(self, tokens: Sequence[int]) -> None:
+        self._decode(list(tokens))
+        self.L.llama_synchronize(self.ctx)
+
     def _free(self) -> None:
         L = self.L
         for compiled in self._compiled.entries.values():
@@ -538,6 +555,37 @@ def _first_error_line(text: str) -> str | None:
         if "error" in line.lower():
             return line.strip()
     return None
+
+
+def build_info(L: Any) -> dict[str, Any]:
+    """Which llama.cpp this is: versions, the ggml commit it was built from, and the
+    CPU features it was compiled for (`llama_print_system_info`)."""
+    info: dict[str, Any] = {
+        "name": "llama.cpp",
+        "llama_cpp_python": getattr(L, "__version__", None),
+        "llama_version": _c_string(L.llama_version),
+        "ggml_version": None,
+        "ggml_commit": None,
+        "system_info": L.llama_print_system_info().decode("utf-8", "replace").strip(),
+    }
+    # ggml's version functions are not bound by llama-cpp-python: ask its own library.
+    lib_dir = Path(L.__file__).parent / "lib"
+    for lib_path in sorted(lib_dir.glob("*ggml-base*"))[:1]:
+        with contextlib.suppress(OSError, AttributeError):
+            ggml = ctypes.CDLL(str(lib_path))
+            for key in ("ggml_version", "ggml_commit"):
+                function = getattr(ggml, key)
+                function.restype = ctypes.c_char_p
+                info[key] = _c_string(function)
+    return info
+
+
+def _c_string(function: Any) -> str | None:
+    try:
+        value = function()
+    except (AttributeError, OSError):
+        return None
+    return value.decode("utf-8", "replace") if value else None
 
 
 def perf_counters(perf: Any) -> dict[str, float]:

@@ -21,7 +21,7 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.llama_cpp import LlamaCppBackend, perf_counters
+from edgebench.backends.llama_cpp import LlamaCppBackend, build_info, perf_counters
 from edgebench.constraints.gbnf import unenforced_keywords
 from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
@@ -120,6 +120,7 @@ class OutlinesLlamaBackend:
                 "engine": ENGINE,
                 "whitespace_pattern": WHITESPACE,
                 "keyword_guard": self.use_guard,
+                "build": build_info(self.L),
                 "n_threads": self.n_threads,
                 "constraint_mode": "outlines",
             },

@@ -30,6 +30,7 @@ def stdout_console() -> Console:
 def _register_commands() -> None:
     # Each command group lives in its own module; importing registers it on `app`.
     from edgebench.cli import (  # noqa: F401
+        bench_cmd,
         card_cmd,
         compare_cmd,
         consistency_cmd,

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from edgebench.errors import UserError
+
 
 def default_threads() -> int:
     """Physical cores where known: llama.cpp gains nothing from hyper-threads."""
@@ -89,3 +91,21 @@ GuardOpt = Annotated[
         "engines read past (--no-guard: the engine alone).",
     ),
 ]
+
+
+def parse_int_list(text: str, option: str, minimum: int) -> tuple[int, ...]:
+    """'1,2,4' -> (1, 2, 4), in the order given without repeats; a bad item is a
+    one-line error naming the option."""
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    if not items:
+        raise UserError(f"{option}: give at least one number")
+    values = []
+    for item in items:
+        try:
+            value = int(item)
+        except ValueError:
+            raise UserError(f"{option}: '{item}' is not a whole number") from None
+        if value < minimum:
+            raise UserError(f"{option}: {value} is below the minimum of {minimum}")
+        values.append(value)
+    return tuple(dict.fromkeys(values))

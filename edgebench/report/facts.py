@@ -126,8 +126,13 @@ def device_rows(run: RunFolder, label: str | None = None) -> list[tuple[str, Any
     """Every fact of the manifest's device block (nested ones as `a.b`), then the
     runtime and the packages that did the work."""
     rows = list(flatten(run.manifest.get("device") or {}).items())
-    runtime = runtime_of(run, label)
-    rows += [(f"runtime.{k}", v) for k, v in runtime.items() if k not in ("constraint_mode",)]
+    shown = {name for name, _ in rows}
+    # The arm's runtime record repeats the device block's `runtime` (its `build`): once.
+    rows += [
+        (f"runtime.{k}", v)
+        for k, v in runtime_of(run, label).items()
+        if k not in ("constraint_mode", "build") and f"runtime.{k}" not in shown
+    ]
     rows += [(f"package.{k}", v) for k, v in (run.manifest.get("packages") or {}).items()]
     return rows
 

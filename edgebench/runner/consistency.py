@@ -33,7 +33,7 @@ from edgebench.runner.run import (
     WorkerFactory,
     initial_manifest,
 )
-from edgebench.runner.run import _status as run_status
+from edgebench.runner.run import status_of as run_status
 from edgebench.runner.rundir import RunFolder
 from edgebench.runner.samples import build_sample
 from edgebench.runner.spec import ModelUnderTest, RunSettings

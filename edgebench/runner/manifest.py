@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import platform
 import subprocess
-import sys
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from edgebench import __version__
 from edgebench.resources import repo_root
+from edgebench.runner.device import device_info
+
+__all__ = ["dataset_hash", "device_info", "git_commit", "package_versions", "runtime_build"]
 
 _PACKAGES = (
     "llama-cpp-python",
@@ -34,30 +32,10 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _cpu_model(proc_root: Path = Path("/proc")) -> str | None:
-    try:
-        for line in (proc_root / "cpuinfo").read_text().splitlines():
-            if line.lower().startswith(("model name", "hardware", "cpu model")):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None
-
-
-def device_info(threads: int) -> dict[str, Any]:
-    """The machine the numbers belong to. Absent facts are None, never guessed."""
-    memory = psutil.virtual_memory()
-    return {
-        "cpu_model": _cpu_model(),
-        "machine": platform.machine(),
-        "logical_cores": os.cpu_count(),
-        "physical_cores": psutil.cpu_count(logical=False),
-        "threads_used": threads,
-        "ram_total_mb": round(memory.total / 2**20),
-        "ram_available_mb": round(memory.available / 2**20),
-        "os": platform.platform(),
-        "python": sys.version.split()[0],
-    }
+def runtime_build(runtime: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The device block's `runtime`: the inference library's name, versions and build
+    (a backend reports it under `build` when it loads a model)."""
+    return (runtime or {}).get("build")
 
 
 def package_versions(names: tuple[str, ...] = _PACKAGES) -> dict[str, str | None]:

@@ -49,6 +49,7 @@ from edgebench.runner.preflight import available_memory_bytes, check_memory, est
 from edgebench.runner.rundir import (
     RunFolder,
     read_manifest,
+    read_samples,
     resume_conflict,
     resume_point,
     settings_record,
@@ -403,7 +404,7 @@ class _Run:
     def _stop_before_arms(self, exc: BaseException, model: ModelUnderTest) -> None:
         """Record why the run ended before its first arm, and turn worker failures into
         one-line errors."""
-        self.manifest.update(status=_status(exc), finished_at=mf.utc_now())
+        self.manifest.update(status=status_of(exc), finished_at=mf.utc_now())
         if not isinstance(exc, KeyboardInterrupt):
             self.manifest["error"] = str(exc) or type(exc).__name__
         self.folder.write_manifest(self.manifest)
@@ -513,8 +514,11 @@ class _Run:
         finally:
             if self.progress is not None:
                 self.progress.stop()
+        device = self.manifest["device"]
+        if device.get("runtime") is None:  # the first arm that loaded a model
+            device["runtime"] = mf.runtime_build(record.get("runtime"))
         record["wall_s"] = (record.get("wall_s") or 0.0) + now() - t_arm
-        record["status"] = _status(failure)
+        record["status"] = status_of(failure)
         if failure is None:
             record.pop("error", None)
         else:
@@ -530,11 +534,14 @@ class _Run:
         manifest = self.manifest
         manifest["wall_s"] = (manifest.get("wall_s") or 0.0) + now() - self.t_start
         manifest["finished_at"] = mf.utc_now()
-        manifest["status"] = _status(failure)
+        manifest["status"] = status_of(failure)
         if failure is None:
             manifest.pop("error", None)
         else:
             manifest["error"] = str(failure) or type(failure).__name__
+        if isinstance(failure, KeyboardInterrupt) and not self.resumed:
+            # Ctrl-C can land between writing a sample and counting it: the file decides.
+            self.samples = read_samples(run_dir)[0]
         if self.resumed:  # retried examples were appended at the end: restore run order
             order = {spec.key: n for n, spec in enumerate(self.arms)}
             self.samples.sort(
@@ -586,7 +593,8 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _status(failure: BaseException | None) -> str:
+def status_of(failure: BaseException | None) -> str:
+    """A run's (or a worker's) status after `failure` (None: all went well)."""
     if failure is None:
         return "completed"
     if isinstance(failure, KeyboardInterrupt):

@@ -15,6 +15,7 @@ import multiprocessing as mp
 import os
 import signal
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -22,6 +23,7 @@ from edgebench.backends import create_backend
 from edgebench.backends.base import Backend, DecodeSettings, Generation, LoadInfo, now
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.runner.memory import MemoryPeak, MemorySampler
+from edgebench.runner.speed import SpeedPlan, SpeedResult, measure_speed
 
 _POLL_S = 0.05
 _PR_SET_PDEATHSIG = 1
@@ -86,6 +88,8 @@ def _dispatch(backend: Backend, op: str, args: tuple[Any, ...]) -> Any:
         return backend.compile_constraint(*args)
     if op == "generate":
         return backend.generate(*args)
+    if op == "speed_test":
+        return measure_speed(backend, *args)  # type: ignore[arg-type]
     raise ValueError(f"unknown worker operation {op!r}")
 
 
@@ -211,6 +215,9 @@ class BackendWorker:
             self.process.kill()
         self.process.join(5)
 
+    def speed_test(self, plan: SpeedPlan) -> list[SpeedResult]:
+        return self._call("speed_test", plan)
+
     def close(self) -> MemoryPeak:
         """Stop the worker and return its memory peak (read just before it exits). A
         worker still busy with a request (Ctrl-C, a timeout) is killed, not waited for."""
@@ -232,10 +239,13 @@ class BackendWorker:
 
 class InProcessWorker:
     """The same interface around a backend object in this process (unit tests). There is
-    no isolation here: timeouts are ignored and a crash takes the caller with it."""
+    no isolation here: timeouts are ignored and a crash takes the caller with it.
 
-    def __init__(self, backend: Backend) -> None:
+    `clock` times speed tests; a fake backend passes its virtual clock."""
+
+    def __init__(self, backend: Backend, clock: Callable[[], float] = now) -> None:
         self.backend = backend
+        self.clock = clock
         self.memory = MemorySampler(os.getpid()).start()
 
     def count_tokens(self, prompts: list[str]) -> list[int]:
@@ -253,6 +263,9 @@ class InProcessWorker:
         self, prompt: str, settings: DecodeSettings, timeout: float | None = None
     ) -> Generation:
         return self.backend.generate(prompt, settings)
+
+    def speed_test(self, plan: SpeedPlan) -> list[SpeedResult]:
+        return measure_speed(self.backend, plan, clock=self.clock)  # type: ignore[arg-type]
 
     def close(self) -> MemoryPeak:
         self.backend.close()

@@ -63,6 +63,16 @@ def test_same_settings_give_identical_outputs(two_runs: list[Path]) -> None:
     assert [s["raw_output"] for s in first] == [s["raw_output"] for s in second]
 
 
+def test_manifest_device_block_is_filled(two_runs: list[Path]) -> None:
+    device = json.loads((two_runs[0] / "manifest.json").read_text())["device"]
+    for key in ("cpu_model", "cpu_flags", "logical_cores", "ram_total_mb", "os", "kernel"):
+        assert device[key], key
+    assert device["threads_used"] == 2 and device["python"]
+    runtime = device["runtime"]
+    assert runtime["name"] == "llama.cpp" and "CPU :" in runtime["system_info"]
+    assert runtime["llama_cpp_python"] and runtime["ggml_version"]
+
+
 def test_decode_rate_agrees_with_llama_cpp_counters(two_runs: list[Path]) -> None:
     """edgebench's decode tokens/s (its own timestamps) vs llama.cpp's t_eval counters."""
     samples = read_jsonl(two_runs[0] / "samples.jsonl")

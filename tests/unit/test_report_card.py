@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 from edgebench.cli.app import main
 from edgebench.errors import UserError
 from edgebench.report.card import pick_model, write_card
+from edgebench.report.facts import device_rows
 from edgebench.report.rundata import RunFolder, load_run
 from tests.unit.report_runs import (
     CHAT_TEMPLATE,
@@ -218,3 +219,12 @@ def test_a_run_killed_before_its_first_example_still_renders(run_dir: Path, tmp_
     assert files.plots == [] and "## Device" in files.card.read_text()
     ModelCard.load(files.card, ignore_metadata_errors=False)
     assert 'id="leaderboard"' in render_report([load_run(tmp_path / "run")])
+
+
+def test_device_rows_show_the_runtime_once(tmp_path: Path) -> None:
+    # The device block's `runtime` is the arm's runtime `build`: not listed twice.
+    run = load_run(make_run(tmp_path / "run", modes="none", n=1))
+    names = [name for name, _ in device_rows(run)]
+    assert run.manifest["device"]["runtime"] == {"name": "fake"}
+    assert names.count("runtime.name") == 1
+    assert not any(name.startswith("runtime.build") for name in names)

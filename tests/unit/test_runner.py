@@ -90,6 +90,9 @@ def test_run_folder_has_manifest_samples_and_summary(tmp_path: Path) -> None:
     assert manifest["status"] == "completed"
     assert manifest["task"]["prompt_template"] == "{text}"
     assert manifest["model"]["prompt_format"]["style"] == "completion"
+    # the device block: read before the model loads; the runtime build from the first load
+    assert manifest["device"]["logical_cores"] and manifest["device"]["threads_used"] == 2
+    assert manifest["device"]["runtime"] == {"name": "fake"}
     assert [s["id"] for s in samples] == ["ex0", "ex1", "ex2"]
     assert [s["scores"]["json_exact"] for s in samples] == [1, 0, 1]
     assert summary["metrics"]["json_exact"] == pytest.approx(2 / 3)

@@ -1,0 +1,332 @@
+"""`edgebench bench`: prompt-processing and generation speed per thread count, as JSON.
+
+Each thread count gets its own worker process (so its peak RSS is its own), loads the
+model once, warms every test up, then runs the timed repetitions round-robin over the
+tests (repetition 1 of every test, then repetition 2, ...): a slow drift of the
+machine then spreads over all rows instead of biasing the last one. The JSON file is
+rewritten after every thread count, so a crash keeps what was measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from edgebench.backends import backend_for
+from edgebench.backends.base import LoadInfo, now
+from edgebench.errors import UserError
+from edgebench.io import write_json_atomic
+from edgebench.runner import manifest as mf
+from edgebench.runner.device import ROOT, current_thermal_state
+from edgebench.runner.memory import MemoryPeak
+from edgebench.runner.run import status_of
+from edgebench.runner.spec import ModelUnderTest
+from edgebench.runner.speed import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
+from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
+
+# OpenMP (llama.cpp's default thread pool) pins its threads to distinct cores with these;
+# without them the scheduler sometimes stacks both threads of a 2-thread run on one core.
+PIN_ENV = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
+
+# A row whose repetitions spread more than this (std / mean), or during which other
+# processes took more than this share of the CPU, is flagged as not clean.
+NOISY_CV = 0.05
+BUSY_SHARE = 0.05
+
+
+class SpeedWorker(Protocol):
+    def load(self, n_ctx: int) -> tuple[LoadInfo, float]: ...
+    def speed_test(self, plan: SpeedPlan) -> list[SpeedResult]: ...
+    def close(self) -> MemoryPeak: ...
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    model: str | None = None
+    threads: tuple[int, ...] = (2,)
+    prompt_tokens: tuple[int, ...] = (512,)
+    gen_tokens: tuple[int, ...] = (128,)
+    depths: tuple[int, ...] = (0,)
+    repetitions: int = 5
+    warmup: int = 1
+    n_ctx: int | None = None  # None: the largest test's depth + tokens
+    seed: int = 42
+    pin: bool = True  # OpenMP threads pinned to cores (PIN_ENV) unless the user set them
+    interleave: bool = True  # all thread counts loaded at once, repetitions alternating
+    out: Path | None = None
+
+
+class BenchProgress(Protocol):
+    def start(self, total: int, description: str) -> None: ...
+    def advance(self, label: str) -> None: ...
+    def stop(self) -> None: ...
+
+
+@dataclass
+class BenchResult:
+    path: Path
+    report: dict[str, Any]
+
+
+def plan_tests(settings: BenchSettings) -> tuple[SpeedTest, ...]:
+    """pp rows then tg rows, per depth; a token count of 0 asks for no such row."""
+    tests = [
+        SpeedTest(kind, n, depth)
+        for depth in settings.depths
+        for kind, counts in ((PROMPT, settings.prompt_tokens), (GENERATION, settings.gen_tokens))
+        for n in counts
+        if n > 0
+    ]
+    if not tests:
+        raise UserError("nothing to measure: --prompt-tokens and --gen-tokens are all 0")
+    return tuple(dict.fromkeys(tests))
+
+
+def bench_context(tests: tuple[SpeedTest, ...], n_ctx: int | None, n_ctx_train: int | None) -> int:
+    """The context every worker loads: big enough for the largest test."""
+    largest = max(tests, key=lambda t: t.context_needed)
+    needed = largest.context_needed
+    if n_ctx is not None and n_ctx < needed:
+        raise UserError(f"--n-ctx {n_ctx} is too small for {largest.name} (needs {needed} tokens)")
+    n_ctx = n_ctx or needed
+    if n_ctx_train and n_ctx > n_ctx_train:
+        raise UserError(
+            f"{largest.name} needs a context of {n_ctx} tokens, more than the model's "
+            f"training context ({n_ctx_train})"
+        )
+    return n_ctx
+
+
+def default_path(model_label: str, started: str) -> Path:
+    stamp = started.replace(":", "").replace("-", "").replace("+0000", "")[:15]
+    slug = "".join(c if c.isalnum() or c in "._-" else "-" for c in model_label)[:60]
+    return Path("runs") / f"{stamp}-{slug}-bench.json"
+
+
+def pin_environment(pin: bool) -> dict[str, str]:
+    """The variables to set in the worker: PIN_ENV where the user has not set them."""
+    return {k: v for k, v in PIN_ENV.items() if k not in os.environ} if pin else {}
+
+
+# Variables that change how OpenMP places and schedules the worker's threads.
+_THREAD_VARS = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "OMP_WAIT_POLICY")
+
+
+def thread_environment(pinning: dict[str, str]) -> dict[str, str]:
+    """What the worker sees of `_THREAD_VARS` (the user's values and ours), for the JSON."""
+    seen = {k: os.environ.get(k) for k in _THREAD_VARS}
+    return {k: v for k, v in {**seen, **pinning}.items() if v is not None}
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _model_block(model: ModelUnderTest) -> dict[str, Any]:
+    return {
+        "label": model.label,
+        "path": str(model.path),
+        "sha256": model.sha256,
+        "size_bytes": model.size_bytes,
+        "backend": model.backend,
+        **model.details,
+    }
+
+
+def execute_bench(
+    settings: BenchSettings,
+    model: ModelUnderTest,
+    *,
+    worker_factory: Callable[[int], SpeedWorker] | None = None,
+    progress: BenchProgress | None = None,
+    root: Path = ROOT,
+) -> BenchResult:
+    """Measure every test at every thread count; write and return the JSON report."""
+    tests = plan_tests(settings)
+    n_ctx = bench_context(tests, settings.n_ctx, model.n_ctx_train)
+    started = mf.utc_now()
+    path = settings.out or default_path(model.label, started)
+    if path.exists():
+        raise UserError(f"{path} already exists; choose another --out")
+
+    pinning = pin_environment(settings.pin)
+
+    def make_worker(threads: int) -> SpeedWorker:
+        with _environment(pinning):  # the worker process inherits it when it starts
+            if worker_factory is not None:
+                return worker_factory(threads)
+            backend, options = backend_for(model.backend, "none")
+            return BackendWorker(
+                backend, {"model_path": str(model.path), "n_threads": threads, **options}
+            )
+
+    device = mf.device_info(settings.threads[0], root=root)
+    device["threads_used"] = list(settings.threads)
+    report: dict[str, Any] = {
+        "kind": "edgebench-bench",
+        "format": 1,
+        "status": "running",
+        "started_at": started,
+        "command": sys.argv,
+        "settings": {
+            **{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()},
+            "n_ctx": n_ctx,
+            "tests": [t.name for t in tests],
+            "order": (
+                "warm-up per test, then repetitions round-robin over the tests"
+                + (" and the thread counts" if settings.interleave else "")
+            ),
+            "thread_environment": thread_environment(pinning),
+        },
+        "model": _model_block(model),
+        "device": device,
+        "packages": mf.package_versions(),
+        "git": mf.git_commit(),
+        "workers": [],
+        "results": [],
+    }
+    write_json_atomic(path, report)
+    # Interleaved: every thread count's worker is loaded and the repetitions alternate
+    # between them; otherwise one thread count after another (less memory at once).
+    groups = [settings.threads] if settings.interleave else [(t,) for t in settings.threads]
+    failure: BaseException | None = None
+    for group in groups:
+        slots = [_Slot(threads) for threads in group]
+        report["workers"] += [slot.record for slot in slots]
+        try:
+            _measure_group(slots, make_worker, tests, settings, n_ctx, progress)
+        except (WorkerError, WorkerDied, UserError, KeyboardInterrupt) as exc:
+            failure = exc
+        finally:
+            if progress:
+                progress.stop()
+            for slot in slots:
+                _finish(slot, report, root)
+        write_json_atomic(path, report)
+        if failure is not None:
+            break
+    report["status"] = status_of(failure)
+    report["finished_at"] = mf.utc_now()
+    if failure is not None:
+        report["error"] = str(failure) or type(failure).__name__
+    write_json_atomic(path, report)
+    if failure is not None:
+        if isinstance(failure, KeyboardInterrupt):
+            raise failure
+        if isinstance(failure, WorkerError) and failure.remote_type == "UserError":
+            raise UserError(f"{failure}; report kept in {path}") from None
+        raise UserError(f"{failure}; what was measured is kept in {path}") from None
+    return BenchResult(path=path, report=report)
+
+
+@dataclass
+class _Slot:
+    """One thread count: its worker, its record in the JSON, what it measured."""
+
+    threads: int
+    worker: SpeedWorker | None = None
+    results: dict[SpeedTest, SpeedResult] = field(default_factory=dict)
+    failure: BaseException | None = None
+    done: bool = False
+    started: float = field(default_factory=now)
+
+    def __post_init__(self) -> None:
+        self.record: dict[str, Any] = {"threads": self.threads, "status": "running"}
+
+    def run(self, test: SpeedTest, repetitions: int, warmup: int, seed: int) -> None:
+        assert self.worker is not None
+        plan = SpeedPlan((test,), repetitions=repetitions, warmup=warmup, seed=seed)
+        try:
+            (measured,) = self.worker.speed_test(plan)
+        except BaseException as exc:
+            self.failure = exc
+            raise
+        self.results.setdefault(test, SpeedResult(test)).extend(measured)
+
+
+def _measure_group(
+    slots: list[_Slot],
+    make_worker: Callable[[int], SpeedWorker],
+    tests: tuple[SpeedTest, ...],
+    settings: BenchSettings,
+    n_ctx: int,
+    progress: BenchProgress | None,
+) -> None:
+    for slot in slots:
+        slot.worker = make_worker(slot.threads)
+        try:
+            load_info, load_s = slot.worker.load(n_ctx)
+        except BaseException as exc:
+            slot.failure = exc
+            raise
+        slot.record.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+    if progress:
+        steps = len(slots) * len(tests) * (settings.warmup + settings.repetitions)
+        progress.start(steps, "threads " + ",".join(str(s.threads) for s in slots))
+    for slot in slots:
+        for test in tests:
+            if settings.warmup:
+                slot.run(test, 0, settings.warmup, settings.seed)
+                if progress:
+                    for _ in range(settings.warmup):
+                        progress.advance(f"t{slot.threads} {test.name} warm-up")
+    for rep in range(settings.repetitions):
+        for slot in slots:
+            for test in tests:
+                slot.run(test, 1, 0, settings.seed)
+                if progress:
+                    progress.advance(
+                        f"t{slot.threads} {test.name} {rep + 1}/{settings.repetitions}"
+                    )
+    for slot in slots:
+        slot.done = True
+
+
+def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
+    """Close the worker and put its record and rows (those with a timed repetition)
+    into the report."""
+    memory = slot.worker.close() if slot.worker is not None else None
+    record = slot.record
+    if report["device"]["runtime"] is None:
+        report["device"]["runtime"] = mf.runtime_build(record.get("runtime"))
+    record["memory"] = memory.to_dict() if memory else None
+    record["wall_s"] = now() - slot.started
+    record["thermal_after"] = current_thermal_state(root)
+    record["status"] = (
+        "completed" if slot.done else status_of(slot.failure) if slot.failure else "stopped"
+    )
+    for result in slot.results.values():
+        if result.seconds:
+            report["results"].append(
+                {
+                    "threads": slot.threads,
+                    **result.to_dict(),
+                    "peak_rss_mb": memory.peak_rss_mb if memory else None,
+                }
+            )
+
+
+def flags(row: dict[str, Any]) -> list[str]:
+    """Why a row's figure is not clean, in words (empty when it is)."""
+    reasons = []
+    cv, busy = row.get("tok_s_cv"), row.get("cpu_others_max")
+    if cv is not None and cv > NOISY_CV:
+        reasons.append(f"spread {100 * cv:.1f}% of the mean")
+    if busy is not None and busy > BUSY_SHARE:
+        reasons.append(f"other processes took up to {100 * busy:.0f}% of the CPU")
+    return reasons

@@ -1,0 +1,69 @@
+"""`edgebench bench` on the real SmolLM2: rows, JSON, memory, and llama.cpp's own counters."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.runner.speed import SpeedPlan, SpeedTest, measure_speed
+
+pytestmark = pytest.mark.model
+
+
+def test_bench_command_writes_rows_and_json(smollm2: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    args = ["bench", "-t", "1,2", "-p", "64", "-n", "16", "-r", "2", "-o", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "edgebench", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pp64" in done.stdout and "tg16" in done.stdout and " ± " in done.stdout
+    report = json.loads(out.read_text())
+    assert report["status"] == "completed"
+    assert [(r["threads"], r["test"]) for r in report["results"]] == [
+        (1, "pp64"),
+        (1, "tg16"),
+        (2, "pp64"),
+        (2, "tg16"),
+    ]
+    for row in report["results"]:
+        assert row["repetitions"] == 2 and row["tok_s_mean"] > 1
+        assert 50 < row["peak_rss_mb"] < 2000
+    device = report["device"]
+    assert device["cpu_model"] and device["ram_total_mb"] and device["kernel"]
+    assert "CPU :" in device["runtime"]["system_info"]
+    assert device["runtime"]["llama_cpp_python"]
+    assert all(w["n_ctx"] >= 64 and w["load_s"] > 0 for w in report["workers"])
+
+
+def test_probe_timings_agree_with_llama_cpp_counters(smollm2: Path) -> None:
+    """Our clock around the probe vs llama.cpp's t_p_eval / t_eval for the same work."""
+    backend = LlamaCppBackend(str(smollm2), n_threads=2)
+    backend.load(256)
+    L = backend.L
+    try:
+        for kind, n in (("pp", 128), ("tg", 32)):
+            # warm up first, then count exactly one timed repetition (no warm-up inside)
+            measure_speed(backend, SpeedPlan((SpeedTest(kind, n),), repetitions=0, warmup=1))
+            plan = SpeedPlan((SpeedTest(kind, n),), repetitions=1, warmup=0)
+            L.llama_perf_context_reset(backend.ctx)
+            (result,) = measure_speed(backend, plan)
+            perf = L.llama_perf_context(backend.ctx)
+            if kind == "pp":
+                assert perf.n_p_eval == n
+                theirs = perf.n_p_eval / (perf.t_p_eval_ms / 1000)
+            else:
+                assert perf.n_eval == n
+                theirs = perf.n_eval / (perf.t_eval_ms / 1000)
+            ours = result.tok_s[0]
+            assert abs(ours - theirs) / theirs < 0.05, (kind, ours, theirs)
+    finally:
+        backend.close()

@@ -1,0 +1,235 @@
+"""The device block from fake /proc and /sys trees: a Raspberry Pi 5 and a laptop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgebench.runner.device import current_thermal_state, decode_throttled, device_info
+
+PI5_CORE = """processor\t: {n}
+BogoMIPS\t: 108.00
+Features\t: {features}
+CPU implementer\t: 0x41
+CPU architecture: 8
+CPU variant\t: 0x4
+CPU part\t: 0xd0b
+CPU revision\t: 1
+"""
+
+PI5_FEATURES = (
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc "
+    "dcpop asimddp"
+)
+
+PI5_BOARD = """Revision\t: d04170
+Serial\t\t: 10000000abcdef01
+Model\t\t: Raspberry Pi 5 Model B Rev 1.0
+"""
+
+LAPTOP_CORE = """processor\t: {n}
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 154
+model name\t: 12th Gen Intel(R) Core(TM) i7-1260P
+cpu MHz\t\t: 1117.000
+physical id\t: 0
+core id\t\t: {core}
+flags\t\t: fpu vme sse sse2 ht pni ssse3 fma sse4_1 sse4_2 avx f16c avx2 bmi2 avx_vnni
+"""
+
+MEMINFO = """MemTotal:        {total} kB
+MemFree:          123456 kB
+MemAvailable:    {available} kB
+SwapTotal:        {swap} kB
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def cpu_files(cores: list[int], governor: str, max_khz: int, cur_khz: int) -> dict[str, str]:
+    """Topology (one package, these core ids) and cpufreq files for every CPU."""
+    files = {"sys/devices/system/cpu/online": f"0-{len(cores) - 1}\n"}
+    for cpu, core in enumerate(cores):
+        base = f"sys/devices/system/cpu/cpu{cpu}/"
+        files[base + "topology/core_id"] = f"{core}\n"
+        files[base + "topology/physical_package_id"] = "0\n"
+        files[base + "cpufreq/scaling_governor"] = f"{governor}\n"
+        files[base + "cpufreq/cpuinfo_max_freq"] = f"{max_khz}\n"
+        files[base + "cpufreq/scaling_cur_freq"] = f"{cur_khz}\n"
+    return files
+
+
+@pytest.fixture
+def pi5(tmp_path: Path) -> Path:
+    cpuinfo = (
+        "\n".join(PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4)) + "\n" + PI5_BOARD
+    )
+    files = {
+        "proc/cpuinfo": cpuinfo,
+        "proc/meminfo": MEMINFO.format(total=8245020, available=7654320, swap=204796),
+        "proc/loadavg": "0.08 0.03 0.01 1/180 1234\n",
+        "proc/sys/kernel/osrelease": "6.6.51+rpt-rpi-2712\n",
+        "proc/sys/kernel/arch": "aarch64\n",
+        "proc/device-tree/model": "Raspberry Pi 5 Model B Rev 1.0\x00",
+        "etc/os-release": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n',
+        "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
+        "sys/class/thermal/thermal_zone0/temp": "51350\n",
+        "sys/devices/platform/soc/soc:firmware/get_throttled": "50005\n",
+        **cpu_files([0, 1, 2, 3], "ondemand", 2_400_000, 1_500_000),
+    }
+    return write(tmp_path / "pi5", files)
+
+
+@pytest.fixture
+def laptop(tmp_path: Path) -> Path:
+    cores = [0, 1, 0, 1]  # two cores with two hyper-threads each
+    cpuinfo = "\n".join(LAPTOP_CORE.format(n=n, core=c) for n, c in enumerate(cores))
+    files = {
+        "proc/cpuinfo": cpuinfo,
+        "proc/meminfo": MEMINFO.format(total=16086532, available=9876543, swap=2097148),
+        "proc/loadavg": "1.52 1.10 0.90 3/900 4321\n",
+        "proc/sys/kernel/osrelease": "6.8.0-45-generic\n",
+        "proc/sys/kernel/arch": "x86_64\n",
+        "etc/os-release": 'NAME="Ubuntu"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n',
+        "sys/class/dmi/id/sys_vendor": "LENOVO\n",
+        "sys/class/dmi/id/product_name": "21CB0078GE\n",
+        "sys/class/thermal/thermal_zone0/type": "acpitz\n",
+        "sys/class/thermal/thermal_zone0/temp": "45000\n",
+        "sys/class/thermal/thermal_zone5/type": "x86_pkg_temp\n",
+        "sys/class/thermal/thermal_zone5/temp": "62000\n",
+        "sys/class/power_supply/AC/type": "Mains\n",
+        "sys/class/power_supply/AC/online": "0\n",
+        "sys/class/power_supply/BAT0/type": "Battery\n",
+        **cpu_files(cores, "powersave", 4_700_000, 1_117_000),
+    }
+    return write(tmp_path / "laptop", files)
+
+
+class Runner:
+    """Stands in for running a command; remembers what was asked."""
+
+    def __init__(self, answer: str | None) -> None:
+        self.answer = answer
+        self.calls: list[list[str]] = []
+
+    def __call__(self, argv: list[str]) -> str | None:
+        self.calls.append(argv)
+        return self.answer
+
+
+def test_raspberry_pi_5(pi5: Path) -> None:
+    runner = Runner("throttled=0x50000")
+    info = device_info(4, root=pi5, runner=runner)
+    assert runner.calls == [["vcgencmd", "get_throttled"]]
+    assert info["board_model"] == "Raspberry Pi 5 Model B Rev 1.0"
+    assert info["cpu_model"] == "Cortex-A76"
+    assert info["cpu_vendor"] == "ARM"
+    assert info["cpu_simd"] == ["asimd", "asimdhp", "asimddp"]
+    assert "crc32" in info["cpu_flags"]
+    assert info["hypervisor"] is None  # ARM has no such flag: unknown, not False
+    assert (info["logical_cores"], info["physical_cores"], info["threads_used"]) == (4, 4, 4)
+    assert info["machine"] == "aarch64"
+    assert info["kernel"] == "6.6.51+rpt-rpi-2712"
+    assert info["os"] == "Debian GNU/Linux 12 (bookworm)"
+    assert (info["ram_total_mb"], info["ram_available_mb"], info["swap_total_mb"]) == (
+        8052,
+        7475,
+        200,
+    )
+    assert info["governor"] == "ondemand"
+    assert (info["cpu_max_mhz"], info["cpu_cur_mhz"]) == (2400, 1500)
+    assert info["cpu_temp_c"] == pytest.approx(51.35)
+    assert info["cpu_temp_sensor"] == "thermal_zone0 (cpu-thermal)"
+    assert info["load_avg_1m"] == 0.08
+    assert info["power_source"] is None
+    throttling = info["throttling"]
+    assert throttling["raw"] == "0x50000" and throttling["source"] == "vcgencmd get_throttled"
+    assert throttling["under_voltage_occurred"] and throttling["throttled_occurred"]
+    assert not throttling["throttled_now"] and not throttling["under_voltage_now"]
+    # Facts of this process are not read from a fake tree.
+    assert info["python"] is None and info["platform"] is None
+    assert info["runtime"] is None  # filled by whoever loads the model
+
+
+def test_pi_throttling_from_sysfs_when_vcgencmd_is_missing(pi5: Path) -> None:
+    info = device_info(4, root=pi5, runner=Runner(None))
+    throttling = info["throttling"]
+    assert throttling["raw"] == "0x50005"
+    assert throttling["source"] == "/sys/devices/platform/soc/soc:firmware/get_throttled"
+    assert throttling["under_voltage_now"] and throttling["throttled_now"]
+    assert not throttling["freq_capped_now"]
+
+
+def test_laptop(laptop: Path) -> None:
+    runner = Runner("throttled=0x0")
+    info = device_info(2, root=laptop, runner=runner)
+    assert runner.calls == []  # vcgencmd is only asked on a Raspberry Pi
+    assert info["throttling"] is None
+    assert info["cpu_model"] == "12th Gen Intel(R) Core(TM) i7-1260P"
+    assert info["cpu_vendor"] == "GenuineIntel"
+    # "pni" is how x86 kernels spell SSE3
+    assert info["cpu_simd"] == ["sse3", "ssse3", "avx", "avx2", "fma", "f16c", "avx_vnni"]
+    assert info["hypervisor"] is False
+    assert (info["logical_cores"], info["physical_cores"]) == (4, 2)
+    assert info["board_model"] == "LENOVO 21CB0078GE"
+    assert info["os"] == "Ubuntu 24.04.1 LTS"
+    assert info["governor"] == "powersave"
+    assert (info["cpu_max_mhz"], info["cpu_cur_mhz"]) == (4700, 1117)
+    assert info["cpu_temp_c"] == 62.0  # the package sensor, not the ACPI zone
+    assert info["cpu_temp_sensor"] == "thermal_zone5 (x86_pkg_temp)"
+    assert info["power_source"] == "battery"
+    assert info["ram_total_mb"] == 15710
+
+
+def test_absent_facts_are_null_never_guessed(tmp_path: Path) -> None:
+    info = device_info(2, root=tmp_path, runner=Runner("throttled=0x0"))
+    assert info["threads_used"] == 2
+    assert {k for k, v in info.items() if v is not None} == {"threads_used"}
+
+
+def test_hwmon_temperature_when_no_thermal_zone_names_the_cpu(laptop: Path) -> None:
+    for name in ("type", "temp"):
+        (laptop / "sys/class/thermal/thermal_zone5" / name).unlink()
+    write(laptop, {"sys/class/hwmon/hwmon3/name": "k10temp\n"})
+    write(laptop, {"sys/class/hwmon/hwmon3/temp1_input": "55125\n"})
+    state = current_thermal_state(laptop)
+    assert state["cpu_temp_c"] == pytest.approx(55.125)
+    assert state["cpu_temp_sensor"] == "hwmon3 (k10temp)"
+
+
+def test_garbage_files_give_null(pi5: Path) -> None:
+    write(
+        pi5,
+        {
+            "proc/meminfo": "nonsense\n",
+            "sys/devices/system/cpu/online": "zero-three\n",
+            "sys/class/thermal/thermal_zone0/temp": "hot\n",
+            "sys/devices/platform/soc/soc:firmware/get_throttled": "?\n",
+            "proc/loadavg": "",
+        },
+    )
+    info = device_info(4, root=pi5, runner=Runner("garbage"))
+    assert info["ram_total_mb"] is None and info["cpu_temp_c"] is None
+    assert info["throttling"] is None and info["load_avg_1m"] is None
+    assert info["logical_cores"] == 4  # counted from /proc/cpuinfo instead
+
+
+def test_decode_throttled_bits() -> None:
+    flags = decode_throttled(0x80008, "test")
+    assert flags["soft_temp_limit_now"] and flags["soft_temp_limit_occurred"]
+    assert sum(v for k, v in flags.items() if isinstance(v, bool)) == 2
+
+
+def test_this_machine_is_filled() -> None:
+    info = device_info(2)
+    for key in ("cpu_model", "cpu_flags", "logical_cores", "ram_total_mb", "kernel", "os"):
+        assert info[key], key
+    assert info["python"] and info["platform"] and info["machine"]
