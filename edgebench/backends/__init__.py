@@ -12,6 +12,7 @@ from edgebench.errors import UserError
 _BACKENDS: dict[str, tuple[str, str]] = {
     "llama": ("edgebench.backends.llama_cpp", "LlamaCppBackend"),
     "llama-outlines": ("edgebench.backends.llama_outlines", "OutlinesLlamaBackend"),
+    "onnx": ("edgebench.backends.onnx_runtime", "OnnxBackend"),
     "fake": ("edgebench.backends.fake", "FakeBackend"),
 }
 
@@ -25,8 +26,22 @@ def backend_names() -> list[str]:
 _CONSTRAINT_BACKENDS: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
     **{("llama", m): ("llama", {"constraint_mode": m}) for m in ("none", "json", "gbnf", "mask")},
     ("llama", "outlines"): ("llama-outlines", {}),
+    **{("onnx", m): ("onnx", {"constraint_mode": m}) for m in ("none", "json", "mask")},
     **{("fake", m): ("fake", {}) for m in ("none", "json", "gbnf", "outlines", "mask")},
 }
+
+# Combinations that cannot work, and why: a run records them as skipped arms.
+_UNSUPPORTED: dict[tuple[str, str], str] = {
+    ("onnx", "gbnf"): "GBNF grammars run inside llama.cpp's sampler; onnxruntime has none",
+    ("onnx", "outlines"): (
+        "Outlines 1.x has no onnxruntime model type (it drives transformers, llama.cpp and "
+        "others itself); use `mask` for the schema on ONNX models"
+    ),
+}
+
+
+class UnsupportedConstraint(UserError):
+    """A constraint mode a runtime cannot apply: recorded as a skip, not a crash."""
 
 
 def backend_for(runtime: str, mode: str) -> tuple[str, dict[str, Any]]:
@@ -34,7 +49,10 @@ def backend_for(runtime: str, mode: str) -> tuple[str, dict[str, Any]]:
     try:
         return _CONSTRAINT_BACKENDS[(runtime, mode)]
     except KeyError:
-        raise UserError(f"constraint '{mode}' is not available for {runtime} models") from None
+        reason = _UNSUPPORTED.get((runtime, mode), "not implemented for this runtime")
+        raise UnsupportedConstraint(
+            f"constraint '{mode}' is not available for {runtime} models: {reason}"
+        ) from None
 
 
 def create_backend(name: str, **options: Any) -> Backend:

@@ -10,14 +10,65 @@ token choices, fast-forwarding, guard and accounting as every other runtime.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, now
-from edgebench.constraints.guard import TokenGuard
+from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, Generation, now
+from edgebench.constraints.guard import KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
+
+
+class _HasReport(Protocol):
+    report: CompileReport
+
+
+C = TypeVar("C", bound=_HasReport)
+
+
+class CompiledConstraints(Generic[C]):
+    """A worker's compiled constraints by request key: each compiled once (timed from the
+    request to a grammar ready to decode with), later requests served from memory."""
+
+    def __init__(self, mode: str, build: Callable[[ConstraintRequest], C]) -> None:
+        self.mode = mode
+        self.build = build
+        self.entries: dict[str, C] = {}
+
+    def compile(self, request: ConstraintRequest) -> CompileReport:
+        if request.mode != self.mode:
+            raise ValueError(f"this worker decodes under '{self.mode}', not '{request.mode}'")
+        start = now()
+        known = self.entries.get(request.key)
+        if known is not None:
+            return known.report.as_cached(now() - start)
+        compiled = self.build(request)
+        compiled.report = replace(compiled.report, seconds=now() - start)
+        self.entries[request.key] = compiled
+        return compiled.report
+
+    def usable(self, request: ConstraintRequest) -> C:
+        """The compiled constraint for `request` (compiled now if new); a RuntimeError
+        when the engine refused it."""
+        if request.key not in self.entries:
+            self.compile(request)
+        compiled = self.entries[request.key]
+        if not compiled.report.ok:
+            raise RuntimeError(f"constraint {request.label} unsupported: {compiled.report.error}")
+        return compiled
+
+
+def schema_guard(
+    schema: dict[str, Any] | None, enabled: bool
+) -> tuple[TokenGuard | None, tuple[str, ...]]:
+    """The keyword guard for a schema mode, and the keyword sites it enforces (none when
+    disabled or when the schema has nothing for it to enforce)."""
+    if not enabled or schema is None:
+        return None, ()
+    guard = KeywordGuard(schema)
+    return (TokenGuard(guard), guard.keywords) if guard.active else (None, ())
 
 
 @dataclass
@@ -39,6 +90,33 @@ class DecodeState:
         self.generated += 1
         if self.t_first is None:
             self.t_first = now()
+
+    def generation(
+        self,
+        prompt_tokens: int,
+        t_start: float,
+        t_end: float,
+        runtime_counters: dict[str, float],
+        guard: TokenGuard | None = None,
+    ) -> Generation:
+        """The record of this request, the same for every runtime."""
+        return Generation(
+            text=self.out.decode("utf-8", "replace"),
+            prompt_tokens=prompt_tokens,
+            output_tokens=self.output_tokens,
+            generated_tokens=self.generated,
+            finish_reason=self.finish,
+            t_start=t_start,
+            t_first_token=self.t_first,
+            t_end=t_end,
+            error=self.error,
+            forced_tokens=self.forced,
+            forced_prefix_tokens=self.forced_prefix,
+            forward_passes=self.passes,
+            runtime_counters=runtime_counters,
+            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
+            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
+        )
 
 
 Draw = Callable[[np.ndarray], int]  # scores (-inf: refused) -> index of the chosen one

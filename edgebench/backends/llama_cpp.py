@@ -26,7 +26,7 @@ import tempfile
 import warnings
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,17 @@ from edgebench.backends.base import (
     LoadInfo,
     now,
 )
-from edgebench.backends.decoding import DecodeState, Draw, MaskedGreedy, softmax_draw
+from edgebench.backends.decoding import (
+    CompiledConstraints,
+    DecodeState,
+    Draw,
+    MaskedGreedy,
+    schema_guard,
+    softmax_draw,
+)
 from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
-from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
+from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -150,7 +157,7 @@ class LlamaCppBackend:
         self.llg_tokenizer: Any = None
         self.token_mask: TokenMask | None = None
         self._candidates: _Candidates | None = None
-        self._compiled: dict[str, _Compiled] = {}
+        self._compiled = CompiledConstraints(constraint_mode, self._compile)
 
     # -- loading -------------------------------------------------------------------
     def _load_model(self, vocab_only: bool) -> None:
@@ -231,34 +238,13 @@ class LlamaCppBackend:
 
     # -- constraints ---------------------------------------------------------------
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
-        if request.mode != self.constraint_mode:
-            raise ValueError(
-                f"this worker decodes under '{self.constraint_mode}', not '{request.mode}'"
-            )
-        start = now()
-        known = self._compiled.get(request.key)
-        if known is not None:
-            return known.report.as_cached(now() - start)
-        compiled = self._compile(request)
-        report = replace(compiled.report, seconds=now() - start)
-        compiled.report = report
-        self._compiled[request.key] = compiled
-        return report
-
-    def _guard_for(
-        self, schema: dict[str, Any] | None
-    ) -> tuple[TokenGuard | None, tuple[str, ...]]:
-        """The keyword guard for a schema mode, and the keyword sites it enforces."""
-        if not self.use_guard or schema is None:
-            return None, ()
-        guard = KeywordGuard(schema)
-        return (TokenGuard(guard), guard.keywords) if guard.active else (None, ())
+        return self._compiled.compile(request)
 
     def _compile(self, request: ConstraintRequest) -> _Compiled:
         def failed(source: str, error: str) -> _Compiled:
             return _Compiled(CompileReport.new(request, source, error=error))
 
-        guard, guarded = self._guard_for(request.schema)
+        guard, guarded = schema_guard(request.schema, self.use_guard)
         enforced = GUARDED_KEYWORDS if guard is not None else frozenset()
         if request.mode == "mask":
             assert request.schema is not None
@@ -296,14 +282,6 @@ class LlamaCppBackend:
             return failed(source, f"llama.cpp: {reason or 'could not parse the grammar'}")
         report = CompileReport.new(request, source, warnings=warnings, guarded=guarded)
         return _Compiled(report, chain=self._greedy_chain(grammar), guard=guard, grammar=text)
-
-    def _compiled_for(self, request: ConstraintRequest) -> _Compiled:
-        if request.key not in self._compiled:
-            self.compile_constraint(request)
-        compiled = self._compiled[request.key]
-        if not compiled.report.ok:
-            raise RuntimeError(f"constraint {request.label} unsupported: {compiled.report.error}")
-        return compiled
 
     # -- tokens --------------------------------------------------------------------
     def _tokenize(self, text: str) -> list[int]:
@@ -357,7 +335,7 @@ class LlamaCppBackend:
                 f"does not fit n_ctx {n_ctx}"
             )
         request = settings.constraint
-        compiled = self._compiled_for(request) if request is not None else None
+        compiled = self._compiled.usable(request) if request is not None else None
         # A fresh KV cache and fresh counters for every request.
         L.llama_memory_clear(L.llama_get_memory(self.ctx), True)
         L.llama_perf_context_reset(self.ctx)
@@ -389,23 +367,7 @@ class LlamaCppBackend:
             state.finish, state.error = FINISH_ERROR, str(exc)
         t_end = now()
         perf = L.llama_perf_context(self.ctx)
-        return Generation(
-            text=state.out.decode("utf-8", "replace"),
-            prompt_tokens=len(tokens),
-            output_tokens=state.output_tokens,
-            generated_tokens=state.generated,
-            finish_reason=state.finish,
-            t_start=t_start,
-            t_first_token=state.t_first,
-            t_end=t_end,
-            error=state.error,
-            forced_tokens=state.forced,
-            forced_prefix_tokens=state.forced_prefix,
-            forward_passes=state.passes,
-            runtime_counters=perf_counters(perf),
-            guard_vetoes=guard.guard.vetoes if guard is not None else 0,
-            guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
-        )
+        return state.generation(len(tokens), t_start, t_end, perf_counters(perf), guard)
 
     def _sampling_chain(self, compiled: _Compiled | None, settings: DecodeSettings) -> Any:
         """[grammar] + temp + dist(seed) for one request; the caller frees it."""
@@ -523,10 +485,10 @@ class LlamaCppBackend:
 
     def _free(self) -> None:
         L = self.L
-        for compiled in self._compiled.values():
+        for compiled in self._compiled.entries.values():
             if compiled.chain is not None:
                 L.llama_sampler_free(compiled.chain)
-        self._compiled.clear()
+        self._compiled.entries.clear()
         if self.sampler is not None:
             L.llama_sampler_free(self.sampler)
             self.sampler = None

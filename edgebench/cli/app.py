@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from edgebench.errors import UserError
 
@@ -49,5 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv)
     except UserError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        # The message is text, not markup: "pip install 'edgebench[convert]'" keeps its brackets.
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         sys.exit(exc.exit_code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -10,10 +11,20 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from edgebench.cli.options import ThreadsOpt
+from edgebench.errors import UserError
 from edgebench.models.check import OK, check_models
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
-from edgebench.models.registry import DEFAULT_MODEL, load_registry
+from edgebench.models.onnx_model import (
+    converted_variants,
+    onnx_state,
+    read_provenance,
+    split_variant,
+    variant_dir,
+    variant_name,
+)
+from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry
 from edgebench.models.resolve import resolve_model
 
 models_app = typer.Typer(
@@ -33,16 +44,21 @@ def _print(renderable: Table) -> None:
 
 @models_app.command("list")
 def list_models() -> None:
-    """List the registry's models and whether each is in the cache.
+    """List the registry's models, whether each is in the cache, and the ONNX models
+    converted from them (`NAME@onnx-int4`, `NAME@onnx-fp32`).
 
     Example: edgebench models list
     """
-    table = Table(title="edgebench models", caption=f"* default model ({DEFAULT_MODEL})")
-    for column in ("name", "family", "params", "quant", "size MB", "license", "prompt", "cached"):
+    caption = f"* default model ({DEFAULT_MODEL}). Convert one: edgebench models convert NAME"
+    table = Table(title="edgebench models", caption=caption)
+    columns = ("name", "format", "family", "params", "quant", "size MB", "license", "prompt")
+    for column in (*columns, "cached"):
         table.add_column(column, justify="right" if column == "size MB" else "left")
-    for name, entry in load_registry().items():
+    registry = load_registry()
+    for name, entry in registry.items():
         table.add_row(
             name + (" *" if name == DEFAULT_MODEL else ""),
+            entry.format,
             entry.family,
             entry.params,
             entry.quantization,
@@ -51,7 +67,37 @@ def list_models() -> None:
             entry.prompt_style,
             cache_state(entry),
         )
+    for row in converted_rows(registry):
+        table.add_row(*row)
     _print(table)
+
+
+def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
+    """One row per converted ONNX folder in the cache, described by its provenance."""
+    rows = []
+    for base, precision in converted_variants():
+        state = onnx_state(base, precision)
+        try:
+            model = read_provenance(variant_dir(base, precision))
+        except UserError:
+            rows.append((variant_name(base, precision), "onnx", *["-"] * 6, state))
+            continue
+        entry = registry.get(base)
+        quant = "int4 (MatMulNBits)" if precision == "int4" else precision
+        rows.append(
+            (
+                model.name,
+                "onnx",
+                entry.family if entry else "-",
+                entry.params if entry else "-",
+                quant,
+                f"{model.size_bytes / 1e6:.1f}",
+                entry.license if entry else "-",
+                str(model.prompt.get("style") or "-"),
+                state,
+            )
+        )
+    return rows
 
 
 @models_app.command("pull")
@@ -63,6 +109,13 @@ def pull_model(
 
     Example: edgebench models pull gemma3-270m
     """
+    variant = split_variant(name)
+    if variant is not None:
+        base, precision = variant
+        raise UserError(
+            f"{name!r} is not pulled but converted locally: edgebench models pull {base} && "
+            f"edgebench models convert {base} --to onnx --precision {precision}"
+        )
     typer.echo(pull(name, force=force))
 
 
@@ -93,6 +146,32 @@ def info(
             value = f"{value:,}"
         table.add_row(key.replace("_", " "), "-" if value is None else str(value))
     _print(table)
+
+
+@models_app.command("convert")
+def convert_model(
+    name: Annotated[str, typer.Argument(help="Registry name, see `edgebench models list`.")],
+    to: Annotated[str, typer.Option("--to", help="Target format (only `onnx`).")] = "onnx",
+    precision: Annotated[
+        str, typer.Option("--precision", help="fp32 (exported as is) or int4 (4-bit weights).")
+    ] = "int4",
+    threads: ThreadsOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Convert again if converted.")] = False,
+) -> None:
+    r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> optimum
+    export with KV cache -> optional 4-bit weights. Needs the convert extra
+    (`pip install 'edgebench\[convert]'`); runs offline from the cached GGUF. The result
+    is `NAME@onnx-PRECISION`.
+
+    Example: edgebench models convert smollm2-135m-instruct --to onnx --precision int4
+    """
+    from edgebench.models.convert import convert
+
+    if to != "onnx":
+        raise UserError(f"--to: {to!r} is not a supported target (supported: onnx)")
+    say = Console(file=sys.stderr, soft_wrap=True, highlight=False).print
+    model = convert(name, precision, force=force, threads=threads, say=say)
+    typer.echo(model.folder)
 
 
 @models_app.command("check")

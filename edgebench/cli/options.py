@@ -27,7 +27,9 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="Registry name, a local .gguf path, or hf:REPO/FILE. Default: smollm2-135m-instruct.",
+        help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
+        "or hf:REPO/FILE; several, comma-separated, run one after another in one run. "
+        "Default: smollm2-135m-instruct.",
     ),
 ]
 ThreadsOpt = Annotated[

@@ -37,6 +37,16 @@ from edgebench.runner.spec import DEFAULT_MAX_CRASHES
 from edgebench.tasks import get_task
 
 
+def parse_model_list(text: str | None) -> list[str | None]:
+    """`--model a,b` -> the model specs in order; None (the default model) when absent."""
+    if text is None:
+        return [None]
+    specs = [part.strip() for part in text.split(",")]
+    if not all(specs):
+        raise UserError(f"--model: empty name in {text!r} (separate models with commas)")
+    return specs
+
+
 @app.command()
 def run(
     model: ModelOpt = None,
@@ -122,6 +132,8 @@ def run(
 
     Example: edgebench run --constraint none,gbnf,mask --limit 20 --timeout 120
 
+    Example: edgebench run --model smollm2-135m-instruct,smollm2-135m-instruct@onnx-int4
+
     Example: edgebench run --task roundtrip --limit 20 --metrics sted,sobench
 
     Example: edgebench run --task deepjson --dataset deepjsoneval.jsonl --max-context 4096
@@ -159,12 +171,12 @@ def run(
     task_impl = get_task(settings.task)
     select_families(task_impl, settings.metrics, settings.metric_params)  # errors first
     examples, dataset_info = load_examples(task_impl, settings)
-    model_info = model_under_test(settings.model)
+    models = [model_under_test(spec) for spec in parse_model_list(settings.model)]
     try:
         with _sigterm_as_interrupt():
             result = execute(
                 settings,
-                model_info,
+                models,
                 task_impl,
                 examples,
                 dataset_info,

@@ -9,7 +9,10 @@ from edgebench.models.resolve import ResolvedModel
 
 
 def model_info(model: ResolvedModel) -> dict[str, Any]:
-    """Facts from the GGUF header plus the file's identity; JSON-serialisable."""
+    """Facts from the GGUF header (or a converted model's provenance file) plus the
+    file's identity; JSON-serialisable."""
+    if model.onnx is not None:
+        return _onnx_info(model)
     gguf = read_gguf(model.path)
     entry = model.entry
     return {
@@ -31,4 +34,40 @@ def model_info(model: ResolvedModel) -> dict[str, Any]:
         "sha256": model.sha256,
         "license": entry.license if entry else gguf.metadata.get("general.license"),
         "registry_entry": entry.name if entry else None,
+    }
+
+
+def _onnx_info(model: ResolvedModel) -> dict[str, Any]:
+    assert model.onnx is not None
+    p = model.onnx.provenance
+    source = p.get("source") or {}
+    tools = p.get("tools") or {}
+    quant = p.get("quantization")
+    return {
+        "label": model.label,
+        "spec": model.spec,
+        "path": str(model.path),
+        "format": "onnx",
+        "precision": p.get("precision"),
+        "quantization": (
+            f"{quant['method']} {quant['bits']}-bit, block {quant['block_size']}, "
+            + ("symmetric" if quant.get("symmetric") else "asymmetric")
+            if quant
+            else None
+        ),
+        "architecture": source.get("architecture"),
+        "parameter_count": source.get("parameters"),
+        "context_length": p.get("context_length"),
+        "chat_template": bool((p.get("prompt") or {}).get("chat_template")),
+        "prompt_style": model.prompt_style,
+        "vocab_size": (p.get("tokens") or {}).get("vocab_size"),
+        "file_size_bytes": model.size_bytes,
+        "sha256": model.sha256,
+        "source_file": source.get("file"),
+        "source_sha256": source.get("sha256"),
+        "source_quantization": source.get("quantization"),
+        "converted_at": p.get("created_at"),
+        "tools": ", ".join(f"{k} {v}" for k, v in tools.items() if v),
+        "license": model.entry.license if model.entry else None,
+        "registry_entry": model.entry.name if model.entry else None,
     }

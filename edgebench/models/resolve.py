@@ -1,8 +1,9 @@
 """Turn what the user typed for `--model` into a model file on disk.
 
 A spec is a registry name (`smollm2-135m-instruct`, pulled when missing), a path to a
-`.gguf` file, or `hf:OWNER/REPO/FILE.gguf` (downloaded from the Hugging Face Hub, which
-needs the `hf` extra and internet). None means the default model.
+`.gguf` file, `hf:OWNER/REPO/FILE.gguf` (downloaded from the Hugging Face Hub, which
+needs the `hf` extra and internet), a converted variant `NAME@onnx-int4` (made by
+`models convert`) or the path of such a converted folder. None means the default model.
 """
 
 from __future__ import annotations
@@ -14,6 +15,14 @@ from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, cached_file, pull_entry
 from edgebench.models.gguf import read_gguf
 from edgebench.models.hashing import sha256_file
+from edgebench.models.onnx_model import (
+    PROVENANCE,
+    OnnxModel,
+    read_provenance,
+    split_variant,
+    variant_dir,
+    verify_weights,
+)
 from edgebench.models.registry import (
     DEFAULT_MODEL,
     ModelEntry,
@@ -37,6 +46,12 @@ class ResolvedModel:
     size_bytes: int
     prompt_style: str  # "chat" (the GGUF's chat template) or "completion"
     stop: list[str] = field(default_factory=list)
+    onnx: OnnxModel | None = None  # a converted ONNX folder (then `path` is the folder)
+
+    @property
+    def runtime(self) -> str:
+        """The backend family that runs it: llama (GGUF) or onnx."""
+        return "onnx" if self.onnx is not None else "llama"
 
 
 def resolve_model(spec: str | None, *, pull_missing: bool = True) -> ResolvedModel:
@@ -45,12 +60,52 @@ def resolve_model(spec: str | None, *, pull_missing: bool = True) -> ResolvedMod
     registry = load_registry()
     if spec in registry:
         return _from_registry(spec, registry[spec], pull_missing=pull_missing)
+    variant = split_variant(spec)
+    if variant is not None:
+        base, precision = variant
+        folder = variant_dir(base, precision)
+        if not (folder / PROVENANCE).is_file():
+            if base not in registry:
+                raise unknown_model_error(base, list(registry))
+            raise UserError(
+                f"model {spec!r} is not converted yet: run `edgebench models convert {base} "
+                f"--to onnx --precision {precision}`"
+            )
+        return _from_onnx(
+            spec, folder, registry.get(base), force_hint=f"{base} --precision {precision}"
+        )
+    if Path(spec).expanduser().is_dir() and (Path(spec).expanduser() / PROVENANCE).is_file():
+        return _from_onnx(spec, Path(spec).expanduser(), None, force_hint="NAME")
     if spec.startswith(HF_PREFIX):
         return _from_local(spec, _hf_download(spec), label=spec)
     if _looks_like_path(spec):
         path = Path(spec).expanduser()
         return _from_local(spec, path, label=path.stem)
     raise unknown_model_error(spec, list(registry))
+
+
+def _from_onnx(
+    spec: str, folder: Path, entry: ModelEntry | None, *, force_hint: str
+) -> ResolvedModel:
+    model = read_provenance(folder)
+    problem = verify_weights(model)
+    if problem:
+        raise UserError(
+            f"converted model {model.name!r} in {folder} is damaged ({problem}): run "
+            f"`edgebench models convert {force_hint} --to onnx --force`"
+        )
+    prompt = model.prompt
+    return ResolvedModel(
+        spec=spec,
+        label=model.name,
+        path=folder,
+        entry=entry,
+        sha256=model.sha256,
+        size_bytes=model.size_bytes,
+        prompt_style=str(prompt.get("style") or "chat"),
+        stop=list(prompt.get("stop") or []),
+        onnx=model,
+    )
 
 
 def _looks_like_path(spec: str) -> bool:

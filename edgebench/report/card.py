@@ -86,11 +86,11 @@ def base_model(record: dict[str, Any]) -> str | None:
     return getattr(entry, "base_model", None) or None
 
 
-def measured_on(run: RunFolder) -> dict[str, Any]:
+def measured_on(run: RunFolder, label: str | None = None) -> dict[str, Any]:
     """Where and how the numbers were measured, as a top-level `edgebench` block in the
     metadata, so a number read from the Hub keeps its device and runtime."""
     device = run.manifest.get("device") or {}
-    runtime = facts.runtime_of(run)
+    runtime = facts.runtime_of(run, label)
     measured = {
         "tool": f"edgebench {dig(run.manifest, 'packages.edgebench') or __version__}",
         "run": run.run_id,
@@ -98,10 +98,7 @@ def measured_on(run: RunFolder) -> dict[str, Any]:
         "threads": device.get("threads_used") or runtime.get("n_threads"),
         "ram_total_mb": device.get("ram_total_mb"),
         "os": device.get("os"),
-        "runtime": " ".join(
-            str(v) for v in (runtime.get("name"), runtime.get("llama_cpp_python")) if v
-        )
-        or None,
+        "runtime": facts.runtime_label(runtime),
         "dataset_sha256": dig(run.manifest, "dataset.sha256"),
         "examples": run.summary.get("n_examples"),
     }
@@ -149,7 +146,7 @@ def card_data(run: RunFolder, label: str, model_arms: list[Arm]) -> Any:
     if record.get("quantization"):
         tags.append(str(record["quantization"]))
     base = base_model(record)
-    extra: dict[str, Any] = {"pipeline_tag": TASK_TYPE, "edgebench": measured_on(run)}
+    extra: dict[str, Any] = {"pipeline_tag": TASK_TYPE, "edgebench": measured_on(run, label)}
     if base:
         extra["base_model"] = base
         if record.get("quantization"):
@@ -319,7 +316,7 @@ def card_body(
         intro,
         _summary_table(model_arms),
         "## Device",
-        _kv_table(facts.device_rows(run)),
+        _kv_table(facts.device_rows(run, label)),
         "## How it was run",
         f"Command:\n\n{md.code_block(facts.command_line(run.manifest), 'bash')}",
         _kv_table(facts.run_rows(run)),

@@ -108,15 +108,24 @@ def command_line(manifest: dict[str, Any]) -> str:
     return shlex.join(head + argv[1:])
 
 
-def runtime_of(run: RunFolder) -> dict[str, Any]:
-    """The runtime the first arm loaded (llama.cpp build, system info, threads)."""
+def runtime_of(run: RunFolder, label: str | None = None) -> dict[str, Any]:
+    """The runtime the first arm loaded (llama.cpp build, system info, threads); with
+    `label`, the first arm of that model (a multi-model run mixes runtimes)."""
     for arm in (run.manifest.get("arms") or {}).values():
+        if label is not None and isinstance(arm, dict) and arm.get("model", label) != label:
+            continue
         if isinstance(arm, dict) and isinstance(arm.get("runtime"), dict):
             return arm["runtime"]
     return {}
 
 
-def device_rows(run: RunFolder) -> list[tuple[str, Any]]:
+def runtime_label(runtime: dict[str, Any]) -> str | None:
+    """ "llama.cpp 0.3.36" or "onnxruntime 1.31.1": the runtime's name and version."""
+    version = runtime.get("llama_cpp_python") or runtime.get("onnxruntime")
+    return " ".join(str(v) for v in (runtime.get("name"), version) if v) or None
+
+
+def device_rows(run: RunFolder, label: str | None = None) -> list[tuple[str, Any]]:
     """Every fact of the manifest's device block (nested ones as `a.b`), then the
     runtime and the packages that did the work."""
     rows = list(flatten(run.manifest.get("device") or {}).items())
@@ -124,7 +133,7 @@ def device_rows(run: RunFolder) -> list[tuple[str, Any]]:
     # The arm's runtime record repeats the device block's `runtime` (its `build`): once.
     rows += [
         (f"runtime.{k}", v)
-        for k, v in runtime_of(run).items()
+        for k, v in runtime_of(run, label).items()
         if k not in ("constraint_mode", "build") and f"runtime.{k}" not in shown
     ]
     rows += [(f"package.{k}", v) for k, v in (run.manifest.get("packages") or {}).items()]

@@ -228,8 +228,8 @@ def totals_line(summary: dict[str, Any]) -> str:
 
 
 def render_summary(summary: dict[str, Any]) -> Group:
-    """Accuracy and speed of the run; with several constraint modes, the first mode's
-    detail and then all modes side by side."""
+    """Accuracy and speed of the run; with several models or constraint modes, the first
+    one's detail and then all of them side by side."""
     parts: list[Any] = [
         accuracy_table(summary),
         *([element_type_table(summary)] if summary.get("by_element_type") else []),
@@ -237,7 +237,8 @@ def render_summary(summary: dict[str, Any]) -> Group:
         perf_table(summary),
         totals_line(summary),
     ]
-    if len(summary.get("by_constraint") or {}) > 1:
+    several_models = len(summary.get("models") or []) > 1
+    if several_models or len(summary.get("by_constraint") or {}) > 1:
         from edgebench.report.compare import compare_table
 
         parts.append(compare_table([summary]))

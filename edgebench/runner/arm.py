@@ -31,6 +31,7 @@ from edgebench.constraints import CompileReport, ConstraintRequest, request_for
 from edgebench.metrics import Family
 from edgebench.runner.memory import MemoryPeak
 from edgebench.runner.samples import (
+    arm_key,
     build_sample,
     nothing_decoded,
     skipped_generation,
@@ -57,15 +58,16 @@ class Worker(Protocol):
 
 @dataclass(frozen=True)
 class ArmSpec:
-    """What one arm decodes with. Multi-model runs add the model to `key`."""
+    """What one arm decodes with. Multi-model runs (`with_model`) add the model to `key`."""
 
     model: ModelUnderTest
     mode: str
+    with_model: bool = False
 
     @property
     def key(self) -> str:
-        """The arm's name in the manifest's `arms` and in its samples' `constraint`."""
-        return self.mode
+        """The arm's name in the manifest's `arms` (`samples.arm_key_of` of its samples)."""
+        return arm_key(self.model.label, self.mode, self.with_model)
 
     def describe(self) -> str:
         return f"{self.model.label}, {self.mode}"
@@ -216,6 +218,7 @@ class Arm:
             job.max_tokens,
             self.families,
         )
+        sample["model"] = self.spec.model.label
         return sample, failure
 
     def _decode(

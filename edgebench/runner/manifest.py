@@ -15,7 +15,17 @@ from edgebench.runner.device import device_info
 
 __all__ = ["dataset_hash", "device_info", "git_commit", "package_versions", "runtime_build"]
 
-_PACKAGES = ("llama-cpp-python", "jsonschema", "numpy", "typer", "rich", "psutil", "jinja2")
+_PACKAGES = (
+    "llama-cpp-python",
+    "onnxruntime",
+    "tokenizers",
+    "jsonschema",
+    "numpy",
+    "typer",
+    "rich",
+    "psutil",
+    "jinja2",
+)
 
 
 def utc_now() -> str:
@@ -28,9 +38,10 @@ def runtime_build(runtime: dict[str, Any] | None) -> dict[str, Any] | None:
     return (runtime or {}).get("build")
 
 
-def package_versions() -> dict[str, str | None]:
+def package_versions(names: tuple[str, ...] = _PACKAGES) -> dict[str, str | None]:
+    """edgebench's version and those of `names` (None when not installed)."""
     versions: dict[str, str | None] = {"edgebench": __version__}
-    for name in _PACKAGES:
+    for name in names:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

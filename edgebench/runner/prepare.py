@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
-from edgebench.models.resolve import resolve_model
+from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
 from edgebench.runner.manifest import dataset_hash
 from edgebench.runner.spec import ModelUnderTest, RunSettings
@@ -16,7 +17,13 @@ from edgebench.tasks.base import Example, Task
 def model_under_test(spec: str | None) -> ModelUnderTest:
     """Resolve (and pull if needed) the model and read its prompt format from the GGUF
     header, without loading any weights in this process."""
+    if spec is not None and "," in spec:
+        raise UserError(
+            f"--model {spec!r}: one model here (a comma-separated list is for `edgebench run`)"
+        )
     resolved = resolve_model(spec)
+    if resolved.onnx is not None:
+        return _onnx_under_test(resolved)
     header = read_gguf(resolved.path)
     tokens = special_tokens(header.metadata)
     prompt_format = PromptFormat(
@@ -28,6 +35,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
     entry = resolved.entry
     details: dict[str, Any] = {
         "registry_name": entry.name if entry else None,
+        "format": "gguf",
         "architecture": header.architecture,
         "gguf_name": header.name,
         "quantization": header.quantization,
@@ -47,6 +55,51 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         stop=tuple(resolved.stop),
         kv_bytes_per_token=kv_cache_bytes_per_token(header.metadata),
     )
+
+
+def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
+    """A converted ONNX folder: the prompt format and identity come from its provenance
+    file (the chat template and special tokens of the GGUF it was made from)."""
+    assert resolved.onnx is not None
+    provenance = resolved.onnx.provenance
+    prompt = resolved.onnx.prompt
+    source = provenance.get("source") or {}
+    entry = resolved.entry
+    details: dict[str, Any] = {
+        "registry_name": entry.name if entry else provenance.get("base_model"),
+        "format": "onnx",
+        "architecture": source.get("architecture"),
+        "quantization": provenance.get("precision"),
+        "parameters": source.get("parameters"),
+        "context_length": provenance.get("context_length"),
+        "license": entry.license if entry else None,
+        "onnx": {k: provenance.get(k) for k in ("source", "quantization", "export", "tools")},
+    }
+    return ModelUnderTest(
+        label=resolved.label,
+        path=resolved.path,
+        sha256=resolved.sha256,
+        size_bytes=resolved.size_bytes,
+        prompt_format=PromptFormat(
+            style=resolved.prompt_style,
+            chat_template=prompt.get("chat_template"),
+            bos_token=prompt.get("bos_token"),
+            eos_token=prompt.get("eos_token"),
+        ),
+        n_ctx_train=provenance.get("context_length"),
+        backend="onnx",
+        kv_bytes_per_token=_onnx_kv_bytes(provenance),
+        details=details,
+        stop=tuple(resolved.stop),
+    )
+
+
+def _onnx_kv_bytes(provenance: dict[str, Any]) -> int | None:
+    """K and V bytes per token of context, recorded at conversion (folders converted
+    before edgebench recorded it: None, and the memory check counts the file only)."""
+    kv = provenance.get("kv_cache")
+    value = kv.get("bytes_per_token") if isinstance(kv, dict) else None
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], dict[str, Any]]:

@@ -5,12 +5,17 @@ another, and the summary.
       folder    RunFolder.create (new) or .reopen (--resume): locked for the whole run
       begin     manifest.json (new), or the stored one checked against what would run now
                 and samples.jsonl rewritten without a torn line or worker failures
-      plan      count tokens in a worker, token budget per schema, n_ctx (examples that
-                do not fit --max-context are marked skipped), memory check
+      plan      per model: count tokens in a worker, token budget per schema, n_ctx
+                (examples that do not fit --max-context are marked skipped), memory
+                check (every model before any arm runs)
       arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then
                 per example generate -> score -> append to samples.jsonl (fsynced);
                 an example the worker dies on is recorded and a fresh worker goes on
       finish    manifest.json and summary.json, each written atomically
+
+Several models (`--model a,b`) share one folder: their arms run one after another, keyed
+"<model> | <mode>" (`ArmSpec.key`), and each sample names its model. A mode a model's
+runtime cannot apply (gbnf on ONNX) is recorded as a skipped arm with the reason.
 
 A run is an append-only log: whatever stops it (Ctrl-C, a full disk, a power cut), the
 examples already appended stay, and `--resume` continues from them.
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from edgebench.backends import backend_for
+from edgebench.backends import UnsupportedConstraint, backend_for
 from edgebench.backends.base import now
 from edgebench.errors import UserError
 from edgebench.io import JsonlAppender, rewrite_jsonl, write_json_atomic
@@ -67,6 +72,8 @@ __all__ = [
 ]
 
 WorkerFactory = Callable[[str], Worker]  # constraint mode -> a fresh worker (tests)
+# (model, constraint mode) -> a fresh worker (tests of multi-model runs)
+ModelWorkerFactory = Callable[[ModelUnderTest, str], Worker]
 
 # Modes where edgebench's keyword guard can enforce what the grammar engine reads past.
 SCHEMA_GUARDED_MODES = ("gbnf", "outlines", "mask")
@@ -100,6 +107,19 @@ def _remote_user_error(exc: WorkerError) -> UserError | None:
     return UserError(str(exc)) if exc.remote_type == "UserError" else None
 
 
+def model_record(model: ModelUnderTest) -> dict[str, Any]:
+    """A model as the manifest lists it (`model`, and each of `models` in a multi-model run)."""
+    return {
+        "label": model.label,
+        "path": str(model.path),
+        "sha256": model.sha256,
+        "size_bytes": model.size_bytes,
+        "backend": model.backend,
+        "prompt_format": model.prompt_format.describe(),
+        **model.details,
+    }
+
+
 def initial_manifest(
     run_dir: Path,
     settings: RunSettings,
@@ -114,15 +134,7 @@ def initial_manifest(
         "started_at": mf.utc_now(),
         "command": sys.argv,
         "settings": settings_record(settings),
-        "model": {
-            "label": model.label,
-            "path": str(model.path),
-            "sha256": model.sha256,
-            "size_bytes": model.size_bytes,
-            "backend": model.backend,
-            "prompt_format": model.prompt_format.describe(),
-            **model.details,
-        },
+        "model": model_record(model),
         "task": {"name": task.name, "prompt_template": task.prompt_template},
         "dataset": dataset_info,
         "device": mf.device_info(settings.threads),
@@ -134,55 +146,75 @@ def initial_manifest(
 
 def execute(
     settings: RunSettings,
-    model: ModelUnderTest,
+    model: ModelUnderTest | list[ModelUnderTest],
     task: Task,
     dataset: list[Example],
     dataset_info: dict[str, Any],
     *,
     worker_factory: WorkerFactory | None = None,
+    model_worker_factory: ModelWorkerFactory | None = None,
     progress: Progress | None = None,
     resume: bool = False,
 ) -> RunResult:
-    """Run the first `settings.limit` examples of `dataset` through `model`, once per
-    constraint mode (each in its own worker), and write the run folder. The whole
-    dataset sizes the automatic token budget.
+    """Run the first `settings.limit` examples of `dataset` through each model, once per
+    constraint mode (each model and mode in its own worker, one after another), and write
+    one run folder. The whole dataset sizes the automatic token budget.
 
-    With `resume`, `settings.out` is an earlier run of the same model, dataset and
+    With `resume`, `settings.out` is an earlier run of the same models, dataset and
     settings: its complete samples are kept and only the missing examples run."""
+    models = model if isinstance(model, list) else [model]
+    labels = [m.label for m in models]
+    if not models:
+        raise UserError("--model: no model to run")
+    if len(set(labels)) != len(labels):
+        twice = next(label for label in labels if labels.count(label) > 1)
+        raise UserError(f"--model: {twice!r} is named twice")
     examples = dataset[: settings.limit] if settings.limit else dataset
     if not examples:
         raise UserError("the dataset has no examples to run")
     families = select_families(task, settings.metrics, settings.metric_params)
-    # Rendering runs the model's chat template: a failure here leaves no folder behind.
-    prompts = model.prompt_format.render_many([task.build_prompt(ex) for ex in examples])
+    # Rendering runs each model's chat template: a failure here leaves no folder behind.
+    built = [task.build_prompt(ex) for ex in examples]
+    prompts = [m.prompt_format.render_many(built) for m in models]
     if resume:
         if settings.out is None:
             raise UserError("--resume needs the run folder to continue")
         folder = RunFolder.reopen(settings.out)
     else:
-        folder = RunFolder.create(settings, model.label, mf.utc_now())
+        folder = RunFolder.create(settings, " + ".join(labels), mf.utc_now())
     try:
         run = _Run(
             folder,
             settings,
-            model,
+            models,
             task,
             dataset,
             examples,
             prompts,
             worker_factory=worker_factory,
+            model_worker_factory=model_worker_factory,
             progress=progress,
             families=families,
         )
         try:
             run.begin(dataset_info, resume)
-            first_worker, n_ctx, jobs = run.plan()
+            first_worker, plans = run.plan()
         except OSError as exc:
             raise UserError(f"could not write to {folder.path}: {exc.strerror or exc}") from None
-        failure = run.run_arms(first_worker, n_ctx, jobs)
+        failure = run.run_arms(first_worker, plans)
         return run.finish(failure)
     finally:
         folder.release()
+
+
+@dataclass
+class _ModelPlan:
+    """What every arm of one model shares: context size, stop strings, the jobs."""
+
+    model: ModelUnderTest
+    n_ctx: int
+    stop: tuple[str, ...]
+    jobs: list[ExampleJob]
 
 
 class _Run:
@@ -192,34 +224,42 @@ class _Run:
         self,
         folder: RunFolder,
         settings: RunSettings,
-        model: ModelUnderTest,
+        models: list[ModelUnderTest],
         task: Task,
         dataset: list[Example],
         examples: list[Example],
-        prompts: list[str],
+        prompts: list[list[str]],
         *,
         worker_factory: WorkerFactory | None = None,
+        model_worker_factory: ModelWorkerFactory | None = None,
         progress: Progress | None = None,
         families: Sequence[Family] = (),
     ) -> None:
         self.folder = folder
         self.families = families
         self.settings = settings
-        self.model = model
+        self.models = models
+        self.several = len(models) > 1
         self.task = task
         self.dataset = dataset
         self.examples = examples
-        self.prompts = prompts
+        self.prompts = prompts  # per model, per example
         self.worker_factory = worker_factory
+        self.model_worker_factory = model_worker_factory
         self.progress = progress
-        self.stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
-        self.arms = [ArmSpec(model, mode) for mode in settings.constraints]
+        self.arms = [
+            ArmSpec(m, mode, with_model=self.several)
+            for m in models
+            for mode in settings.constraints
+        ]
         self.manifest: dict[str, Any] = {}
         self.samples: list[dict[str, Any]] = []
         self.resumed = False
         self.t_start = now()
 
     def make_worker(self, spec: ArmSpec) -> Worker:
+        if self.model_worker_factory is not None:
+            return self.model_worker_factory(spec.model, spec.mode)
         if self.worker_factory is not None:
             return self.worker_factory(spec.mode)
         backend, options = backend_for(spec.model.backend, spec.mode)
@@ -232,12 +272,21 @@ class _Run:
         if self.progress is not None:
             self.progress.note(message)
 
+    def _model_block(self, position: int) -> dict[str, Any]:
+        """Where the manifest describes model `position`: `model` for a run of one model,
+        `models[position]` when there are several."""
+        if self.several:
+            return self.manifest["models"][position]
+        return self.manifest
+
     # -- begin -----------------------------------------------------------------------
     def begin(self, dataset_info: dict[str, Any], resume: bool) -> None:
         if not resume:
             self.manifest = initial_manifest(
-                self.folder.path, self.settings, self.model, self.task, dataset_info
+                self.folder.path, self.settings, self.models[0], self.task, dataset_info
             )
+            if self.several:
+                self.manifest["models"] = [model_record(m) for m in self.models]
             self.manifest["families"] = describe_families(self.families, self.task)
             self.folder.write_manifest(self.manifest)
             return
@@ -246,14 +295,14 @@ class _Run:
         conflict = resume_conflict(
             manifest,
             self.settings,
-            self.model,
+            self.models,
             self.task.name,
             self.task.prompt_template,
             dataset_info,
         )
         if conflict is not None:
             raise UserError(f"cannot resume {run_dir}: {conflict}")
-        point = resume_point(run_dir)
+        point = resume_point(run_dir, with_model=self.several)
         self.samples = point.samples
         self.resumed = True
         manifest.setdefault("resumes", []).append(
@@ -276,26 +325,48 @@ class _Run:
         self.folder.write_manifest(manifest)
 
     # -- plan ------------------------------------------------------------------------
-    def plan(self) -> tuple[Worker, int, list[ExampleJob]]:
-        """Token counts, budget, context size and the memory check, with the first
-        arm's worker (which the first arm then keeps)."""
-        worker = self.make_worker(self.arms[0])
-        try:
-            n_ctx, jobs = self._plan_with(worker)
-        except BaseException as exc:
-            worker.close()
-            self._stop_before_arms(exc)
-            raise
-        return worker, n_ctx, jobs
+    def plan(self) -> tuple[Worker, list[_ModelPlan]]:
+        """Token counts, budget, context size and the memory check for every model
+        before any arm runs (a prompt that does not fit one model fails the run before
+        the others spend an hour), each in a worker of that model's first arm. The
+        first model's worker is returned for its first arm to keep."""
+        plans: list[_ModelPlan] = []
+        first_worker: Worker | None = None
+        for position, model in enumerate(self.models):
+            spec = self._first_arm(model)
+            worker = self.make_worker(spec)
+            try:
+                plans.append(self._plan_with(worker, position))
+            except BaseException as exc:
+                worker.close()
+                if first_worker is not None:
+                    first_worker.close()
+                self._stop_before_arms(exc, model)
+                raise
+            if first_worker is None:
+                first_worker = worker
+            else:  # it would only hold memory while the first model is measured
+                worker.close()
+        assert first_worker is not None
+        return first_worker, plans
 
-    def _plan_with(self, worker: Worker) -> tuple[int, list[ExampleJob]]:
-        counts = worker.count_tokens(self.prompts + [reference_text(ex) for ex in self.dataset])
-        prompt_counts, reference_counts = counts[: len(self.prompts)], counts[len(self.prompts) :]
+    def _first_arm(self, model: ModelUnderTest) -> ArmSpec:
+        """The model's first arm its runtime can decode; with none, a plain worker only
+        to count tokens."""
+        specs = [spec for spec in self.arms if spec.model is model]
+        usable = (spec for spec in specs if skip_reason(spec) is None)
+        return next(usable, ArmSpec(model, "none", with_model=self.several))
+
+    def _plan_with(self, worker: Worker, position: int) -> _ModelPlan:
+        model, prompts = self.models[position], self.prompts[position]
+        stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+        counts = worker.count_tokens(prompts + [reference_text(ex) for ex in self.dataset])
+        prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
         budget = plan_budget(self.settings.max_tokens, self.dataset, reference_counts)
         decoding = {
             "strategy": "greedy",
             **budget.describe(),
-            "stop": list(self.stop),
+            "stop": list(stop),
             "stop_applies_to": "none (grammars end the JSON themselves)",
             "constraints": list(self.settings.constraints),
             "keyword_guard": self.settings.guard,
@@ -307,33 +378,38 @@ class _Run:
             budgets,
             n_ctx=self.settings.n_ctx,
             max_context=self.settings.max_context,
-            n_ctx_train=self.model.n_ctx_train,
+            n_ctx_train=model.n_ctx_train,
         )
         n_ctx = context.n_ctx
         decoding["skipped_examples"] = len(context.skipped)
-        stored = self.manifest.get("decoding")
+        block = self._model_block(position)
+        stored = block.get("decoding")
         if self.resumed and stored is not None and stored != _json(decoding):
+            where = f" of {model.label}" if self.several else ""
             raise UserError(
-                f"cannot resume {self.folder.path}: the decoding plan differs (token budget "
-                "or stop strings; was the tokenizer changed?)"
+                f"cannot resume {self.folder.path}: the decoding plan{where} differs (token "
+                "budget or stop strings; was the tokenizer changed?)"
             )
-        self.manifest["decoding"] = decoding
-        estimate = estimate_memory(self.model, n_ctx, available_memory_bytes())
-        self.manifest["memory_check"] = {
-            **estimate.to_dict(),
-            "enforced": self.settings.check_memory,
-        }
+        block["decoding"] = decoding
+        if position == 0 and self.several:
+            self.manifest["decoding"] = decoding  # the top level stays the first model's
+        if self.several:
+            block["n_ctx"] = n_ctx
+        estimate = estimate_memory(model, n_ctx, available_memory_bytes())
+        block["memory_check"] = {**estimate.to_dict(), "enforced": self.settings.check_memory}
+        if position == 0 and self.several:
+            self.manifest["memory_check"] = block["memory_check"]
         if self.settings.check_memory:
-            check_memory(self.model, estimate)
+            check_memory(model, estimate)
         jobs = [
             ExampleJob(i, ex, prompt, budget, context.skipped.get(i))
             for i, (ex, prompt, budget) in enumerate(
-                zip(self.examples, self.prompts, budgets, strict=True)
+                zip(self.examples, prompts, budgets, strict=True)
             )
         ]
-        return n_ctx, jobs
+        return _ModelPlan(model, n_ctx, stop, jobs)
 
-    def _stop_before_arms(self, exc: BaseException) -> None:
+    def _stop_before_arms(self, exc: BaseException, model: ModelUnderTest) -> None:
         """Record why the run ended before its first arm, and turn worker failures into
         one-line errors."""
         self.manifest.update(status=status_of(exc), finished_at=mf.utc_now())
@@ -343,18 +419,17 @@ class _Run:
         if isinstance(exc, WorkerError):
             raise _remote_user_error(exc) or UserError(f"the model worker failed: {exc}") from None
         if isinstance(exc, WorkerDied):
-            raise UserError(f"{exc} ({self.model.label})") from None
+            raise UserError(f"{exc} ({model.label})") from None
 
     # -- arms ------------------------------------------------------------------------
-    def run_arms(
-        self, first_worker: Worker, n_ctx: int, jobs: list[ExampleJob]
-    ) -> BaseException | None:
+    def run_arms(self, first_worker: Worker, plans: list[_ModelPlan]) -> BaseException | None:
         """Every arm in turn; a failed arm costs only itself, except Ctrl-C and disk
         errors, which stop the run. Returns the first failure."""
         failure: BaseException | None = None
         done: dict[str, set[Any]] = {}
         for sample in self.samples:
-            done.setdefault(arm_key_of(sample), set()).add(sample.get("id"))
+            done.setdefault(arm_key_of(sample, self.several), set()).add(sample.get("id"))
+        plan_of = {id(plan.model): plan for plan in plans}
         worker: Worker | None = first_worker
         if self.resumed:  # the complete records only, so appends never follow a torn line
             try:
@@ -371,16 +446,36 @@ class _Run:
                     self.progress.advance(sample)
 
             for spec in self.arms:
-                pending = [j for j in jobs if j.example.id not in done.get(spec.key, set())]
                 record = self.manifest["arms"].setdefault(
-                    spec.key, {"constraint": spec.mode, "status": "running"}
+                    spec.key,
+                    {"constraint": spec.mode, "model": spec.model.label, "status": "running"},
                 )
-                arm_failure = self._run_arm(spec, record, worker, n_ctx, pending, on_sample)
-                worker = None  # the first worker belongs to the first arm only
+                reason = skip_reason(spec)
+                if reason is not None:
+                    record.update(status="skipped", reason=reason)
+                    arm_failure = self._write_manifest_after(None)
+                else:
+                    plan = plan_of[id(spec.model)]
+                    arm_done = done.get(spec.key, set())
+                    pending = [j for j in plan.jobs if j.example.id not in arm_done]
+                    if worker is not None and spec.model is not self.models[0]:
+                        worker.close()  # not this model's: no arm of the first model ran
+                        worker = None
+                    arm_failure = self._run_arm(spec, record, worker, plan, pending, on_sample)
+                    worker = None  # the first worker belongs to the first arm only
                 failure = failure or arm_failure
                 if isinstance(arm_failure, KeyboardInterrupt | OSError):
                     failure = arm_failure
                     break
+        if worker is not None:
+            worker.close()
+        return failure
+
+    def _write_manifest_after(self, failure: BaseException | None) -> BaseException | None:
+        try:
+            self.folder.write_manifest(self.manifest)
+        except OSError as exc:  # a full disk stops the run; Ctrl-C still counts as such
+            return failure if isinstance(failure, KeyboardInterrupt) else exc
         return failure
 
     def _run_arm(
@@ -388,7 +483,7 @@ class _Run:
         spec: ArmSpec,
         record: dict[str, Any],
         worker: Worker | None,
-        n_ctx: int,
+        plan: _ModelPlan,
         pending: list[ExampleJob],
         on_sample: Callable[[dict[str, Any]], None],
     ) -> BaseException | None:
@@ -408,8 +503,8 @@ class _Run:
             spec,
             task=self.task,
             settings=self.settings,
-            n_ctx=n_ctx,
-            stop=self.stop,
+            n_ctx=plan.n_ctx,
+            stop=plan.stop,
             make_worker=lambda: self.make_worker(spec),
             record=record,
             on_sample=on_sample,
@@ -438,11 +533,7 @@ class _Run:
             record["error"] = str(failure) or type(failure).__name__
             if not isinstance(failure, KeyboardInterrupt):
                 self.note(record["error"])
-        try:
-            self.folder.write_manifest(self.manifest)
-        except OSError as exc:  # a full disk stops the run; Ctrl-C still counts as such
-            return failure if isinstance(failure, KeyboardInterrupt) else exc
-        return failure
+        return self._write_manifest_after(failure)
 
     # -- finish ----------------------------------------------------------------------
     def finish(self, failure: BaseException | None) -> RunResult:
@@ -461,7 +552,9 @@ class _Run:
             self.samples = read_samples(run_dir)[0]
         if self.resumed:  # retried examples were appended at the end: restore run order
             order = {spec.key: n for n, spec in enumerate(self.arms)}
-            self.samples.sort(key=lambda s: (order.get(arm_key_of(s), 0), s.get("index", 0)))
+            self.samples.sort(
+                key=lambda s: (order.get(arm_key_of(s, self.several), 0), s.get("index", 0))
+            )
         path = self.folder.samples_path
         try:
             if self.resumed:
@@ -492,6 +585,15 @@ class _Run:
             raise UserError(f"{failure}; {len(self.samples)} completed examples kept in {run_dir}")
         lost = sum(1 for s in self.samples if is_worker_failure(s))
         return RunResult(run_dir=run_dir, summary=summary, worker_failures=lost)
+
+
+def skip_reason(spec: ArmSpec) -> str | None:
+    """Why the arm's model runtime cannot decode under its mode, or None when it can."""
+    try:
+        backend_for(spec.model.backend, spec.mode)
+    except UnsupportedConstraint as exc:
+        return str(exc)
+    return None
 
 
 def _json(value: Any) -> Any:

@@ -209,13 +209,14 @@ class ResumePoint:
     duplicates: int  # records of an example already kept (the first one stays)
 
 
-def resume_point(run_dir: Path) -> ResumePoint:
+def resume_point(run_dir: Path, with_model: bool = False) -> ResumePoint:
+    """The records to keep; `with_model`: arms are keyed by model and mode."""
     records, torn = read_samples(run_dir)
     kept: list[dict[str, Any]] = []
     seen: set[tuple[str, Any]] = set()
     retried = duplicates = 0
     for record in records:
-        key = (arm_key_of(record), record.get("id"))
+        key = (arm_key_of(record, with_model), record.get("id"))
         if is_worker_failure(record):
             retried += 1
         elif key in seen:
@@ -229,18 +230,19 @@ def resume_point(run_dir: Path) -> ResumePoint:
 def resume_conflict(
     manifest: dict[str, Any],
     settings: RunSettings,
-    model: ModelUnderTest,
+    model: ModelUnderTest | list[ModelUnderTest],
     task_name: str,
     prompt_template: str,
     dataset_info: dict[str, Any],
 ) -> str | None:
     """The first way the run to resume differs from what would run now, or None.
 
-    Model and dataset are compared by content (sha256), settings by value, except those
-    `--resume` may change (RESUMABLE_CHANGES)."""
-    stored_model = manifest.get("model") or {}
-    if stored_model.get("sha256") != model.sha256:
-        return _differs("model sha256", stored_model.get("sha256"), model.sha256, short=True)
+    Models (one, or the list of a multi-model run) and dataset are compared by content
+    (sha256), settings by value, except those `--resume` may change (RESUMABLE_CHANGES)."""
+    models = model if isinstance(model, list) else [model]
+    conflict = _models_conflict(manifest, models)
+    if conflict is not None:
+        return conflict
     stored_data = manifest.get("dataset") or {}
     if stored_data.get("sha256") != dataset_info.get("sha256"):
         return _differs(
@@ -257,8 +259,6 @@ def resume_conflict(
         return _differs("task", stored_task.get("name"), task_name)
     if stored_task.get("prompt_template") != prompt_template:
         return "the task's prompt template differs (edgebench was changed since)"
-    if stored_model.get("prompt_format") != _json_value(model.prompt_format.describe()):
-        return "the model's prompt format differs"
     stored_packages = manifest.get("packages") or {}
     for name, version in mf.package_versions().items():
         if name in stored_packages and stored_packages[name] != version:
@@ -268,6 +268,27 @@ def resume_conflict(
     for name in ("cpu_model", "machine", "logical_cores"):
         if stored_device.get(name) != device.get(name):
             return _differs(f"device {name}", stored_device.get(name), device.get(name))
+    return None
+
+
+def _models_conflict(manifest: dict[str, Any], models: list[ModelUnderTest]) -> str | None:
+    """How the models now differ from the run's: number, names (a multi-model run's arms
+    are keyed by them), content, prompt format."""
+    stored_list = manifest.get("models")
+    if len(models) > 1 or stored_list:
+        stored = stored_list if isinstance(stored_list, list) else [manifest.get("model") or {}]
+        labels = [str(r.get("label")) for r in stored if isinstance(r, dict)]
+        if labels != [m.label for m in models]:
+            return _differs("models", ",".join(labels), ",".join(m.label for m in models))
+    else:
+        stored = [manifest.get("model") or {}]
+    for record, model in zip(stored, models, strict=True):
+        name = f"model {model.label}" if len(models) > 1 else "model"
+        if record.get("sha256") != model.sha256:
+            return _differs(f"{name} sha256", record.get("sha256"), model.sha256, short=True)
+        if record.get("prompt_format") != _json_value(model.prompt_format.describe()):
+            whose = f"{model.label}'s" if len(models) > 1 else "the model's"
+            return f"{whose} prompt format differs"
     return None
 
 

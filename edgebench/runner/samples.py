@@ -129,9 +129,15 @@ def backend_error_generation(error: str) -> Generation:
     return nothing_decoded(FINISH_ERROR, error)
 
 
-def arm_key_of(sample: dict[str, Any]) -> str:
+def arm_key(model_label: str, mode: str, with_model: bool) -> str:
+    """An arm's key in the manifest's `arms`: its constraint mode, or "<model> | <mode>"
+    in a run of several models."""
+    return f"{model_label} | {mode}" if with_model else mode
+
+
+def arm_key_of(sample: dict[str, Any], with_model: bool = False) -> str:
     """The arm a record belongs to (the manifest's `arms` key)."""
-    return str(sample.get("constraint", "none"))
+    return arm_key(str(sample.get("model")), str(sample.get("constraint", "none")), with_model)
 
 
 def is_worker_failure(sample: dict[str, Any]) -> bool:

@@ -212,27 +212,73 @@ def _decode_ratios(by_constraint: dict[str, dict[str, Any]]) -> None:
         result["decode_ratio_to_none"] = p50 / base if base and p50 is not None else None
 
 
+def _model_facts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """label -> what a comparison across runtimes needs to know about the model."""
+    records = manifest.get("models") or [manifest.get("model") or {}]
+    return {
+        str(r.get("label")): {
+            "format": r.get("format") or "gguf",
+            "backend": r.get("backend"),
+            "quantization": r.get("quantization"),
+            "size_bytes": r.get("size_bytes"),
+            "sha256": r.get("sha256"),
+        }
+        for r in records
+    }
+
+
+def _model_ratios(by_model: dict[str, dict[str, Any]]) -> None:
+    """p50 decode tokens/s of each model over that of the first model, per mode."""
+    first = next(iter(by_model.values()))["by_constraint"]
+    for result in by_model.values():
+        for mode, arm in result["by_constraint"].items():
+            base = ((first.get(mode) or {}).get("perf") or {}).get("decode_tok_s", {}).get("p50")
+            p50 = arm["perf"]["decode_tok_s"]["p50"]
+            arm["decode_ratio_to_first_model"] = p50 / base if base and p50 is not None else None
+
+
 def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's figures per constraint mode (`by_constraint`); the top-level figures are
-    those of the first mode, so a single-mode run reads the same as before. A
+    """The run's figures per constraint mode (`by_constraint`, the first model's) and, in a
+    run of several models, per model (`by_model`); the top-level figures are those of the
+    first model's first mode, so a single-mode run reads the same as before. A
     consistency run (`edgebench consistency`) has a summary of its own."""
     if manifest.get("kind") == "consistency":
         from edgebench.runner.consistency import summarize_consistency
 
         return summarize_consistency(manifest, samples)
     arms: dict[str, Any] = manifest.get("arms") or {"none": {}}
-    modes = list(arms)
-    by_constraint = {
-        mode: arm_summary(
-            [s for s in samples if s.get("constraint", "none") == mode], arm, manifest
-        )
-        for mode, arm in arms.items()
+    default_label = (manifest.get("model") or {}).get("label")
+    facts = _model_facts(manifest)
+    grouped: dict[str, dict[str, Any]] = {}
+    for key, arm in arms.items():
+        label = arm.get("model", default_label)
+        mode = arm.get("constraint", key)
+        chosen = [
+            s
+            for s in samples
+            if s.get("model", default_label) == label and s.get("constraint", "none") == mode
+        ]
+        result = arm_summary(chosen, arm, manifest)
+        if arm.get("status") == "skipped":
+            result["skip_reason"] = arm.get("reason")
+        size = (facts.get(str(label)) or {}).get("size_bytes")
+        result["model_size_mb"] = size / 1e6 if size else None
+        grouped.setdefault(label, {})[mode] = result
+    for per_mode in grouped.values():
+        _decode_ratios(per_mode)
+    by_model = {
+        str(label): {**facts.get(str(label), {}), "by_constraint": per_mode}
+        for label, per_mode in grouped.items()
     }
-    _decode_ratios(by_constraint)
+    if len(by_model) > 1:
+        _model_ratios(by_model)
+    by_constraint = next(iter(grouped.values()))
+    modes = list(by_constraint)
     primary = by_constraint[modes[0]]
     summary = {
         "run_id": manifest.get("run_id"),
-        "model": (manifest.get("model") or {}).get("label"),
+        "model": default_label,
+        "models": list(by_model),
         "task": (manifest.get("task") or {}).get("name"),
         "status": manifest.get("status"),
         "constraints": modes,
@@ -247,6 +293,8 @@ def summarize(manifest: dict[str, Any], samples: list[dict[str, Any]]) -> dict[s
         "perf": primary["perf"],
         "by_constraint": by_constraint,
     }
+    if len(by_model) > 1:  # one model: by_constraint says it all
+        summary["by_model"] = by_model
     if "families" in primary:
         summary["families"] = primary["families"]
     return summary

@@ -1,0 +1,463 @@
+"""ONNX models (from `edgebench models convert`) on plain onnxruntime: no torch, no
+transformers at run time.
+
+The graph is optimum's `text-generation-with-past` export: inputs input_ids,
+attention_mask, position_ids and past_key_values.N.key/value, outputs logits and
+present.N.key/value. edgebench runs its own decode loop over `InferenceSession.run` with
+the KV cache in numpy arrays, fresh for every request, and timestamps the first and last
+sampled token itself, like the llama.cpp backend. Decoding is greedy, or with
+`DecodeSettings(temperature > 0, seed)` (`edgebench consistency`) a seeded draw from the
+softmax of the logits (`decoding.softmax_draw`, the same helper the llama.cpp backend
+uses where it picks tokens itself; unconstrained and under the constraints alike).
+
+Prompts are tokenized with the `tokenizers` package from the folder's tokenizer.json,
+adding BOS only when the GGUF the model came from asked for it, so both runtimes read the
+same token ids.
+
+Constraints work on the logits with the llama.cpp path's engine and step: `mask` compiles
+the schema with llguidance and decodes through `MaskedGreedy` (fast-forward and keyword
+guard included); `json` runs the same hand-written grammars/json.gbnf, translated to
+llguidance's Lark by llguidance itself, through the same step. `gbnf` (llama.cpp's own
+sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebench.backends.base import (
+    FINISH_ERROR,
+    FINISH_STOP,
+    DecodeSettings,
+    Generation,
+    LoadInfo,
+    now,
+)
+from edgebench.backends.decoding import (
+    CompiledConstraints,
+    DecodeState,
+    Draw,
+    MaskedGreedy,
+    schema_guard,
+    softmax_draw,
+)
+from edgebench.constraints import gbnf
+from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
+from edgebench.constraints.llguidance_mask import TokenMask, compile_schema
+from edgebench.constraints.spec import CompileReport, ConstraintRequest
+from edgebench.errors import UserError
+from edgebench.models.onnx_check import check_model_file
+from edgebench.models.onnx_model import TOKENIZER, read_provenance
+
+ONNX_EXTRA_HINT = "pip install 'edgebench[onnx]'"
+_SUPPORTED = ("none", "json", "mask")
+
+
+def import_onnxruntime() -> Any:
+    try:
+        import onnxruntime
+    except ImportError:
+        raise UserError(f"the onnx backend needs onnxruntime: {ONNX_EXTRA_HINT}") from None
+    return onnxruntime
+
+
+def load_tokenizer(folder: Path) -> Any:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise UserError(
+            f"the onnx backend needs the tokenizers package: {ONNX_EXTRA_HINT}"
+        ) from None
+    path = folder / TOKENIZER
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises its own Exception type for bad files
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"{path}: cannot read the tokenizer: {reason}") from None
+
+
+def plain_byte_level(tokenizer_json: str) -> str:
+    """tokenizer.json as llguidance must read it to get each token's bytes.
+
+    transformers writes GGUF BPE tokenizers with a decoder chain (ByteFallback, Fuse,
+    Replace, ByteLevel) that llguidance does not recognise as byte-level, so it would take
+    "Ġ{" for the bytes of the text instead of " {" and the grammar would refuse every token
+    that starts with a space. With a ByteLevel pre-tokenizer, the ByteLevel decoder alone
+    decodes the same; other tokenizers are passed through unchanged."""
+    data = json.loads(tokenizer_json)
+    decoder = data.get("decoder") or {}
+    if decoder.get("type") != "Sequence" or not _has_byte_level(data.get("pre_tokenizer")):
+        return tokenizer_json
+    byte_level = [d for d in decoder.get("decoders", []) if d.get("type") == "ByteLevel"]
+    if not byte_level:
+        return tokenizer_json
+    data["decoder"] = byte_level[0]
+    return json.dumps(data)
+
+
+def _has_byte_level(step: dict[str, Any] | None) -> bool:
+    if not step:
+        return False
+    if step.get("type") == "ByteLevel":
+        return True
+    return any(_has_byte_level(s) for s in step.get("pretokenizers", []))
+
+
+@dataclass
+class _Compiled:
+    """A constraint ready to decode with: an llguidance matcher and the keyword guard."""
+
+    report: CompileReport
+    matcher: Any = None
+    guard: TokenGuard | None = None
+
+
+class _Timer:
+    """Runs a request's forward passes and times them: the first is the prefill."""
+
+    def __init__(self, kv: KVSession) -> None:
+        self.kv = kv
+        self.logits: np.ndarray | None = None
+        self.prefill_ms = 0.0
+        self.decode_ms = 0.0
+
+    def evaluate(self, tokens: list[int]) -> None:
+        start = now()
+        first = self.logits is None
+        self.logits = self.kv.forward(tokens)
+        elapsed = (now() - start) * 1000
+        if first:
+            self.prefill_ms += elapsed
+        else:
+            self.decode_ms += elapsed
+
+    def last_logits(self) -> np.ndarray:
+        assert self.logits is not None
+        return self.logits
+
+
+class KVSession:
+    """One request's forward passes: the session, its KV cache (numpy) and position."""
+
+    def __init__(self, session: Any, layers: int, kv_shape: tuple[int, int], dtype: Any) -> None:
+        self.session = session
+        self.layers = layers
+        heads, head_dim = kv_shape
+        empty = np.zeros((1, heads, 0, head_dim), dtype=dtype)
+        self.past: dict[str, np.ndarray] = {}
+        for n in range(layers):
+            self.past[f"past_key_values.{n}.key"] = empty
+            self.past[f"past_key_values.{n}.value"] = empty
+        self.length = 0
+        self.output_names = ["logits"] + [
+            f"present.{n}.{kind}" for n in range(layers) for kind in ("key", "value")
+        ]
+
+    def forward(self, tokens: list[int]) -> np.ndarray:
+        """Evaluate `tokens` after what is cached; the logits of the last one."""
+        count = len(tokens)
+        total = self.length + count
+        feed = {
+            "input_ids": np.asarray([tokens], dtype=np.int64),
+            "attention_mask": np.ones((1, total), dtype=np.int64),
+            "position_ids": np.arange(self.length, total, dtype=np.int64)[None, :],
+            **self.past,
+        }
+        outputs = self.session.run(self.output_names, feed)
+        for n in range(self.layers):
+            self.past[f"past_key_values.{n}.key"] = outputs[1 + 2 * n]
+            self.past[f"past_key_values.{n}.value"] = outputs[2 + 2 * n]
+        self.length = total
+        # A copy, so the prefill's logits for every prompt position (n x vocab floats,
+        # ~100 MB for 500 tokens) are freed now rather than at the next step.
+        return outputs[0][0, -1].copy()
+
+
+class OnnxBackend:
+    name = "onnx"
+
+    def __init__(
+        self,
+        model_path: str,
+        n_threads: int,
+        constraint_mode: str = "none",
+        guard: bool = True,
+        fast_forward: bool = True,
+    ) -> None:
+        if constraint_mode not in _SUPPORTED:
+            raise UserError(f"the onnx backend has no '{constraint_mode}' constraint mode")
+        self.use_guard = guard
+        self.fast_forward = fast_forward
+        self.llg: Any = None
+        self.llg_tokenizer: Any = None
+        self.token_mask: TokenMask | None = None
+        self._compiled = CompiledConstraints(constraint_mode, self._compile)
+        self.folder = Path(model_path)
+        self.model = read_provenance(self.folder)
+        self.n_threads = n_threads
+        self.constraint_mode = constraint_mode
+        tokens = self.model.tokens
+        self.add_bos = bool(tokens.get("add_bos"))
+        self.bos_id = tokens.get("bos_id")
+        self.eog_ids = frozenset(int(t) for t in tokens.get("eog_ids") or [])
+        self.tokenizer: Any = None
+        self.session: Any = None
+        self.layers = 0
+        self.kv_shape = (0, 0)
+        self.kv_dtype: Any = np.float32
+        self.n_ctx = 0
+
+    # -- tokens --------------------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        """Token ids as llama.cpp reads the same GGUF: special tokens parsed, BOS only
+        when the model asks for it (never twice)."""
+        if self.tokenizer is None:
+            self.tokenizer = load_tokenizer(self.folder)
+        ids = list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        if self.add_bos and self.bos_id is not None and (not ids or ids[0] != self.bos_id):
+            ids.insert(0, self.bos_id)
+        return ids
+
+    def count_tokens(self, prompts: list[str]) -> list[int]:
+        return [len(self.encode(p)) for p in prompts]
+
+    # -- loading -------------------------------------------------------------------
+    def load(self, n_ctx: int) -> LoadInfo:
+        ort = import_onnxruntime()
+        graph = self.model.graph
+        # Before onnxruntime reads a byte: well-formed, external data inside the folder.
+        check_model_file(graph, self.folder)
+        context = self.model.provenance.get("context_length")
+        if context and n_ctx > context:
+            raise UserError(f"n_ctx {n_ctx} exceeds the model's training context {context}")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.n_threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only; they come back as exceptions
+        try:
+            self.session = ort.InferenceSession(
+                str(graph), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own types (InvalidProtobuf, Fail)
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UserError(f"onnxruntime could not load {graph}: {reason}") from None
+        self._read_signature()
+        if self.tokenizer is None:
+            self.tokenizer = load_tokenizer(self.folder)
+        self.n_ctx = n_ctx
+        return LoadInfo(
+            n_ctx=n_ctx,
+            runtime={
+                "name": "onnxruntime",
+                "onnxruntime": ort.__version__,
+                "providers": self.session.get_providers(),
+                "intra_op_num_threads": self.n_threads,
+                "inter_op_num_threads": 1,
+                "graph_optimization": "ORT_ENABLE_ALL",
+                "n_layers": self.layers,
+                "kv_heads": self.kv_shape[0],
+                "head_dim": self.kv_shape[1],
+                "precision": self.model.provenance.get("precision"),
+                "constraint_mode": self.constraint_mode,
+                "keyword_guard": self.use_guard and self.constraint_mode == "mask",
+                **(self._load_llguidance() if self.constraint_mode != "none" else {}),
+            },
+        )
+
+    def _load_llguidance(self) -> dict[str, Any]:
+        """llguidance's tokenizer from the same tokenizer.json (about 1 s, part of loading,
+        as in the llama.cpp backend)."""
+        try:
+            import llguidance
+        except ImportError:
+            raise UserError(
+                "the json and mask constraints need llguidance: pip install 'edgebench[onnx]'"
+            ) from None
+        self.llg = llguidance
+        start = now()
+        text = (self.folder / TOKENIZER).read_text(encoding="utf-8")
+        eos = self.model.tokens.get("eos_id")
+        self.llg_tokenizer = llguidance.LLTokenizer(plain_byte_level(text), eos_token=eos)
+        vocab = self.model.tokens.get("vocab_size") or self.tokenizer.get_vocab_size(True)
+        self.token_mask = TokenMask(int(vocab))
+        return {
+            "llguidance": getattr(llguidance, "__version__", None),
+            "grammar_tokenizer_s": now() - start,
+            "fast_forward": self.fast_forward,
+        }
+
+    def _read_signature(self) -> None:
+        """Layer count and KV shape from the graph's inputs; a graph without the KV-cache
+        inputs was not exported `with-past` and cannot be decoded step by step."""
+        inputs = {i.name: i for i in self.session.get_inputs()}
+        keys = sorted(
+            (n for n in inputs if n.startswith("past_key_values.") and n.endswith(".key")),
+            key=lambda n: int(n.split(".")[1]),
+        )
+        missing = {"input_ids", "attention_mask", "position_ids"} - set(inputs)
+        if missing or not keys:
+            raise UserError(
+                f"{self.model.graph}: not a text-generation-with-past export "
+                f"(missing inputs: {', '.join(sorted(missing)) or 'past_key_values.*'})"
+            )
+        first = inputs[keys[0]]
+        heads, head_dim = first.shape[1], first.shape[3]
+        if not isinstance(heads, int) or not isinstance(head_dim, int):
+            raise UserError(f"{self.model.graph}: KV cache inputs have no fixed head shape")
+        self.layers = len(keys)
+        self.kv_shape = (heads, head_dim)
+        self.kv_dtype = np.float16 if "float16" in first.type else np.float32
+
+    def new_session(self) -> KVSession:
+        """A fresh KV cache: every request starts from nothing."""
+        return KVSession(self.session, self.layers, self.kv_shape, self.kv_dtype)
+
+    # -- constraints ---------------------------------------------------------------
+    def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
+        return self._compiled.compile(request)
+
+    def _compile(self, request: ConstraintRequest) -> _Compiled:
+        matcher_cls = self.llg.LLMatcher
+        if request.mode == "json":
+            # The llama.cpp path's json grammar, translated to Lark by llguidance.
+            from llguidance.gbnf_to_lark import gbnf_to_lark
+
+            grammar = matcher_cls.grammar_from_lark(gbnf_to_lark(gbnf.json_grammar()))
+            matcher = matcher_cls(self.llg_tokenizer, grammar, log_level=0)
+            if matcher.is_error():
+                error = f"llguidance: {matcher.get_error()}"
+                return _Compiled(CompileReport.new(request, "llguidance", error=error))
+            return _Compiled(CompileReport.new(request, "grammars/json.gbnf"), matcher=matcher)
+        assert request.schema is not None
+        guard, guarded = schema_guard(request.schema, self.use_guard)
+        enforced = GUARDED_KEYWORDS if guard is not None else frozenset()
+        try:
+            matcher, ignored = compile_schema(
+                self.llg, self.llg_tokenizer, request.schema, enforced_elsewhere=enforced
+            )
+        except ValueError as exc:
+            return _Compiled(CompileReport.new(request, "llguidance", error=str(exc)))
+        report = CompileReport.new(request, "llguidance", warnings=ignored, guarded=guarded)
+        return _Compiled(report, matcher=matcher, guard=guard)
+
+    # -- decoding ------------------------------------------------------------------
+    def greedy_token_ids(self, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
+        """The argmax token at each of `max_new_tokens` steps, ignoring end-of-generation
+        (for comparing with the model the graph was exported from)."""
+        kv = self.new_session()
+        logits = kv.forward(prompt_ids)
+        out: list[int] = []
+        while True:
+            token = int(np.argmax(logits))
+            out.append(token)
+            if len(out) >= max_new_tokens:
+                return out
+            logits = kv.forward([token])
+
+    def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
+        t_start = now()
+        ids = self.encode(prompt)
+        if len(ids) + settings.max_tokens > self.n_ctx:
+            raise UserError(
+                f"prompt of {len(ids)} tokens + max_tokens {settings.max_tokens} "
+                f"does not fit n_ctx {self.n_ctx}"
+            )
+        compiled = self._compiled.usable(settings.constraint) if settings.constraint else None
+        kv = self.new_session()
+        timer = _Timer(kv)
+        state = DecodeState()
+        draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
+        try:
+            if compiled is not None:
+                self._masked(compiled, draw).run(
+                    ids, timer.evaluate, timer.last_logits, settings.max_tokens, state
+                )
+            else:
+                self._unconstrained(ids, timer, settings, state, draw)
+        except Exception as exc:  # onnxruntime or llguidance: this example fails, not the run
+            state.finish, state.error = FINISH_ERROR, f"{type(exc).__name__}: {exc}"
+        t_end = now()
+        counters = {
+            "n_p_eval": len(ids) + state.forced_prefix,
+            "t_p_eval_ms": timer.prefill_ms,
+            "n_eval": state.passes,
+            "t_eval_ms": timer.decode_ms,
+        }
+        guard = compiled.guard if compiled is not None else None
+        return state.generation(len(ids), t_start, t_end, counters, guard)
+
+    def _masked(self, compiled: _Compiled, draw: Draw | None = None) -> MaskedGreedy:
+        """The shared masked step (greedy, or sampled with `draw`), on this runtime's
+        logits and tokenizer."""
+        assert self.token_mask is not None
+        tokenizer = self.llg_tokenizer
+        return MaskedGreedy(
+            matcher=compiled.matcher,
+            mask=self.token_mask,
+            piece=lambda token: tokenizer.decode_bytes([token]),
+            is_end=lambda token: token in self.eog_ids,
+            eos=int(self.model.tokens["eos_id"]),
+            guard=compiled.guard,
+            fast_forward=self.fast_forward,
+            draw=draw,
+        )
+
+    def _unconstrained(
+        self,
+        prompt: list[int],
+        timer: _Timer,
+        settings: DecodeSettings,
+        state: DecodeState,
+        draw: Draw | None = None,
+    ) -> None:
+        """Unconstrained decoding: the best token, or one drawn by `draw`. The text is
+        decoded from all ids so far (a byte-level token can end inside a UTF-8
+        character); stop strings cut it."""
+        ids: list[int] = []
+        cut: str | None = None  # the text before a stop string, once one appeared
+        timer.evaluate(prompt)
+        try:
+            while True:
+                logits = timer.last_logits()
+                token = int(np.argmax(logits)) if draw is None else draw(logits)
+                state.sampled()
+                if token in self.eog_ids:
+                    state.finish = FINISH_STOP
+                    return
+                ids.append(token)
+                state.output_tokens += 1
+                if settings.stop:
+                    cut = self._cut_at_stop(ids, settings.stop)
+                    if cut is not None:
+                        state.finish = FINISH_STOP
+                        return
+                if state.output_tokens >= settings.max_tokens:
+                    return
+                timer.evaluate([token])
+                state.passes += 1
+        finally:
+            text = cut if cut is not None else self._decode(ids)
+            state.out = bytearray(text.encode("utf-8"))
+
+    def _decode(self, ids: list[int]) -> str:
+        # Special tokens are not text, as in llama.cpp's token_to_piece(special=False).
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _cut_at_stop(self, ids: list[int], stops: tuple[str, ...]) -> str | None:
+        """The text before the first stop string in it, None when there is none."""
+        text = self._decode(ids)
+        for stop in stops:
+            index = text.find(stop)
+            if index != -1:
+                return text[:index]
+        return None
+
+    def close(self) -> None:
+        self.session = None

@@ -1,0 +1,343 @@
+"""`models convert NAME --to onnx`: a registry GGUF -> transformers -> ONNX with KV cache ->
+optionally 4-bit weights (onnxruntime MatMulNBits).
+
+Steps (measured on SmolLM2-135M, 2 cores: about 1 minute in all):
+1. transformers reads the GGUF and de-quantizes it to float32 (`gguf_file=`), with its
+   tokenizer; saved as a plain transformers folder in a temporary directory.
+2. optimum exports it for `text-generation-with-past` (inputs input_ids, attention_mask,
+   position_ids, past_key_values.N.key/value; outputs logits and present.N.*).
+3. `int4`: MatMulNBitsQuantizer, 4 bits, block size 32, symmetric (the recipe that gave
+   sane output here; dynamic int8 degraded it).
+Everything happens in a private folder beside the destination, which is renamed into
+place once the provenance file is written, so a failed conversion leaves nothing behind.
+No network: transformers and optimum run with HF_HUB_OFFLINE=1 on local files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from edgebench.errors import UserError
+from edgebench.io import write_json_atomic
+from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
+from edgebench.models.hashing import sha256_file
+from edgebench.models.onnx_check import check_model_file
+from edgebench.models.onnx_model import (
+    CHAT_TEMPLATE,
+    FORMAT,
+    GRAPH,
+    PRECISIONS,
+    PROVENANCE,
+    TOKENIZER,
+    OnnxModel,
+    onnx_state,
+    read_provenance,
+    variant_dir,
+    variant_name,
+)
+from edgebench.models.resolve import resolve_model
+from edgebench.runner.manifest import package_versions, utc_now
+
+CONVERT_EXTRA_HINT = "pip install 'edgebench[convert]'"
+INT4 = {"method": "MatMulNBits", "bits": 4, "block_size": 32, "symmetric": True}
+TOOLS = (
+    "torch",
+    "transformers",
+    "optimum",
+    "optimum-onnx",
+    "onnx",
+    "onnxruntime",
+    "accelerate",
+    "gguf",
+    "tokenizers",
+)
+# The distributions the steps import, checked up front (by their installed metadata, so
+# nothing is imported and no library prints its own warnings) to fail in a second.
+REQUIRED = (
+    "torch",
+    "transformers",
+    "optimum-onnx",
+    "accelerate",
+    "gguf",
+    "onnx",
+    "onnx-ir",
+    "onnxruntime",
+)
+# Tokens llama.cpp also ends generation on (its end-of-generation set, by text).
+_EOG_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>")
+
+Say = Callable[[str], None]
+
+
+def check_convert_extras() -> None:
+    """A one-line UserError naming what is missing and how to install it."""
+    missing = []
+    for name in REQUIRED:
+        try:
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        raise UserError(f"converting to ONNX needs {', '.join(missing)}: {CONVERT_EXTRA_HINT}")
+
+
+def convert(
+    name: str,
+    precision: str,
+    *,
+    force: bool = False,
+    threads: int | None = None,
+    say: Say = print,
+) -> OnnxModel:
+    """Convert registry model `name` to ONNX at `precision` into the model cache."""
+    if precision not in PRECISIONS:
+        raise UserError(f"--precision: {precision!r} is not one of: {', '.join(PRECISIONS)}")
+    target = variant_dir(name, precision)
+    label = variant_name(name, precision)
+    if not force and onnx_state(name, precision) == "yes":
+        say(f"{label}: already converted: {target} (--force converts again)")
+        return read_provenance(target)
+    check_convert_extras()
+    source = resolve_model(name)
+    if source.entry is None:
+        raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
+    header = read_gguf(source.path)
+    # int4 starts from a converted fp32 export of the same GGUF when there is one.
+    fp32 = variant_dir(name, "fp32")
+    reuse = (
+        precision == "int4"
+        and not force
+        and onnx_state(name, "fp32") == "yes"
+        and read_provenance(fp32).provenance["source"]["sha256"] == source.sha256
+    )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        work = tempfile.TemporaryDirectory(prefix=".convert-", dir=target.parent)
+    except OSError as exc:
+        raise UserError(f"cannot write to the model cache {target.parent}: {exc}") from exc
+    steps: dict[str, float] = {}
+    with work as tmp, _offline(), _quiet_tools():
+        _set_threads(threads)
+        hf_dir, out_dir = Path(tmp) / "hf", Path(tmp) / "out"
+        export_dir = out_dir if precision == "fp32" else Path(tmp) / "fp32"
+        if reuse:
+            say(f"{label}: starting from the converted {variant_name(name, 'fp32')}")
+            export_dir = fp32
+        else:
+            with _step(steps, "gguf_to_transformers", say, f"{label}: reading {source.path.name}"):
+                _gguf_to_transformers(source.path, hf_dir)
+            with _step(steps, "onnx_export", say, f"{label}: exporting to ONNX with KV cache"):
+                _export(hf_dir, export_dir)
+        if precision == "int4":
+            with _step(steps, "quantize_int4", say, f"{label}: 4-bit weights (MatMulNBits)"):
+                _quantize_int4(export_dir, out_dir)
+        external = check_model_file(out_dir / GRAPH, out_dir)
+        provenance = _provenance(label, precision, source, header, out_dir, external, steps)
+        if reuse:
+            provenance["export"]["from"] = variant_name(name, "fp32")
+        write_json_atomic(out_dir / PROVENANCE, provenance)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(out_dir, target)
+    model = read_provenance(target)
+    total = sum(steps.values())
+    say(f"{label}: {model.size_bytes / 1e6:.1f} MB in {total:.0f} s: {target}")
+    return model
+
+
+@contextlib.contextmanager
+def _step(steps: dict[str, float], key: str, say: Say, message: str) -> Iterator[None]:
+    say(message)
+    start = time.perf_counter()
+    yield
+    steps[key] = round(time.perf_counter() - start, 2)
+
+
+@contextlib.contextmanager
+def _offline() -> Iterator[None]:
+    """Local files only: the hub libraries must never reach for the network."""
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextlib.contextmanager
+def _quiet_tools() -> Iterator[None]:
+    """The exporters print pages of tracer warnings and per-node INFO lines; a failure
+    still surfaces as the exception, which the caller turns into one line."""
+    import warnings
+
+    quant_logger = logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer")
+    level = quant_logger.level
+    quant_logger.setLevel(logging.WARNING)
+    sink = io.StringIO()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        quant_logger.setLevel(level)
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def _gguf_to_transformers(gguf: Path, hf_dir: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
+    except (ValueError, KeyError, NotImplementedError, RuntimeError) as exc:
+        raise UserError(f"transformers cannot read {gguf.name}: {_first_line(exc)}") from None
+    model.save_pretrained(hf_dir)
+    tokenizer.save_pretrained(hf_dir)
+
+
+def _export(hf_dir: Path, out_dir: Path) -> None:
+    from optimum.exporters.onnx import main_export
+
+    try:
+        main_export(
+            str(hf_dir),
+            str(out_dir),
+            task="text-generation-with-past",
+            local_files_only=True,
+            do_validation=False,  # edgebench's own test compares greedy token ids instead
+        )
+    except Exception as exc:  # the exporter raises many types; the first line says why
+        raise UserError(f"optimum could not export {hf_dir.name}: {_first_line(exc)}") from None
+
+
+def _quantize_int4(fp32_dir: Path, out_dir: Path) -> None:
+    import onnx
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    quantizer = MatMulNBitsQuantizer(
+        onnx.load(str(fp32_dir / GRAPH)),
+        bits=INT4["bits"],
+        block_size=INT4["block_size"],
+        is_symmetric=INT4["symmetric"],
+    )
+    quantizer.process()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # 4-bit weights stay well under protobuf's 2 GB limit: one file, no side data.
+    quantizer.model.save_model_to_file(str(out_dir / GRAPH), use_external_data_format=False)
+    for item in fp32_dir.iterdir():
+        skip = item.name.startswith(GRAPH) or item.name in (PROVENANCE, CHAT_TEMPLATE)
+        if item.is_file() and not skip:
+            shutil.copy2(item, out_dir / item.name)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _eog_ids(header_meta: dict[str, Any], tokens: list[Any] | None) -> list[int]:
+    ids = set()
+    for key in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"):
+        value = header_meta.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            ids.add(value)
+    if isinstance(tokens, list):
+        ids.update(i for i, text in enumerate(tokens) if text in _EOG_TEXTS)
+    return sorted(ids)
+
+
+def _provenance(
+    label: str,
+    precision: str,
+    source: Any,
+    header: Any,
+    out_dir: Path,
+    external: list[Any],
+    steps: dict[str, float],
+) -> dict[str, Any]:
+    meta = header.metadata
+    tokens = meta.get("tokenizer.ggml.tokens")
+    specials = special_tokens(meta)
+    template = header.chat_template
+    if template:
+        (out_dir / CHAT_TEMPLATE).write_text(template, encoding="utf-8")
+    if not (out_dir / TOKENIZER).is_file():
+        raise UserError(f"{label}: the export wrote no {TOKENIZER}")
+    external_files = sorted({e.location for e in external})
+    size = sum((out_dir / f).stat().st_size for f in [GRAPH, *external_files])
+    bos_id = meta.get("tokenizer.ggml.bos_token_id")
+    kv_f16 = kv_cache_bytes_per_token(meta)
+    return {
+        "format": FORMAT,
+        "name": label,
+        "base_model": source.label,
+        "runtime": "onnxruntime",
+        "precision": precision,
+        "created_at": utc_now(),
+        "source": {
+            "file": source.path.name,
+            "sha256": source.sha256,
+            "size_bytes": source.size_bytes,
+            "quantization": header.quantization,
+            "architecture": header.architecture,
+            "parameters": header.parameter_count,
+        },
+        "weights": {
+            "file": GRAPH,
+            "sha256": sha256_file(out_dir / GRAPH),
+            "size_bytes": size,
+            "external_data": external_files,
+        },
+        "quantization": INT4 if precision == "int4" else None,
+        "context_length": header.context_length,
+        # The runtime keeps K and V in float32 (twice llama.cpp's f16 cache): for the
+        # memory pre-check.
+        "kv_cache": {"dtype": "float32", "bytes_per_token": kv_f16 * 2 if kv_f16 else None},
+        "prompt": {
+            "style": source.prompt_style,
+            "chat_template": template,
+            "bos_token": specials["bos_token"],
+            "eos_token": specials["eos_token"],
+            "stop": list(source.stop),
+        },
+        "tokens": {
+            # Tokenized like llama.cpp reads the GGUF: BOS only when the GGUF asks for it.
+            "add_bos": bool(meta.get("tokenizer.ggml.add_bos_token", False)),
+            "bos_id": bos_id if isinstance(bos_id, int) else None,
+            "eos_id": meta.get("tokenizer.ggml.eos_token_id"),
+            "eog_ids": _eog_ids(meta, tokens),
+            "vocab_size": len(tokens) if isinstance(tokens, list) else None,
+        },
+        "export": {
+            "task": "text-generation-with-past",
+            "dtype": "float32",
+            "steps_s": steps,
+        },
+        "tools": package_versions(TOOLS),
+    }

@@ -1,0 +1,161 @@
+"""SmolLM2 converted to ONNX (once per session, from the cached GGUF, offline) and run on
+onnxruntime: the same greedy tokens as transformers, and a real two-runtime run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgebench.io import read_jsonl
+from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.run import RunSettings, execute
+from edgebench.tasks import get_task
+
+pytestmark = pytest.mark.model
+
+N_PROMPTS = 5
+NEW_TOKENS = 64
+
+
+@pytest.fixture(scope="session")
+def onnx_models(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """fp32 and int4 folders converted into a private cache (the int4 quantizes the fp32
+    export, so the session pays for one export: about a minute on 2 cores)."""
+    from edgebench.errors import UserError
+    from edgebench.models.convert import check_convert_extras, convert
+
+    try:
+        check_convert_extras()
+    except UserError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    cache = tmp_path_factory.mktemp("onnx-cache")
+    (cache / "models").mkdir()
+    (cache / "models" / smollm2.name).symlink_to(smollm2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EDGEBENCH_CACHE", str(cache))
+        fp32 = convert("smollm2-135m-instruct", "fp32", threads=2, say=lambda _: None)
+        int4 = convert("smollm2-135m-instruct", "int4", threads=2, say=lambda _: None)
+    return {"fp32": fp32.folder, "int4": int4.folder}
+
+
+@pytest.fixture(scope="module")
+def prompts() -> list[str]:
+    """The first built-in EdgeJSON prompts, rendered with SmolLM2's chat template."""
+    task = get_task("edgejson")
+    examples, _ = load_examples(task, RunSettings(limit=N_PROMPTS))
+    model = model_under_test(None)
+    return [model.prompt_format.render(task.build_prompt(ex)) for ex in examples[:N_PROMPTS]]
+
+
+@pytest.fixture
+def offline() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("TRANSFORMERS_OFFLINE", "1")
+        yield
+
+
+def transformers_greedy(model: Any, prompt_ids: list[int], steps: int) -> list[int]:
+    """The argmax token at each step with transformers' own KV cache (end-of-text
+    ignored, like OnnxBackend.greedy_token_ids)."""
+    import torch
+
+    out: list[int] = []
+    past = None
+    tokens = torch.tensor([prompt_ids])
+    with torch.no_grad():
+        for _ in range(steps):
+            result = model(input_ids=tokens, past_key_values=past, use_cache=True)
+            past = result.past_key_values
+            token = int(torch.argmax(result.logits[0, -1]))
+            out.append(token)
+            tokens = torch.tensor([[token]])
+    return out
+
+
+def test_onnx_fp32_greedy_tokens_equal_the_transformers_model(
+    onnx_models: dict[str, Path], smollm2: Path, prompts: list[str], offline: None
+) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from edgebench.backends.onnx_runtime import OnnxBackend
+
+    torch.set_num_threads(2)
+    reference = AutoModelForCausalLM.from_pretrained(
+        smollm2.parent, gguf_file=smollm2.name, dtype=torch.float32
+    ).eval()
+    backend = OnnxBackend(str(onnx_models["fp32"]), n_threads=2)
+    backend.load(2048)
+    assert len(prompts) == N_PROMPTS
+    for prompt in prompts:
+        ids = backend.encode(prompt)
+        expected = transformers_greedy(reference, ids, NEW_TOKENS)
+        assert backend.greedy_token_ids(ids, NEW_TOKENS) == expected
+    backend.close()
+
+
+def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    settings = RunSettings(
+        limit=2, threads=2, out=out, max_tokens=48, constraints=("none", "json", "mask", "gbnf")
+    )
+    task = get_task("edgejson")
+    examples, info = load_examples(task, settings)
+    models = [model_under_test(None), model_under_test(str(onnx_models["int4"]))]
+    result = execute(settings, models, task, examples, info)
+    onnx_label = models[1].label
+    assert onnx_label == "smollm2-135m-instruct@onnx-int4"
+    # The memory pre-check's KV cache: float32 on onnxruntime, f16 in llama.cpp.
+    assert models[1].kv_bytes_per_token == 2 * models[0].kv_bytes_per_token
+
+    samples = read_jsonl(out / "samples.jsonl")
+    by_arm: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for sample in samples:
+        by_arm.setdefault((sample["model"], sample["constraint"]), []).append(sample)
+    assert set(by_arm) == {
+        ("smollm2-135m-instruct", "none"),
+        ("smollm2-135m-instruct", "json"),
+        ("smollm2-135m-instruct", "mask"),
+        ("smollm2-135m-instruct", "gbnf"),
+        (onnx_label, "none"),
+        (onnx_label, "json"),
+        (onnx_label, "mask"),
+    }
+    # Both runtimes read the same token ids for the same prompt.
+    gguf_none, onnx_none = by_arm[("smollm2-135m-instruct", "none")], by_arm[(onnx_label, "none")]
+    assert [s["prompt_tokens"] for s in gguf_none] == [s["prompt_tokens"] for s in onnx_none]
+    for sample in onnx_none:
+        assert sample["raw_output"] and sample["error"] is None
+        assert sample["timings"]["ttft_s"] > 0 and sample["timings"]["decode_tok_s"] > 1
+        counters = sample["runtime_counters"]
+        assert counters["n_p_eval"] == sample["prompt_tokens"]
+        assert counters["n_eval"] == sample["forward_passes"] == sample["generated_tokens"] - 1
+    for sample in by_arm[(onnx_label, "json")]:
+        # The grammar's text, as bytes of the real tokens (not byte-level symbols like Ġ).
+        assert sample["error"] is None and sample["raw_output"].startswith("{")
+        assert "Ġ" not in sample["raw_output"]
+    for sample in by_arm[(onnx_label, "mask")]:
+        # The schema's grammar: a complete answer is valid JSON; one the 48-token budget
+        # cut short (SmolLM2 often writes more) is a prefix of it and can be neither.
+        assert sample["error"] is None and sample["raw_output"].startswith("{")
+        assert sample["scores"]["valid_json"] == 1 or sample["finish_reason"] == "length"
+        assert sample["constraint_status"] == "applied"
+
+    summary = result.summary
+    onnx = summary["by_model"][onnx_label]
+    assert onnx["format"] == "onnx" and onnx["size_bytes"] > 100e6
+    assert onnx["by_constraint"]["gbnf"]["skip_reason"].startswith("constraint 'gbnf'")
+    perf = onnx["by_constraint"]["none"]["perf"]
+    # The int4 weights are read into the worker's own memory (not mmapped like a GGUF).
+    assert perf["peak_rss_mb"] > 150 and perf["peak_rss_anon_mb"] > 150
+    assert perf["load_s"] > 0
+    gguf_perf = summary["by_model"]["smollm2-135m-instruct"]["by_constraint"]["none"]["perf"]
+    assert gguf_perf["peak_rss_mb"] > 50
+    assert onnx["by_constraint"]["none"]["decode_ratio_to_first_model"] > 0
