@@ -46,6 +46,7 @@ from edgebench.runner.arm import (
     compile_schemas,
 )
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
+from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.rundir import (
     RunFolder,
@@ -201,7 +202,8 @@ def execute(
             first_worker, plans = run.plan()
         except OSError as exc:
             raise UserError(f"could not write to {folder.path}: {exc.strerror or exc}") from None
-        failure = run.run_arms(first_worker, plans)
+        with run.stop.installed():
+            failure = run.run_arms(first_worker, plans)
         return run.finish(failure)
     finally:
         folder.release()
@@ -247,6 +249,7 @@ class _Run:
         self.worker_factory = worker_factory
         self.model_worker_factory = model_worker_factory
         self.progress = progress
+        self.stop = StopRequest()  # Ctrl-C, remembered (runner/interrupt.py)
         self.arms = [
             ArmSpec(m, mode, with_model=self.several)
             for m in models
@@ -444,6 +447,7 @@ class _Run:
                 self.samples.append(sample)
                 if self.progress is not None:
                     self.progress.advance(sample)
+                self.stop.check()  # a Ctrl-C swallowed somewhere still ends the run here
 
             for spec in self.arms:
                 record = self.manifest["arms"].setdefault(

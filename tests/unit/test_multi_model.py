@@ -159,7 +159,7 @@ def test_a_model_that_does_not_fit_fails_before_any_model_runs(tmp_path: Path) -
         return InProcessWorker(FakeBackend())
 
     cfg = RunSettings(out=tmp_path / "run", warmup=False, max_tokens=4)
-    with pytest.raises(UserError, match="fits? the model.s context length"):
+    with pytest.raises(UserError, match=r"fits? the model.s context length"):
         execute(
             cfg,
             [two_models()[0], short],

@@ -301,3 +301,35 @@ def test_resume_hint_for_a_non_empty_out(tmp_path: Path) -> None:
         UserError, match="not empty; choose another --out or continue it with --resume"
     ):
         fake_run(out)
+
+
+class _SwallowingProgress:
+    """A progress display that swallows the KeyboardInterrupt of a Ctrl-C arriving in it,
+    as a finalizer would ("Exception ignored in ..."), after the second example."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def start(self, total: int, description: str) -> None: ...
+    def note(self, message: str) -> None: ...
+    def stop(self) -> None: ...
+
+    def advance(self, sample: dict[str, Any]) -> None:
+        self.seen += 1
+        if self.seen == 2:
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)  # the handler runs here
+            except KeyboardInterrupt:
+                pass
+
+
+def test_a_ctrl_c_swallowed_mid_run_still_stops_it(tmp_path: Path) -> None:
+    from edgebench.runner.run import RunInterrupted
+
+    out = tmp_path / "run"
+    with pytest.raises(RunInterrupted):
+        fake_run(out, progress=_SwallowingProgress())
+    assert len(read_jsonl(out / "samples.jsonl")) == 2
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
