@@ -134,7 +134,14 @@ def start_fault_run(out: Path, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, str(REPO / "tests" / "unit" / "fault_run.py"), str(out), str(N), *args],
         cwd=REPO,
+        # As from a terminal, whatever an earlier test did to this process's SIGINT (an
+        # ignored SIGINT is inherited, and Python then leaves Ctrl-C ignored).
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_parent_sigkilled_mid_run_then_resume_matches_an_uninterrupted_run(
@@ -328,8 +335,12 @@ def test_a_ctrl_c_swallowed_mid_run_still_stops_it(tmp_path: Path) -> None:
     from edgebench.runner.run import RunInterrupted
 
     out = tmp_path / "run"
-    with pytest.raises(RunInterrupted):
-        fake_run(out, progress=_SwallowingProgress())
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    try:
+        with pytest.raises(RunInterrupted):
+            fake_run(out, progress=_SwallowingProgress())
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(read_jsonl(out / "samples.jsonl")) == 2
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
