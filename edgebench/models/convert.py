@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
@@ -163,19 +164,9 @@ def _step(steps: dict[str, float], key: str, say: Say, message: str) -> Iterator
     steps[key] = round(time.perf_counter() - start, 2)
 
 
-@contextlib.contextmanager
-def _offline() -> Iterator[None]:
+def _offline() -> contextlib.AbstractContextManager[None]:
     """Local files only: the hub libraries must never reach for the network."""
-    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    return temporary_environ({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
 
 
 @contextlib.contextmanager

@@ -9,16 +9,16 @@ rewritten after every thread count, so a crash keeps what was measured.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from edgebench.backends import backend_for
 from edgebench.backends.base import LoadInfo, now
+from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
 from edgebench.runner import manifest as mf
@@ -123,20 +123,6 @@ def thread_environment(pinning: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in {**seen, **pinning}.items() if v is not None}
 
 
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def _model_block(model: ModelUnderTest) -> dict[str, Any]:
     return {
         "label": model.label,
@@ -167,7 +153,7 @@ def execute_bench(
     pinning = pin_environment(settings.pin)
 
     def make_worker(threads: int) -> SpeedWorker:
-        with _environment(pinning):  # the worker process inherits it when it starts
+        with temporary_environ(pinning):  # the worker process inherits it when it starts
             if worker_factory is not None:
                 return worker_factory(threads)
             backend, options = backend_for(model.backend, "none")
