@@ -24,6 +24,7 @@ sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from edgebench.backends.decoding import (
     schema_guard,
     softmax_draw,
 )
+from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema
@@ -64,6 +66,17 @@ def import_onnxruntime() -> Any:
     except ImportError:
         raise UserError(f"the onnx backend needs onnxruntime: {ONNX_EXTRA_HINT}") from None
     return onnxruntime
+
+
+def build_info(ort: Any) -> dict[str, Any]:
+    """Which onnxruntime this is, for the device block (as llama.cpp's build info is)."""
+    return {
+        "name": "onnxruntime",
+        "onnxruntime": ort.__version__,
+        "build_info": ort.get_build_info().strip(),
+        "device": ort.get_device(),
+        "available_providers": list(ort.get_available_providers()),
+    }
 
 
 def load_tokenizer(folder: Path) -> Any:
@@ -211,6 +224,7 @@ class OnnxBackend:
         self.kv_shape = (0, 0)
         self.kv_dtype: Any = np.float32
         self.n_ctx = 0
+        self._probe_kv: KVSession | None = None  # the speed probe's cache (edgebench bench)
 
     # -- tokens --------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
@@ -267,6 +281,7 @@ class OnnxBackend:
                 "precision": self.model.provenance.get("precision"),
                 "constraint_mode": self.constraint_mode,
                 "keyword_guard": self.use_guard and self.constraint_mode == "mask",
+                "build": build_info(ort),
                 **(self._load_llguidance() if self.constraint_mode != "none" else {}),
             },
         )
@@ -459,5 +474,21 @@ class OnnxBackend:
                 return text[:index]
         return None
 
+    # -- speed probe (edgebench bench) ------------------------------------------------
+    def probe_vocab(self) -> ProbeVocab:
+        size = self.model.tokens.get("vocab_size") or self.tokenizer.get_vocab_size(True)
+        bos = self.bos_id if self.add_bos else None
+        return ProbeVocab(size=int(size), bos=bos)
+
+    def probe_clear(self) -> None:
+        self._probe_kv = self.new_session()
+
+    def probe_eval(self, tokens: Sequence[int]) -> None:
+        # session.run returns when every output is computed, so the clock can stop.
+        if self._probe_kv is None:
+            self._probe_kv = self.new_session()
+        self._probe_kv.forward(list(tokens))
+
     def close(self) -> None:
+        self._probe_kv = None
         self.session = None

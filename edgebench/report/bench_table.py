@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from edgebench.report.facts import runtime_label
 from edgebench.runner.bench import flags
 
 
@@ -34,10 +35,19 @@ def device_line(report: dict[str, Any]) -> str:
         f"{device.get('logical_cores')} cores" if device.get("logical_cores") else None,
         f"{device.get('ram_total_mb')} MB RAM" if device.get("ram_total_mb") else None,
         device.get("os"),
-        runtime.get("name")
-        and " ".join(str(v) for v in (runtime.get("name"), runtime.get("llama_cpp_python")) if v),
+        runtime_label(runtime),
     ]
     return " · ".join(str(p) for p in parts if p)
+
+
+def weights_size(report: dict[str, Any]) -> tuple[int | None, str]:
+    """The size llama-bench shows (llama.cpp's tensor bytes, from the worker's load),
+    else the model file's size; and what it is, for the caption."""
+    for worker in report.get("workers") or []:
+        size = (worker.get("runtime") or {}).get("model_size_bytes")
+        if size:
+            return int(size), "the weights as llama.cpp counts them, as llama-bench shows"
+    return (report.get("model") or {}).get("size_bytes"), "the model file"
 
 
 def bench_table(report: dict[str, Any]) -> Table:
@@ -45,10 +55,13 @@ def bench_table(report: dict[str, Any]) -> Table:
     settings = report.get("settings") or {}
     runtime = (report.get("device") or {}).get("runtime") or {}
     backend = f"{runtime.get('name') or model.get('backend') or '?'} CPU"
+    size_bytes, size_source = weights_size(report)
+    size = _size(size_bytes)
     table = Table(
         title=f"edgebench bench · {device_line(report)}",
         title_justify="left",
         caption=(
+            f"size: {size_source}; "
             f"t/s: mean ± std over {settings.get('repetitions')} repetitions after "
             f"{settings.get('warmup')} warm-up, KV cache cleared each time; ±%: std/mean; "
             "others: the most CPU other processes took during one repetition; "
@@ -75,7 +88,7 @@ def bench_table(report: dict[str, Any]) -> Table:
         style = "yellow" if flags(row) else None
         table.add_row(
             str(model.get("label")),
-            _size(model.get("size_bytes")),
+            size,
             _params(model.get("parameters")),
             backend,
             str(row["threads"]),

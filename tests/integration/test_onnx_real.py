@@ -3,7 +3,10 @@ onnxruntime: the same greedy tokens as transformers, and a real two-runtime run.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,3 +162,27 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
     gguf_perf = summary["by_model"]["smollm2-135m-instruct"]["by_constraint"]["none"]["perf"]
     assert gguf_perf["peak_rss_mb"] > 50
     assert onnx["by_constraint"]["none"]["decode_ratio_to_first_model"] > 0
+
+
+def test_bench_on_onnx_int4(onnx_models: dict[str, Path], tmp_path: Path) -> None:
+    """`edgebench bench` on a converted folder: pp and tg rows, the onnxruntime build in
+    the device block, the worker's peak RSS."""
+    out = tmp_path / "bench.json"
+    args = ["bench", "-m", str(onnx_models["int4"]), "-t", "2", "-p", "64", "-n", "16"]
+    done = subprocess.run(
+        [sys.executable, "-m", "edgebench", *args, "-r", "2", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "onnxruntime" in done.stdout and "pp64" in done.stdout and "tg16" in done.stdout
+    report = json.loads(out.read_text())
+    assert report["status"] == "completed"
+    assert [r["test"] for r in report["results"]] == ["pp64", "tg16"]
+    for row in report["results"]:
+        assert row["repetitions"] == 2 and row["tok_s_mean"] > 1
+        assert 50 < row["peak_rss_mb"] < 4000
+    runtime = report["device"]["runtime"]
+    assert runtime["name"] == "onnxruntime" and runtime["onnxruntime"]
+    assert "CPUExecutionProvider" in runtime["available_providers"]

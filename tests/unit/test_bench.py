@@ -13,6 +13,7 @@ from rich.console import Console
 from test_cli_run_errors import assert_one_line_error, run_cli
 
 from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.backends.speed import ProbeVocab
 from edgebench.errors import UserError
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
 from edgebench.report.bench_table import bench_notes, bench_table
@@ -246,6 +247,18 @@ def test_table_and_notes_flag_rows_that_are_not_clean(tmp_path: Path) -> None:
     (note,) = bench_notes(report)
     assert note.startswith("tg128 (threads 2): spread 8.0% of the mean")
     assert "30% of the CPU" in note
+    assert "size: the model file" in text
+
+
+def test_size_column_is_llama_benchs_when_the_runtime_reports_it(tmp_path: Path) -> None:
+    settings = BenchSettings(threads=(2,), out=tmp_path / "b.json")
+    report = execute_bench(settings, model(), worker_factory=Workers(), root=tmp_path).report
+    report["workers"][0]["runtime"]["model_size_bytes"] = 96_571_392  # llama_model_size
+    console = Console(width=200, record=True)
+    console.print(bench_table(report))
+    text = console.export_text()
+    assert "92.10 MiB" in text and "93.81 MiB" not in text
+    assert "as llama-bench shows" in text
 
 
 @pytest.mark.parametrize(
@@ -301,3 +314,32 @@ def test_pinning_reaches_the_worker_unless_the_user_set_the_variables(
     assert report["settings"]["thread_environment"] == expected
     assert seen[0]["OMP_PROC_BIND"] == "close" and seen[0]["OMP_PLACES"] == "threads"
     assert "OMP_PROC_BIND" not in os.environ  # set only while the worker starts
+
+
+def test_onnx_backend_runs_the_speed_probe(tmp_path: Path) -> None:
+    """ppN is one session.run of N ids on an empty past; tgN @ dD fills D ids untimed, then
+    N runs of one id each on a growing past; every repetition starts from an empty past."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    from test_onnx_sampling import VOCAB, TableSession, backend_for_table
+
+    class LoggingSession(TableSession):
+        def __init__(self, table: Any) -> None:
+            super().__init__(table)
+            self.feeds: list[tuple[int, int]] = []  # (ids in this run, past length)
+
+        def run(self, names: list[str], feed: dict[str, Any]) -> list[Any]:
+            self.feeds.append((feed["input_ids"].shape[1], feed["past_key_values.0.key"].shape[2]))
+            assert int(feed["input_ids"].max()) < VOCAB
+            return super().run(names, feed)
+
+    table = np.zeros((VOCAB, VOCAB), dtype=np.float32)
+    backend = backend_for_table(tmp_path / "tiny", table)
+    backend.session = session = LoggingSession(table)
+    plan = SpeedPlan((SpeedTest("pp", 16), SpeedTest("tg", 3, depth=8)), repetitions=2, warmup=1)
+    pp, tg = measure_speed(backend, plan)
+    assert len(pp.seconds) == len(tg.seconds) == 2
+    one_pp = [(16, 0)]
+    one_tg = [(8, 0), (1, 8), (1, 9), (1, 10)]
+    assert session.feeds == (one_pp + one_tg) * 3  # warm-up, then 2 round-robin repetitions
+    assert backend.probe_vocab() == ProbeVocab(size=VOCAB, bos=None)
