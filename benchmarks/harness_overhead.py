@@ -9,7 +9,7 @@ The same model, prompts and greedy settings, decoded by
              llama_sampler_sample / llama_decode one token at a time), in this process;
   edgebench  edgebench's llama backend (`LlamaCppBackend.generate`, the code a run's
              worker executes) plus the runner's timing arithmetic, in this process, with
-             the run's memory sampler reading /proc every 20 ms meanwhile;
+             the run's memory sampler reading /proc meanwhile;
   worker     the same backend in edgebench's worker process, driven over its pipe and
              sampled by the parent, exactly as `edgebench run` does.
 The three are interleaved (every prompt, every round, in a rotating order) so that a
@@ -19,8 +19,13 @@ script checks the texts agree), so all three do the same forward passes.
 
 It prints decode tokens/s (pooled: all decode steps / all decode seconds) and its ratio
 to the minimal loop with a 95% bootstrap interval over the paired generations, TTFT and
-its paired difference, and, from llama.cpp's own counters, the time each loop spends
-outside llama_decode: the harness's own cost, free of the machine's noise.
+its paired difference (mean with a 95% interval, and median), and, from llama.cpp's own
+counters, the time each loop spends outside llama_decode: the harness's own cost, free
+of the machine's noise. For the worker arm it also measures the CPU time this (parent)
+process used during each request (memory sampler, pipe): the other way the harness can
+slow the model, by taking a core from its threads. Bound on what edgebench adds to TTFT:
+the extra time outside llama_decode plus twice the parent's CPU time during the prefill
+(a preempted thread can hold up the other at the next barrier).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import ctypes
 import os
 import random
+import resource
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -141,6 +147,7 @@ class Sample:
     decode_s: float
     outside_prefill_s: float  # TTFT minus llama.cpp's prompt-eval time
     outside_decode_s: float  # decode time minus llama.cpp's eval time
+    parent_cpu_s: float | None = None  # this process's CPU time during a worker request
 
 
 @dataclass
@@ -177,6 +184,12 @@ def from_minimal(result: dict[str, Any]) -> Sample:
         outside_prefill_s=ttft - result["t_p_eval_ms"] / 1000,
         outside_decode_s=decode_s - result["t_eval_ms"] / 1000,
     )
+
+
+def parent_cpu_s() -> float:
+    """CPU time of this process so far, every thread (the memory sampler's included)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def bootstrap_ratio(a: Arm, b: Arm, seed: int = 7, n: int = 4000) -> tuple[float, float]:
@@ -253,12 +266,17 @@ def measure(args: argparse.Namespace) -> None:
             gen = backend.generate(prompt, decode)
             sampler.stop()
         else:
+            before = parent_cpu_s()
             sampler = MemorySampler(worker.process.pid).start()  # as `edgebench run` does
             gen = worker.generate(prompt, decode)
             worker_peak = max(worker_peak, sampler.stop().peak_rss_mb)
+            parent_cpu = parent_cpu_s() - before
         if gen.generated_tokens != lengths[index] or gen.text != texts[index]:
             mismatches += 1
-        arms[name].samples.append(from_generation(gen))
+        sample = from_generation(gen)
+        if name == "worker":
+            sample.parent_cpu_s = parent_cpu
+        arms[name].samples.append(sample)
 
     t0 = time.perf_counter()
     for round_ in range(args.rounds):
@@ -300,14 +318,14 @@ def report(
     print()
     print(
         "| arm | decode tok/s (pooled) | x minimal [95% CI] | TTFT mean ms "
-        "| TTFT - minimal ms, mean [95% CI] | TTFT outside llama_decode ms "
-        "| decode outside llama_decode us/token |"
+        "| TTFT - minimal ms, mean [95% CI] | median | TTFT outside llama_decode ms "
+        "| decode outside llama_decode us/token | parent CPU ms/request |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for arm in arms.values():
         rate = arm.pooled_rate()
         if arm is base:
-            ratio_cell, diff_cell = "1", "0"
+            ratio_cell, diff_cell, median_cell = "1", "0", "0"
         else:
             low, high = bootstrap_ratio(base, arm)
             ratio_cell = f"{rate / base.pooled_rate():.3f} [{low:.3f}, {high:.3f}]"
@@ -316,14 +334,36 @@ def report(
             ]
             mean, lo, hi = mean_interval(diffs)
             diff_cell = f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+            median_cell = f"{statistics.median(diffs):+.1f}"
         ttft = 1000 * statistics.fmean(s.ttft_s for s in arm.samples)
         outside_prefill = 1000 * statistics.fmean(s.outside_prefill_s for s in arm.samples)
         steps = sum(s.decode_steps for s in arm.samples)
         outside_decode = 1e6 * sum(s.outside_decode_s for s in arm.samples) / steps
+        parent = [s.parent_cpu_s for s in arm.samples if s.parent_cpu_s is not None]
+        parent_cell = f"{1000 * statistics.fmean(parent):.2f}" if parent else "-"
         print(
             f"| {arm.name} | {rate:.1f} | {ratio_cell} | {ttft:.1f} | {diff_cell} | "
-            f"{outside_prefill:.2f} | {outside_decode:.1f} |"
+            f"{median_cell} | {outside_prefill:.2f} | {outside_decode:.1f} | {parent_cell} |"
         )
+    print_ttft_bound(base, arms["worker"])
+
+
+def print_ttft_bound(base: Arm, worker: Arm) -> None:
+    """What edgebench run can add to TTFT, from quantities the VM's noise does not blur:
+    the extra wall time outside llama_decode, plus twice the parent's CPU time during
+    the prefill (its share of the request's CPU time, spread evenly)."""
+    outside = 1000 * (
+        statistics.fmean(s.outside_prefill_s for s in worker.samples)
+        - statistics.fmean(s.outside_prefill_s for s in base.samples)
+    )
+    during_prefill = 1000 * statistics.fmean(
+        (s.parent_cpu_s or 0.0) * s.ttft_s / (s.ttft_s + s.decode_s) for s in worker.samples
+    )
+    print(
+        f"\nTTFT cost of `edgebench run` (worker arm), bound: {outside:+.2f} ms outside "
+        f"llama_decode + 2 x {during_prefill:.2f} ms parent CPU during the prefill = "
+        f"{outside + 2 * during_prefill:.2f} ms"
+    )
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import os
 import signal
 import traceback
 from collections.abc import Callable
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from edgebench.backends import create_backend
@@ -25,7 +25,6 @@ from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.runner.memory import MemoryPeak, MemorySampler
 from edgebench.runner.speed import SpeedPlan, SpeedResult, measure_speed
 
-_POLL_S = 0.05
 _PR_SET_PDEATHSIG = 1
 
 
@@ -178,13 +177,19 @@ class BackendWorker:
         self._conn.send((op, args))
         self._busy = True
         deadline = None if timeout is None else now() + timeout
-        while not self._conn.poll(_POLL_S):
-            if not self.process.is_alive() and not self._conn.poll(0):
+        # Sleep until the answer arrives, the worker exits or the deadline passes: no
+        # polling, so this process takes no CPU from the model's threads meanwhile.
+        while not self._conn.poll(0):
+            left = None if deadline is None else max(0.0, deadline - now())
+            ready = wait([self._conn, self.process.sentinel], left)
+            if self._conn in ready:
+                break
+            if ready:  # only the sentinel: the worker exited without answering
                 raise EOFError
-            if deadline is not None and now() > deadline:
-                raise WorkerTimeout(op, timeout or 0.0)
+            raise WorkerTimeout(op, timeout or 0.0)
         answer = self._conn.recv()
         self._busy = False
+        self.memory.sample()  # the worker is idle now: a reading here costs it nothing
         return answer
 
     def count_tokens(self, prompts: list[str]) -> list[int]:

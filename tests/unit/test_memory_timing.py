@@ -106,3 +106,14 @@ def test_tokens_forced_before_the_first_sample_are_not_decode_tokens() -> None:
     )
     # 13 tokens: 3 forced with the prompt, the first sampled one at t=1, 9 more by t=2.
     assert compute_timings(gen).decode_tok_s == 9.0
+
+
+def test_sampler_paces_itself_by_what_it_can_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With /proc (VmHWM, the exact peak) it samples slowly; with psutil only, often."""
+    from edgebench.runner import memory
+
+    assert MemorySampler(os.getpid(), interval_s=0.5).interval_s == 0.5
+    monkeypatch.setattr(memory, "read_status", lambda pid: {"hwm": 1})
+    assert MemorySampler(os.getpid()).interval_s == memory.PROC_INTERVAL_S
+    monkeypatch.setattr(memory, "read_status", lambda pid: None)
+    assert MemorySampler(os.getpid()).interval_s == memory.PSUTIL_INTERVAL_S
