@@ -21,11 +21,12 @@ It prints decode tokens/s (pooled: all decode steps / all decode seconds) and it
 to the minimal loop with a 95% bootstrap interval over the paired generations, TTFT and
 its paired difference (mean with a 95% interval, and median), and, from llama.cpp's own
 counters, the time each loop spends outside llama_decode: the harness's own cost, free
-of the machine's noise. For the worker arm it also measures the CPU time this (parent)
-process used during each request (memory sampler, pipe): the other way the harness can
-slow the model, by taking a core from its threads. Bound on what edgebench adds to TTFT:
-the extra time outside llama_decode plus twice the parent's CPU time during the prefill
-(a preempted thread can hold up the other at the next barrier).
+of the machine's noise. For the worker arm it also measures the CPU time edgebench's
+parent side used during each request (its main thread and memory sampler): the other
+way the harness can slow the model, by taking a core from its threads. Bound on what
+edgebench adds to TTFT: the extra time outside llama_decode plus twice the parent's CPU
+time while the worker prefills (a preempted thread can hold up the other at the next
+barrier).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import argparse
 import ctypes
 import os
 import random
-import resource
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -147,7 +147,8 @@ class Sample:
     decode_s: float
     outside_prefill_s: float  # TTFT minus llama.cpp's prompt-eval time
     outside_decode_s: float  # decode time minus llama.cpp's eval time
-    parent_cpu_s: float | None = None  # this process's CPU time during a worker request
+    parent_cpu_s: float | None = None  # edgebench's parent-side CPU during a worker request
+    sampler_cpu_s: float | None = None  # the part spent while the worker computes
 
 
 @dataclass
@@ -186,10 +187,17 @@ def from_minimal(result: dict[str, Any]) -> Sample:
     )
 
 
-def parent_cpu_s() -> float:
-    """CPU time of this process so far, every thread (the memory sampler's included)."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+class TimedSampler(MemorySampler):
+    """The run's memory sampler, counting the CPU time of its own thread. With the main
+    thread's, that is what edgebench's parent spends during a request (this process's
+    other threads belong to the in-process arms' llama.cpp and are not counted)."""
+
+    cpu_s = 0.0
+
+    def _loop(self) -> None:
+        start = time.thread_time()
+        super()._loop()
+        self.cpu_s = time.thread_time() - start
 
 
 def bootstrap_ratio(a: Arm, b: Arm, seed: int = 7, n: int = 4000) -> tuple[float, float]:
@@ -266,16 +274,17 @@ def measure(args: argparse.Namespace) -> None:
             gen = backend.generate(prompt, decode)
             sampler.stop()
         else:
-            before = parent_cpu_s()
-            sampler = MemorySampler(worker.process.pid).start()  # as `edgebench run` does
+            before = time.thread_time()
+            sampler = TimedSampler(worker.process.pid).start()  # as `edgebench run` does
             gen = worker.generate(prompt, decode)
             worker_peak = max(worker_peak, sampler.stop().peak_rss_mb)
-            parent_cpu = parent_cpu_s() - before
+            parent_cpu = time.thread_time() - before + sampler.cpu_s
+            sampler_cpu = sampler.cpu_s
         if gen.generated_tokens != lengths[index] or gen.text != texts[index]:
             mismatches += 1
         sample = from_generation(gen)
         if name == "worker":
-            sample.parent_cpu_s = parent_cpu
+            sample.parent_cpu_s, sample.sampler_cpu_s = parent_cpu, sampler_cpu
         arms[name].samples.append(sample)
 
     t0 = time.perf_counter()
@@ -319,9 +328,10 @@ def report(
     print(
         "| arm | decode tok/s (pooled) | x minimal [95% CI] | TTFT mean ms "
         "| TTFT - minimal ms, mean [95% CI] | median | TTFT outside llama_decode ms "
-        "| decode outside llama_decode us/token | parent CPU ms/request |"
+        "| decode outside llama_decode us/token | parent CPU ms/request "
+        "| of which while the worker computes |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for arm in arms.values():
         rate = arm.pooled_rate()
         if arm is base:
@@ -340,24 +350,28 @@ def report(
         steps = sum(s.decode_steps for s in arm.samples)
         outside_decode = 1e6 * sum(s.outside_decode_s for s in arm.samples) / steps
         parent = [s.parent_cpu_s for s in arm.samples if s.parent_cpu_s is not None]
+        busy = [s.sampler_cpu_s for s in arm.samples if s.sampler_cpu_s is not None]
         parent_cell = f"{1000 * statistics.fmean(parent):.2f}" if parent else "-"
+        busy_cell = f"{1000 * statistics.fmean(busy):.2f}" if busy else "-"
         print(
             f"| {arm.name} | {rate:.1f} | {ratio_cell} | {ttft:.1f} | {diff_cell} | "
-            f"{median_cell} | {outside_prefill:.2f} | {outside_decode:.1f} | {parent_cell} |"
+            f"{median_cell} | {outside_prefill:.2f} | {outside_decode:.1f} | {parent_cell} | "
+            f"{busy_cell} |"
         )
     print_ttft_bound(base, arms["worker"])
 
 
 def print_ttft_bound(base: Arm, worker: Arm) -> None:
     """What edgebench run can add to TTFT, from quantities the VM's noise does not blur:
-    the extra wall time outside llama_decode, plus twice the parent's CPU time during
-    the prefill (its share of the request's CPU time, spread evenly)."""
+    the extra wall time outside llama_decode, plus twice the CPU the parent spends while
+    the worker computes (the memory sampler's readings, their prefill share by time; the
+    main thread only works before the request is sent and after the answer is back)."""
     outside = 1000 * (
         statistics.fmean(s.outside_prefill_s for s in worker.samples)
         - statistics.fmean(s.outside_prefill_s for s in base.samples)
     )
     during_prefill = 1000 * statistics.fmean(
-        (s.parent_cpu_s or 0.0) * s.ttft_s / (s.ttft_s + s.decode_s) for s in worker.samples
+        (s.sampler_cpu_s or 0.0) * s.ttft_s / (s.ttft_s + s.decode_s) for s in worker.samples
     )
     print(
         f"\nTTFT cost of `edgebench run` (worker arm), bound: {outside:+.2f} ms outside "
