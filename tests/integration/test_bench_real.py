@@ -15,16 +15,18 @@ from edgebench.runner.speed import SpeedPlan, SpeedTest, measure_speed
 pytestmark = pytest.mark.model
 
 
-def test_bench_command_writes_rows_and_json(smollm2: Path, tmp_path: Path) -> None:
-    out = tmp_path / "bench.json"
-    args = ["bench", "-t", "1,2", "-p", "64", "-n", "16", "-r", "2", "-o", str(out)]
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m edgebench ARGS` in a fresh process; it must succeed."""
     done = subprocess.run(
-        [sys.executable, "-m", "edgebench", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
+        [sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_bench_command_writes_rows_and_json(smollm2: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    done = run_cli("bench", "-t", "1,2", "-p", "64", "-n", "16", "-r", "2", "-o", str(out))
     assert "pp64" in done.stdout and "tg16" in done.stdout and " ± " in done.stdout
     report = json.loads(out.read_text())
     assert report["status"] == "completed"

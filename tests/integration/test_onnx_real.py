@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_bench_real import run_cli
 
 from edgebench.io import read_jsonl
 from edgebench.runner.prepare import load_examples, model_under_test
@@ -168,14 +167,10 @@ def test_bench_on_onnx_int4(onnx_models: dict[str, Path], tmp_path: Path) -> Non
     """`edgebench bench` on a converted folder: pp and tg rows, the onnxruntime build in
     the device block, the worker's peak RSS."""
     out = tmp_path / "bench.json"
-    args = ["bench", "-m", str(onnx_models["int4"]), "-t", "2", "-p", "64", "-n", "16"]
-    done = subprocess.run(
-        [sys.executable, "-m", "edgebench", *args, "-r", "2", "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    model = str(onnx_models["int4"])
+    done = run_cli(
+        "bench", "-m", model, "-t", "2", "-p", "64", "-n", "16", "-r", "2", "-o", str(out)
     )
-    assert done.returncode == 0, done.stderr
     assert "onnxruntime" in done.stdout and "pp64" in done.stdout and "tg16" in done.stdout
     report = json.loads(out.read_text())
     assert report["status"] == "completed"
