@@ -40,6 +40,7 @@ from typing import Any
 
 from edgebench.runner.bench import PIN_ENV
 from edgebench.runner.prepare import model_under_test
+from edgebench.runner.speed import rate_stats
 
 TOOLS = ("llama-bench", "edgebench")
 CLEAN_CV = 0.05
@@ -71,9 +72,15 @@ def run_edgebench(model: str, out: Path, args: argparse.Namespace) -> list[dict[
 
 
 def row(test: str, rates: list[float]) -> dict[str, Any]:
-    mean = statistics.fmean(rates)
-    std = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return {"test": test, "mean": mean, "std": std, "cv": std / mean, "rates": rates}
+    """One row as `edgebench bench` computes it (mean ± sample std, std / mean)."""
+    stats = rate_stats(rates)
+    return {
+        "test": test,
+        "mean": stats["tok_s_mean"],
+        "std": stats["tok_s_std"] or 0.0,
+        "cv": stats["tok_s_cv"] or 0.0,
+        "rates": rates,
+    }
 
 
 def main() -> None:

@@ -202,9 +202,8 @@ class LlamaCppBackend:
             "system_info": build["system_info"],
             "build": build,
             "n_ctx_train": n_ctx_train,
-            # The weights' bytes and count as llama.cpp (and llama-bench's size column) see them.
+            # The weights' bytes as llama.cpp (and llama-bench's size column) count them.
             "model_size_bytes": int(L.llama_model_size(self.model)),
-            "model_params": int(L.llama_model_n_params(self.model)),
             "n_batch": cparams.n_batch,
             "n_threads": self.n_threads,
             "constraint_mode": self.constraint_mode,

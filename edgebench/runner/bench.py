@@ -24,7 +24,7 @@ from edgebench.io import write_json_atomic
 from edgebench.runner import manifest as mf
 from edgebench.runner.device import ROOT, current_thermal_state
 from edgebench.runner.memory import MemoryPeak
-from edgebench.runner.run import status_of
+from edgebench.runner.run import model_record, status_of
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.speed import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
 from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
@@ -123,17 +123,6 @@ def thread_environment(pinning: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in {**seen, **pinning}.items() if v is not None}
 
 
-def _model_block(model: ModelUnderTest) -> dict[str, Any]:
-    return {
-        "label": model.label,
-        "path": str(model.path),
-        "sha256": model.sha256,
-        "size_bytes": model.size_bytes,
-        "backend": model.backend,
-        **model.details,
-    }
-
-
 def execute_bench(
     settings: BenchSettings,
     model: ModelUnderTest,
@@ -179,7 +168,7 @@ def execute_bench(
             ),
             "thread_environment": thread_environment(pinning),
         },
-        "model": _model_block(model),
+        "model": model_record(model, prompt_format=False),
         "device": device,
         "packages": mf.package_versions(),
         "git": mf.git_commit(),

@@ -108,15 +108,17 @@ def _remote_user_error(exc: WorkerError) -> UserError | None:
     return UserError(str(exc)) if exc.remote_type == "UserError" else None
 
 
-def model_record(model: ModelUnderTest) -> dict[str, Any]:
-    """A model as the manifest lists it (`model`, and each of `models` in a multi-model run)."""
+def model_record(model: ModelUnderTest, prompt_format: bool = True) -> dict[str, Any]:
+    """A model as the manifest lists it (`model`, and each of `models` in a multi-model run);
+    without its prompt format for `edgebench bench`, which sends no prompt."""
+    shown = {"prompt_format": model.prompt_format.describe()} if prompt_format else {}
     return {
         "label": model.label,
         "path": str(model.path),
         "sha256": model.sha256,
         "size_bytes": model.size_bytes,
         "backend": model.backend,
-        "prompt_format": model.prompt_format.describe(),
+        **shown,
         **model.details,
     }
 

@@ -176,14 +176,10 @@ class BackendWorker:
     def _exchange(self, op: str, args: tuple[Any, ...], timeout: float | None) -> Any:
         self._conn.send((op, args))
         self._busy = True
-        deadline = None if timeout is None else now() + timeout
         # Sleep until the answer arrives, the worker exits or the deadline passes: no
         # polling, so this process takes no CPU from the model's threads meanwhile.
-        while not self._conn.poll(0):
-            left = None if deadline is None else max(0.0, deadline - now())
-            ready = wait([self._conn, self.process.sentinel], left)
-            if self._conn in ready:
-                break
+        ready = wait([self._conn, self.process.sentinel], timeout)
+        if self._conn not in ready:
             if ready:  # only the sentinel: the worker exited without answering
                 raise EOFError
             raise WorkerTimeout(op, timeout or 0.0)
