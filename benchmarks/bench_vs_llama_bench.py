@@ -38,9 +38,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from edgebench.backends.speed_test import rate_stats
 from edgebench.runner.bench import PIN_ENV
 from edgebench.runner.prepare import model_under_test
-from edgebench.runner.speed import rate_stats
 
 TOOLS = ("llama-bench", "edgebench")
 CLEAN_CV = 0.05

@@ -24,10 +24,10 @@ from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.llama_outlines import OutlinesLlamaBackend
 from edgebench.constraints import request_for
 from edgebench.runner.budget import plan_budget, reference_text, size_context
-from edgebench.runner.manifest import device_info
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.runner.run import RunSettings, compile_schemas
 from edgebench.runner.timing import compute_timings
+from edgebench.system.device import device_info
 from edgebench.tasks import get_task
 
 # (row label, constraint mode, fast-forward, keyword guard)

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.backends import backend_for
+from edgebench.backends.speed_test import SpeedPlan, SpeedResult, SpeedTest, rate_stats
+from edgebench.backends.worker import BackendWorker
 from edgebench.cli.options import parse_int_list
-from edgebench.runner.device import device_info
 from edgebench.runner.prepare import model_under_test
-from edgebench.runner.speed import SpeedPlan, SpeedResult, SpeedTest, rate_stats
-from edgebench.runner.worker import BackendWorker
+from edgebench.system.device import device_info
 
 
 @dataclass

@@ -42,13 +42,13 @@ from typing import Any
 
 from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.backends.worker import BackendWorker
 from edgebench.runner.budget import plan_budget, reference_text
-from edgebench.runner.device import device_info
-from edgebench.runner.memory import MemorySampler
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.runner.run import RunSettings
 from edgebench.runner.timing import compute_timings
-from edgebench.runner.worker import BackendWorker
+from edgebench.system.device import device_info
+from edgebench.system.memory import MemorySampler
 from edgebench.tasks import get_task
 
 ARMS = ("minimal", "edgebench", "worker")
@@ -237,7 +237,7 @@ def measure(args: argparse.Namespace) -> None:
     worker = BackendWorker("llama", {"model_path": str(model.path), "n_threads": args.threads})
     # Its memory sampler would wake every 20 ms in this process during the other arms
     # too; the worker arm starts one around each of its own calls instead.
-    worker.memory.stop()
+    worker.process.memory.stop()
     worker.load(n_ctx)
     worker_peak = 0.0
     print(

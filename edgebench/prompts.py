@@ -11,17 +11,15 @@ process, not the one holding the results.
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing as mp
 from dataclasses import dataclass
 from datetime import datetime
-from multiprocessing.connection import Connection
 from typing import Any
 
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from edgebench.errors import UserError
+from edgebench.isolation import OutOfMemory, WorkerDied, WorkerTimeout, call_isolated, describe_exit
 from edgebench.tasks.base import Prompt
 
 STYLE_CHAT = "chat"
@@ -130,59 +128,33 @@ def render_isolated(
 ) -> list[str]:
     """`render_chat_template` for each conversation, in a child process limited to
     `memory_bytes` of address space and `timeout` seconds; any failure is a UserError."""
-    from edgebench.runner.worker import describe_exit
-
-    ctx = mp.get_context("spawn")
-    receiver, sender = ctx.Pipe(duplex=False)
-    args = (sender, template, conversations, bos_token, eos_token, memory_bytes)
-    process = ctx.Process(target=_render_child, args=args, daemon=True)
-    process.start()
-    sender.close()
+    what = "the model's chat template"
     try:
-        if not receiver.poll(timeout):
-            raise UserError(
-                f"the model's chat template did not finish rendering within {timeout:g} s "
-                "(a hostile template?)"
-            )
-        status, payload = receiver.recv()
-    except EOFError:
-        process.join(5)
+        return call_isolated(
+            _render_all,
+            (template, conversations, bos_token, eos_token),
+            timeout=timeout,
+            memory_bytes=memory_bytes,
+        )
+    except WorkerTimeout:
         raise UserError(
-            f"the model's chat template failed to render: the rendering process "
-            f"{describe_exit(process.exitcode)}"
+            f"{what} did not finish rendering within {timeout:g} s (a hostile template?)"
         ) from None
-    finally:
-        if process.is_alive():
-            process.kill()
-        process.join(5)
-        receiver.close()
-    if status != "ok":
-        raise UserError(payload)
-    return payload
+    except OutOfMemory as exc:
+        raise UserError(f"{what} {exc} to render") from None
+    except WorkerDied as exc:
+        raise UserError(
+            f"{what} failed to render: the rendering process {describe_exit(exc.exitcode)}"
+        ) from None
 
 
-def _render_child(
-    conn: Connection,
+def _render_all(
     template: str,
     conversations: list[list[dict[str, str]]],
     bos_token: str | None,
     eos_token: str | None,
-    memory_bytes: int,
-) -> None:
-    with contextlib.suppress(ImportError, ValueError, OSError):
-        import resource  # POSIX only
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    try:
-        rendered = [
-            render_chat_template(t, m, bos_token=bos_token, eos_token=eos_token)
-            for t, m in ((template, c) for c in conversations)
-        ]
-    except UserError as exc:
-        conn.send(("error", str(exc)))
-        return
-    except MemoryError:
-        limit = f"{memory_bytes / 2**20:,.0f} MB"
-        conn.send(("error", f"the model's chat template needed more than {limit} to render"))
-        return
-    conn.send(("ok", rendered))
+) -> list[str]:
+    return [
+        render_chat_template(template, c, bos_token=bos_token, eos_token=eos_token)
+        for c in conversations
+    ]

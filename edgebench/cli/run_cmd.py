@@ -30,9 +30,10 @@ from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import parse_metric_params, parse_metrics, select_families
 from edgebench.report.table import RichProgress, render_summary
+from edgebench.runfolder.read import read_manifest
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.resume import settings_from_manifest
 from edgebench.runner.run import RunInterrupted, RunSettings, execute
-from edgebench.runner.rundir import read_manifest, settings_from_manifest
 from edgebench.runner.spec import DEFAULT_MAX_CRASHES
 from edgebench.tasks import get_task
 

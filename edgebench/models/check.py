@@ -15,15 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.backends.base import DecodeSettings
+from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
+from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
 from edgebench.models.gguf import read_gguf
-from edgebench.runner.worker import (
-    BackendWorker,
-    WorkerDied,
-    WorkerError,
-    WorkerTimeout,
-    describe_exit,
-)
 
 CHECK_N_CTX = 64
 CHECK_TIMEOUT_S = 60.0
@@ -77,7 +72,7 @@ def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, Chec
                 if worker is None:
                     worker = BackendWorker("llama", options)
                 else:
-                    worker.reopen(options)
+                    worker.reopen("llama", options)
                 worker.load(n_ctx, timeout=timeout)
                 gen = worker.generate("Hello", DecodeSettings(max_tokens=2), timeout=timeout)
                 detail = f"loads and decodes ({gen.output_tokens} tokens)"

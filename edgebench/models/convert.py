@@ -47,7 +47,7 @@ from edgebench.models.onnx_model import (
     variant_name,
 )
 from edgebench.models.resolve import resolve_model
-from edgebench.runner.manifest import package_versions, utc_now
+from edgebench.system.versions import package_versions, utc_now
 
 CONVERT_EXTRA_HINT = "pip install 'edgebench[convert]'"
 INT4 = {"method": "MatMulNBits", "bits": 4, "block_size": 32, "symmetric": True}

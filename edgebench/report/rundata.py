@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.runner.rundir import read_manifest, read_samples
+from edgebench.runfolder.read import read_manifest, read_samples
 from edgebench.runner.summary import summarize
 
 # `by_*` keys that are not breakdowns of examples but separate results.

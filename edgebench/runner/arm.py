@@ -28,8 +28,8 @@ from edgebench.backends.base import (
     LoadInfo,
 )
 from edgebench.constraints import CompileReport, ConstraintRequest, request_for
+from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
 from edgebench.metrics import Family
-from edgebench.runner.memory import MemoryPeak
 from edgebench.runner.samples import (
     arm_key,
     build_sample,
@@ -38,7 +38,7 @@ from edgebench.runner.samples import (
     unsupported_generation,
 )
 from edgebench.runner.spec import ModelUnderTest, RunSettings
-from edgebench.runner.worker import WorkerDied, WorkerError, WorkerTimeout, describe_exit
+from edgebench.system.memory import MemoryPeak
 from edgebench.tasks.base import Example, Task
 
 WARMUP_TOKENS = 8

@@ -18,16 +18,17 @@ from typing import Any, Protocol
 
 from edgebench.backends import backend_for
 from edgebench.backends.base import LoadInfo, now
+from edgebench.backends.speed_test import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
+from edgebench.backends.worker import BackendWorker
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
-from edgebench.runner import manifest as mf
-from edgebench.runner.device import ROOT, current_thermal_state
-from edgebench.runner.memory import MemoryPeak
+from edgebench.isolation import WorkerDied, WorkerError
 from edgebench.runner.run import model_record, status_of
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runner.speed import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
-from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
+from edgebench.system import versions as mf
+from edgebench.system.device import ROOT, current_thermal_state, device_info
+from edgebench.system.memory import MemoryPeak
 
 # OpenMP (llama.cpp's default thread pool) pins its threads to distinct cores with these;
 # without them the scheduler sometimes stacks both threads of a 2-thread run on one core.
@@ -150,7 +151,7 @@ def execute_bench(
                 backend, {"model_path": str(model.path), "n_threads": threads, **options}
             )
 
-    device = mf.device_info(settings.threads[0], root=root)
+    device = device_info(settings.threads[0], root=root)
     device["threads_used"] = list(settings.threads)
     report: dict[str, Any] = {
         "kind": "edgebench-bench",

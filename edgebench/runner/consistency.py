@@ -18,12 +18,14 @@ from typing import Any
 
 from edgebench.backends import backend_for
 from edgebench.backends.base import DecodeSettings, now
+from edgebench.backends.worker import BackendWorker
 from edgebench.constraints import request_for
 from edgebench.errors import UserError
 from edgebench.io import JsonlAppender, write_json_atomic
+from edgebench.isolation import WorkerDied, WorkerError
 from edgebench.metrics import select_families
 from edgebench.metrics.apply import describe_families, task_score_names
-from edgebench.runner import manifest as mf
+from edgebench.runfolder.folder import RunFolder
 from edgebench.runner.arm import Worker, compile_schemas
 from edgebench.runner.budget import plan_budget, reference_text, size_context
 from edgebench.runner.run import (
@@ -34,12 +36,11 @@ from edgebench.runner.run import (
     initial_manifest,
 )
 from edgebench.runner.run import status_of as run_status
-from edgebench.runner.rundir import RunFolder
 from edgebench.runner.samples import build_sample
 from edgebench.runner.spec import ModelUnderTest, RunSettings
 from edgebench.runner.summary import ACCURACY_METRICS, mean_scores, perf_summary
-from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError
 from edgebench.scoring.sted import MODES, StedParams, consistency_score, pairwise_similarities
+from edgebench.system import versions as mf
 from edgebench.tasks.base import Example, Task
 
 KIND = "consistency"
@@ -112,7 +113,7 @@ def execute_consistency(
         if mode in SCHEMA_GUARDED_MODES:
             options = {**options, "guard": settings.guard}
     folder_settings = dataclasses.replace(settings, task=f"{KIND}-{settings.task}")
-    folder = RunFolder.create(folder_settings, model.label, mf.utc_now())
+    folder = RunFolder.create(folder_settings.out, model.label, folder_settings.task, mf.utc_now())
     run_dir = folder.path
     try:
         manifest = initial_manifest(run_dir, settings, model, task, dataset_info)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,6 @@ from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
-from edgebench.runner.manifest import dataset_hash
 from edgebench.runner.spec import ModelUnderTest, RunSettings
 from edgebench.tasks.base import Example, Task
 
@@ -114,3 +114,15 @@ def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], dic
         "limit": settings.limit,
     }
     return examples, info
+
+
+def dataset_hash(dataset: Path, schemas: Path | None) -> str:
+    """sha256 over the dataset file and every schema (relative name and bytes), so the
+    same data in another folder hashes the same and any edit changes the hash."""
+    named = [(dataset.name, dataset)]
+    if schemas is not None and schemas.is_dir():
+        named += [(p.relative_to(schemas).as_posix(), p) for p in sorted(schemas.rglob("*.json"))]
+    digest = hashlib.sha256()
+    for name, path in named:
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()

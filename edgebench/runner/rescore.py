@@ -19,11 +19,11 @@ from edgebench.io import write_json_atomic, write_jsonl_atomic
 from edgebench.metrics import Family, get_family, select_families, task_family
 from edgebench.metrics.apply import SCORING_KEYS, describe_families, score_sample
 from edgebench.report.rundata import load_run
-from edgebench.runner import manifest as mf
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.run import RunResult, RunSettings
 from edgebench.runner.samples import is_skipped
 from edgebench.runner.summary import summarize
+from edgebench.system import versions as mf
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Example, Task
 

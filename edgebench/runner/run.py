@@ -32,11 +32,14 @@ from typing import Any, Protocol
 
 from edgebench.backends import UnsupportedConstraint, backend_for
 from edgebench.backends.base import now
+from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.io import JsonlAppender, rewrite_jsonl, write_json_atomic
+from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
 from edgebench.metrics import Family, select_families
 from edgebench.metrics.apply import describe_families
-from edgebench.runner import manifest as mf
+from edgebench.runfolder.folder import RunFolder
+from edgebench.runfolder.read import read_manifest, read_samples
 from edgebench.runner.arm import (
     Arm,
     ArmGaveUp,
@@ -48,18 +51,12 @@ from edgebench.runner.arm import (
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
-from edgebench.runner.rundir import (
-    RunFolder,
-    read_manifest,
-    read_samples,
-    resume_conflict,
-    resume_point,
-    settings_record,
-)
+from edgebench.runner.resume import resume_conflict, resume_point, settings_record
 from edgebench.runner.samples import arm_key_of, build_sample, is_worker_failure
 from edgebench.runner.spec import ModelUnderTest, RunSettings
 from edgebench.runner.summary import summarize
-from edgebench.runner.worker import BackendWorker, WorkerDied, WorkerError, WorkerTimeout
+from edgebench.system import versions as mf
+from edgebench.system.device import device_info
 from edgebench.tasks.base import Example, Task
 
 __all__ = [
@@ -140,7 +137,7 @@ def initial_manifest(
         "model": model_record(model),
         "task": {"name": task.name, "prompt_template": task.prompt_template},
         "dataset": dataset_info,
-        "device": mf.device_info(settings.threads),
+        "device": device_info(settings.threads),
         "packages": mf.package_versions(),
         "git": mf.git_commit(),
         "arms": {},
@@ -184,7 +181,7 @@ def execute(
             raise UserError("--resume needs the run folder to continue")
         folder = RunFolder.reopen(settings.out)
     else:
-        folder = RunFolder.create(settings, " + ".join(labels), mf.utc_now())
+        folder = RunFolder.create(settings.out, " + ".join(labels), settings.task, mf.utc_now())
     try:
         run = _Run(
             folder,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.llama_cpp import LlamaCppBackend
-from edgebench.runner.speed import SpeedPlan, SpeedTest, measure_speed
+from edgebench.backends.speed_test import SpeedPlan, SpeedTest, measure_speed
 
 pytestmark = pytest.mark.model
 

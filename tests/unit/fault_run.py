@@ -12,8 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from edgebench.backends.worker import BackendWorker
 from edgebench.runner.run import RunInterrupted, RunSettings, execute
-from edgebench.runner.worker import BackendWorker
 from tests.unit.test_runner import EchoTask, examples, model
 
 

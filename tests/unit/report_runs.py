@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.backends.worker import InProcessWorker
 from edgebench.constraints import parse_modes
 from edgebench.prompts import PromptFormat
 from edgebench.runner.run import ModelUnderTest, RunSettings, execute
-from edgebench.runner.worker import InProcessWorker
 from edgebench.tasks import get_task
 
 SCRIPT = "<script>alert(1)</script>"

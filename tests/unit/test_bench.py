@@ -14,7 +14,10 @@ from test_cli_run_errors import assert_one_line_error, run_cli
 
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.speed import ProbeVocab
+from edgebench.backends.speed_test import SpeedPlan, SpeedTest, measure_speed, rate_stats
+from edgebench.backends.worker import BackendWorker, InProcessWorker
 from edgebench.errors import UserError
+from edgebench.isolation import WorkerDied
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
 from edgebench.report.bench_table import bench_notes, bench_table
 from edgebench.runner.bench import (
@@ -24,10 +27,8 @@ from edgebench.runner.bench import (
     pin_environment,
     plan_tests,
 )
-from edgebench.runner.cpu_share import CpuMeter
 from edgebench.runner.run import ModelUnderTest
-from edgebench.runner.speed import SpeedPlan, SpeedTest, measure_speed, rate_stats
-from edgebench.runner.worker import BackendWorker, InProcessWorker, WorkerDied
+from edgebench.system.cpu_share import CpuMeter
 
 TIMINGS = FakeTimings(per_prompt_token=0.002, per_output_token=0.01)
 

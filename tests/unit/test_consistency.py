@@ -10,13 +10,13 @@ import pytest
 
 from edgebench.backends.base import DecodeSettings
 from edgebench.backends.fake import FakeBackend
+from edgebench.backends.worker import InProcessWorker
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runner.consistency import ConsistencySettings, execute_consistency
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.rescore import rescore
 from edgebench.runner.run import RunSettings
-from edgebench.runner.worker import InProcessWorker
 from edgebench.tasks import get_task
 from tests.unit.test_cli_run_errors import assert_one_line_error, run_cli
 from tests.unit.test_runner import model

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.backends.worker import BackendWorker, InProcessWorker
 from edgebench.constraints import parse_modes, request_for, schema_key
 from edgebench.constraints.llguidance_mask import TokenMask
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runner.run import RunSettings, execute
-from edgebench.runner.worker import BackendWorker, InProcessWorker
 from edgebench.tasks.base import Example
 from tests.unit.test_runner import EchoTask, model
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.runner.device import current_thermal_state, decode_throttled, device_info
+from edgebench.system.device import current_thermal_state, decode_throttled, device_info
 
 PI5_CORE = """processor\t: {n}
 BogoMIPS\t: 108.00

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runner.run import RunSettings, execute
-from edgebench.runner.worker import BackendWorker
 from edgebench.tasks.base import Example
 from tests.unit.test_runner import EchoTask, examples, model
 

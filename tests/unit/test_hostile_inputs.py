@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.backends.worker import InProcessWorker
 from edgebench.cli.app import main
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.prompts import render_isolated
 from edgebench.runner.run import RunSettings, execute
-from edgebench.runner.worker import InProcessWorker
 from edgebench.scoring.schema import SchemaChecker
 from edgebench.tasks.base import Example
 from edgebench.tasks.edgejson import EdgeJSONTask

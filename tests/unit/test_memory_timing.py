@@ -9,8 +9,8 @@ import pytest
 
 from edgebench.backends.base import Generation
 from edgebench.backends.llama_cpp import _cut_at_stop
-from edgebench.runner.memory import MemorySampler, read_status
 from edgebench.runner.timing import compute_timings
+from edgebench.system.memory import MemorySampler, read_status
 
 STATUS = """Name:\tpython
 VmHWM:\t  204800 kB
@@ -110,7 +110,7 @@ def test_tokens_forced_before_the_first_sample_are_not_decode_tokens() -> None:
 
 def test_sampler_paces_itself_by_what_it_can_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """With /proc (VmHWM, the exact peak) it samples slowly; with psutil only, often."""
-    from edgebench.runner import memory
+    from edgebench.system import memory
 
     assert MemorySampler(os.getpid(), interval_s=0.5).interval_s == 0.5
     monkeypatch.setattr(memory, "read_status", lambda pid: {"hwm": 1})

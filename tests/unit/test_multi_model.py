@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.backends.worker import InProcessWorker
 from edgebench.cli.app import main
 from edgebench.cli.run_cmd import parse_model_list
 from edgebench.errors import UserError
@@ -18,7 +19,6 @@ from edgebench.io import read_jsonl
 from edgebench.prompts import PromptFormat
 from edgebench.report.compare import compare_rows
 from edgebench.runner.run import ModelUnderTest, RunInterrupted, RunSettings, execute
-from edgebench.runner.worker import InProcessWorker
 from tests.unit.test_constraints import examples
 from tests.unit.test_runner import EchoTask, model
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
+from edgebench.runfolder.folder import LOCK_FILE, RunLock
 from edgebench.runner.run import RunSettings, execute
-from edgebench.runner.rundir import LOCK_FILE, RunLock
-from edgebench.runner.worker import BackendWorker
 from tests.unit.test_runner import EchoTask, examples, model
 
 REPO = Path(__file__).resolve().parents[2]

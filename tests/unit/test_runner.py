@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.backends.worker import BackendWorker, InProcessWorker
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
@@ -18,7 +19,6 @@ from edgebench.runner.run import (
     RunSettings,
     execute,
 )
-from edgebench.runner.worker import BackendWorker, InProcessWorker
 from edgebench.tasks.base import Example, Prompt
 
 
@@ -230,7 +230,7 @@ def test_crashed_worker_keeps_completed_samples(tmp_path: Path) -> None:
 
 
 def test_backend_that_fails_to_start_reports_its_error() -> None:
-    from edgebench.runner.worker import WorkerError
+    from edgebench.isolation import WorkerError
 
     worker = BackendWorker("fake", {"no_such_option": 1})  # the constructor raises
     try:
@@ -245,13 +245,13 @@ def test_worker_killed_between_requests_is_reported() -> None:
     import os
     import signal
 
-    from edgebench.runner.worker import WorkerDied
+    from edgebench.isolation import WorkerDied
 
     worker = BackendWorker("fake", {})
     try:
         assert worker.count_tokens(["a"]) == [1]
         os.kill(worker.process.pid, signal.SIGKILL)
-        worker.process.join(5)
+        worker.process.process.join(5)
         with pytest.raises(WorkerDied, match=r"SIGKILL.*out of memory"):
             worker.count_tokens(["a"])
     finally:
@@ -285,7 +285,7 @@ def test_worker_dies_with_its_parent(tmp_path: Path) -> None:
     pid_file = tmp_path / "worker.pid"
     script = (
         "import time, sys\n"
-        "from edgebench.runner.worker import BackendWorker\n"
+        "from edgebench.backends.worker import BackendWorker\n"
         "w = BackendWorker('fake', {})\n"
         "w.count_tokens(['a'])\n"
         f"open({str(pid_file)!r}, 'w').write(str(w.process.pid))\n"

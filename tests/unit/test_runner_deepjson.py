@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.backends.worker import InProcessWorker
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.report.table import render_summary
 from edgebench.runner.budget import plan_context
 from edgebench.runner.run import RunSettings, execute
-from edgebench.runner.worker import InProcessWorker
 from edgebench.tasks.base import Example
 from edgebench.tasks.deepjson import DeepJSONTask, example_from_row
 from tests.unit.test_runner import examples as echo_examples

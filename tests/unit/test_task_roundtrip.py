@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.backends.worker import InProcessWorker
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.run import RunSettings, execute
-from edgebench.runner.worker import InProcessWorker
 from edgebench.tasks import get_task
 from edgebench.tasks.roundtrip import RoundtripTask, describe
 from tests.unit.test_runner import model

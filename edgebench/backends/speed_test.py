@@ -19,7 +19,7 @@ from typing import Any
 from edgebench.backends.base import now
 from edgebench.backends.speed import ProbeVocab, SpeedProbe
 from edgebench.errors import UserError
-from edgebench.runner.cpu_share import CpuMeter, CpuShare
+from edgebench.system.cpu_share import CpuMeter, CpuShare
 
 PROMPT = "pp"
 GENERATION = "tg"

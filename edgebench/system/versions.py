@@ -1,19 +1,14 @@
-"""What a run was: device, versions, model, dataset and every setting, for `manifest.json`."""
+"""Which software did the work: package versions, the git commit, the time, the runtime build."""
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from datetime import datetime, timezone
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
 from edgebench.resources import repo_root
-from edgebench.runner.device import device_info
-
-__all__ = ["dataset_hash", "device_info", "git_commit", "package_versions", "runtime_build"]
 
 _PACKAGES = (
     "llama-cpp-python",
@@ -71,15 +66,3 @@ def git_commit() -> dict[str, Any] | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return {"commit": commit, "dirty": bool(dirty)}
-
-
-def dataset_hash(dataset: Path, schemas: Path | None) -> str:
-    """sha256 over the dataset file and every schema (relative name and bytes), so the
-    same data in another folder hashes the same and any edit changes the hash."""
-    named = [(dataset.name, dataset)]
-    if schemas is not None and schemas.is_dir():
-        named += [(p.relative_to(schemas).as_posix(), p) for p in sorted(schemas.rglob("*.json"))]
-    digest = hashlib.sha256()
-    for name, path in named:
-        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()

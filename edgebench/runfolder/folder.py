@@ -1,0 +1,165 @@
+"""A run folder on disk: created or reopened, and locked against a second writer.
+
+The lock is an exclusive `flock` on RUN_DIR/.edgebench.lock, held for the whole run.
+The kernel drops it when the process dies however it dies (SIGKILL, power cut), so a
+lock file left behind is stale by construction and the next run takes it over; the
+file's content (pid, host, start time) names the holder when the lock is busy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+from edgebench.errors import UserError
+from edgebench.io import write_json_atomic
+from edgebench.runfolder.read import MANIFEST, SAMPLES, read_manifest
+from edgebench.system.versions import utc_now
+
+LOCK_FILE = ".edgebench.lock"
+SUMMARY = "summary.json"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
+
+
+class RunLock:
+    """Exclusive use of one run folder by one process (see the module docstring)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / LOCK_FILE
+        self._fd: int | None = None
+        self.stale: dict[str, Any] | None = None  # who held it last, if they died
+
+    def acquire(self) -> RunLock:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UserError(f"cannot write in {self.path.parent}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _describe_holder(_read_holder(fd))
+            os.close(fd)
+            raise UserError(
+                f"{self.path.parent} is in use by another edgebench run ({holder}); "
+                "wait for it to finish or stop it first"
+            ) from None
+        except OSError:  # no flock here (some network file systems): trust the pid
+            holder = _read_holder(fd)
+            if holder and _alive_here(holder):
+                os.close(fd)
+                raise UserError(
+                    f"{self.path.parent} is in use by another edgebench run "
+                    f"({_describe_holder(holder)})"
+                ) from None
+        self.stale = _read_holder(fd) or None
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(me).encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        os.close(self._fd)  # closing drops the flock
+        self._fd = None
+
+
+def _read_holder(fd: int) -> dict[str, Any]:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _describe_holder(holder: dict[str, Any]) -> str:
+    if not holder:
+        return "holder unknown"
+    return f"pid {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')}"
+
+
+def _alive_here(holder: dict[str, Any]) -> bool:
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return True  # cannot tell for another machine: assume it is running
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunFolder:
+    """The folder of one run, locked while this object is open."""
+
+    def __init__(self, path: Path, lock: RunLock) -> None:
+        self.path = path
+        self.lock = lock
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def samples_path(self) -> Path:
+        return self.path / SAMPLES
+
+    @property
+    def summary_path(self) -> Path:
+        return self.path / SUMMARY
+
+    @classmethod
+    def create(cls, out: Path | None, model_label: str, task: str, started: str) -> RunFolder:
+        """A new run folder: `out` (new or empty), else runs/<time>-<model>-<task>."""
+        if out is not None:
+            run_dir = out
+            if run_dir.exists() and not run_dir.is_dir():
+                raise UserError(f"--out {run_dir} is a file, not a folder")
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(f"cannot create {run_dir}: {exc.strerror}") from None
+            lock = RunLock(run_dir).acquire()
+            if any(p.name != LOCK_FILE for p in run_dir.iterdir()):
+                lock.release()
+                hint = " or continue it with --resume" if (run_dir / MANIFEST).exists() else ""
+                raise UserError(f"output folder {run_dir} is not empty; choose another --out{hint}")
+            return cls(run_dir, lock)
+        stamp = started.replace(":", "").replace("-", "").replace("+0000", "")[:15]
+        base = Path("runs") / f"{stamp}-{_slug(model_label)}-{task}"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        run_dir, suffix = base, 1
+        while True:  # mkdir claims a name atomically, so two runs never share one
+            try:
+                run_dir.mkdir()
+                break
+            except FileExistsError:
+                suffix += 1
+                run_dir = base.with_name(f"{base.name}~{suffix}")
+        return cls(run_dir, RunLock(run_dir).acquire())
+
+    @classmethod
+    def reopen(cls, run_dir: Path) -> RunFolder:
+        """An existing run folder, for --resume."""
+        read_manifest(run_dir)  # a clear error before taking the lock
+        return cls(run_dir, RunLock(run_dir).acquire())
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        write_json_atomic(self.manifest_path, manifest)
+
+    def release(self) -> None:
+        self.lock.release()
