@@ -1,3 +1,3 @@
 """edgebench: structured-JSON accuracy and on-device cost of small language models."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

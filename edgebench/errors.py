@@ -1,4 +1,10 @@
-"""Errors a user can cause. The CLI prints them as one line and exits with code 2."""
+"""Errors by kind; the CLI prints each as one line and exits with its code.
+
+    UserError   exit 2   a mistake in what the user gave (option, file, dataset line)
+    RunFailure  exit 1   the run could not finish: a crashed model, a full disk; the
+                         message names the run folder, whose completed examples are kept
+    Ctrl-C      exit 130 (an interrupted run keeps its completed examples too)
+"""
 
 
 class UserError(Exception):
@@ -8,3 +14,10 @@ class UserError(Exception):
     """
 
     exit_code = 2
+
+
+class RunFailure(Exception):
+    """A run that could not finish for a reason that is not the user's mistake (the model
+    worker crashed, the disk is full). The message names the run folder and what is kept."""
+
+    exit_code = 1

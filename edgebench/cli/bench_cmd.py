@@ -6,16 +6,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from edgebench.cli.app import app
 from edgebench.cli.options import ModelOpt, default_threads, parse_int_list
+from edgebench.cli.output import stderr_console, stdout_console
 from edgebench.report.bench_table import BenchRichProgress, bench_notes, bench_table
 from edgebench.runner.bench import BenchSettings, execute_bench, plan_tests
 from edgebench.runner.prepare import model_under_test
 
 
-@app.command()
 def bench(
     model: ModelOpt = None,
     threads: Annotated[
@@ -102,13 +100,10 @@ def bench(
         out=out,
     )
     plan_tests(settings)  # a bad combination fails before the model is resolved
-    console = Console(stderr=True)
+    console = stderr_console()
     model_info = model_under_test(settings.model)
     result = execute_bench(settings, model_info, progress=BenchRichProgress(console))
-    out_console = Console()
-    if not out_console.is_terminal:
-        out_console = Console(width=160)  # piped: no terminal width to wrap at
-    out_console.print(bench_table(result.report))
+    stdout_console().print(bench_table(result.report))
     for note in bench_notes(result.report):
         console.print(f"[yellow]not clean:[/] {note}", highlight=False, soft_wrap=True)
     console.print(f"results: [bold]{result.path}[/]")

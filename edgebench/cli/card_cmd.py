@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.app import app
 from edgebench.errors import UserError
-from edgebench.report.rundata import load_run
+from edgebench.summary import load_run
 
 RunDirArg = Annotated[Path, typer.Argument(help="A run folder written by `edgebench run`.")]
 
@@ -25,7 +24,6 @@ def _check_output(path: Path, suffixes: tuple[str, ...], option: str) -> None:
         raise UserError(f"{option} {path}: folder {path.parent} does not exist")
 
 
-@app.command()
 def card(
     run_dir: RunDirArg,
     out: Annotated[
@@ -57,7 +55,6 @@ def card(
         typer.echo(f"plot: {plot}")
 
 
-@app.command()
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `edgebench run`.")],
     html: Annotated[

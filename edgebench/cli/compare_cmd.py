@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from edgebench.cli.app import app
-from edgebench.report.compare import compare_rows, compare_table, load_run_summary
+from edgebench.cli.output import stdout_console
+from edgebench.report.compare import compare_rows, compare_table
+from edgebench.summary import load_run
 
 
-@app.command()
 def compare(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `edgebench run`.")],
     as_json: Annotated[
@@ -25,11 +24,8 @@ def compare(
 
     Example: edgebench compare runs/20261122T101500-smollm2-135m-instruct-edgejson
     """
-    summaries = [load_run_summary(path) for path in run_dirs]
+    summaries = [load_run(path).summary for path in run_dirs]
     if as_json:
         typer.echo(json.dumps(compare_rows(summaries), indent=2))
         return
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)
-    console.print(compare_table(summaries))
+    stdout_console(width=200).print(compare_table(summaries))

@@ -1,36 +1,40 @@
 """`edgebench consistency`: sample each prompt N times per temperature and measure how
-much the answers agree (STED and the consistency score, paper 002)."""
+much the answers agree (STED and the consistency score)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from edgebench.cli.app import app, stdout_console
 from edgebench.cli.options import (
     DatasetOpt,
     GuardOpt,
+    IgnoreMemoryOpt,
     LimitOpt,
+    MaxCrashesOpt,
     MaxTokensOpt,
     MetricParamOpt,
     ModelOpt,
     NCtxOpt,
     OutOpt,
+    ResumeOpt,
     SchemasOpt,
     TaskOpt,
     ThreadsOpt,
+    TimeoutOpt,
     WarmupOpt,
-    default_threads,
+    run_settings,
 )
+from edgebench.cli.output import interruptible, note_lost, stderr_console, stdout_console
 from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import get_family, parse_metric_params
 from edgebench.report.table import RichProgress, render_consistency
-from edgebench.runner.consistency import ConsistencySettings, execute_consistency
+from edgebench.runfolder.read import read_manifest
+from edgebench.runner.engine import execute, resume_command
+from edgebench.runner.jobs import ConsistencyRun
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings
 from edgebench.tasks import get_task
 
 
@@ -46,22 +50,30 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
     return tuple(dict.fromkeys(values))
 
 
-@app.command()
 def consistency(
     model: ModelOpt = None,
-    task: TaskOpt = "edgejson",
+    task: TaskOpt = None,
     samples: Annotated[
-        int, typer.Option("--samples", "-s", min=2, help="Generations per prompt and temperature.")
-    ] = 5,
-    temperatures: Annotated[
-        str, typer.Option("--temperatures", help="Sampling temperatures, comma-separated (> 0).")
-    ] = "0.2,0.5,0.8",
-    seed: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--seed", min=0, help="Seed of the first generation; generation i uses seed + i."
+            "--samples", "-s", min=2, help="Generations per prompt and temperature (default: 5)."
         ),
-    ] = 0,
+    ] = None,
+    temperatures: Annotated[
+        str | None,
+        typer.Option(
+            "--temperatures",
+            help="Sampling temperatures, comma-separated, above 0 (default: 0.2,0.5,0.8).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            min=0,
+            help="Seed of the first generation; generation i uses seed + i (default: 0).",
+        ),
+    ] = None,
     dataset: DatasetOpt = None,
     schemas: SchemasOpt = None,
     limit: LimitOpt = None,
@@ -70,26 +82,35 @@ def consistency(
     n_ctx: NCtxOpt = None,
     out: OutOpt = None,
     constraint: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--constraint", "-c", help="One constraint mode: none, json, gbnf, outlines, mask."
+            "--constraint",
+            "-c",
+            help="One constraint mode: none, json, gbnf, outlines, mask (default: none).",
         ),
-    ] = "none",
-    warmup: WarmupOpt = True,
-    guard: GuardOpt = True,
+    ] = None,
+    warmup: WarmupOpt = None,
+    guard: GuardOpt = None,
+    resume: ResumeOpt = None,
+    timeout: TimeoutOpt = None,
+    max_crashes: MaxCrashesOpt = None,
+    ignore_memory_check: IgnoreMemoryOpt = False,
     metric_param: MetricParamOpt = None,
 ) -> None:
     """Sample every prompt N times at each temperature (seeded) and score how consistent
     the answers are: pairwise STED and the consistency score per prompt and temperature,
-    with structural-only and semantic-only variants.
+    with structural-only and semantic-only variants. A crashed or hung worker costs one
+    generation; --resume continues an interrupted run.
 
     Example: edgebench consistency --samples 5 --limit 10 --temperatures 0.2,0.5,0.8
 
     Example: edgebench consistency --task roundtrip --constraint gbnf --limit 5
+
+    Example: edgebench consistency --resume runs/20261124T1015-smollm2-consistency-edgejson
     """
-    console = Console(stderr=True)
-    modes = parse_modes(constraint)
-    if len(modes) != 1:
+    console = stderr_console()
+    modes = parse_modes(constraint) if constraint is not None else None
+    if modes is not None and len(modes) != 1:
         raise UserError("--constraint: consistency runs one constraint mode at a time")
     params = parse_metric_params(metric_param or [])
     unknown = [name for name in params if name != "sted"]
@@ -97,40 +118,48 @@ def consistency(
         raise UserError(
             f"--metric-param: consistency uses only sted.* parameters, not '{unknown[0]}'"
         )
-    sted_family = get_family("sted", params.get("sted"))
-    settings = RunSettings(
-        model=model,
-        task=task,
-        dataset=dataset,
-        schemas=schemas,
-        limit=limit,
-        threads=threads or default_threads(),
-        max_tokens=max_tokens,
-        n_ctx=n_ctx,
-        out=out,
-        warmup=warmup,
-        constraints=tuple(modes),
-        guard=guard,
-    )
-    spec = ConsistencySettings(
-        samples=samples,
-        temperatures=parse_temperatures(temperatures),
-        seed=seed,
-        constraint=modes[0],
-        sted=sted_family.params,
+    given = {
+        "model": model,
+        "task": task,
+        "dataset": dataset,
+        "schemas": schemas,
+        "limit": limit,
+        "threads": threads,
+        "max_tokens": max_tokens,
+        "n_ctx": n_ctx,
+        "out": out,
+        "warmup": warmup,
+        "constraints": tuple(modes) if modes is not None else None,
+        "guard": guard,
+        "timeout": timeout,
+        "max_crashes": max_crashes,
+        "check_memory": False if ignore_memory_check else None,
+    }
+    settings = run_settings(given, resume, out)
+    stored = read_manifest(resume).consistency if resume is not None else None
+    base = ConsistencyRun.from_record(stored) if stored is not None else ConsistencyRun()
+    sted = get_family("sted", {**dict(base.sted_parameters), **params.get("sted", {})})
+    kind = ConsistencyRun(
+        samples=samples if samples is not None else base.samples,
+        temperatures=(
+            parse_temperatures(temperatures) if temperatures is not None else base.temperatures
+        ),
+        seed=seed if seed is not None else base.seed,
+        sted_parameters=tuple(sted.parameters().items()),
     )
     task_impl = get_task(settings.task)
-    examples, dataset_info = load_examples(task_impl, settings)
+    examples, dataset_record = load_examples(task_impl, settings)
     model_info = model_under_test(settings.model)
-    result = execute_consistency(
-        settings,
-        spec,
-        model_info,
-        task_impl,
-        examples,
-        dataset_info,
-        progress=RichProgress(console),
-    )
-    out_console = stdout_console()
-    out_console.print(render_consistency(result.summary))
-    console.print(f"run folder: [bold]{result.run_dir}[/]")
+    with interruptible(console):
+        result = execute(
+            settings,
+            [model_info],
+            task_impl,
+            examples,
+            dataset_record,
+            kind=kind,
+            progress=RichProgress(console),
+            resume=resume is not None,
+        )
+    stdout_console().print(render_consistency(result.summary))
+    note_lost(console, result, resume_command("consistency", result.run_dir))

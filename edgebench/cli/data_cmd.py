@@ -188,11 +188,6 @@ def _deepjson_results(
     return checks.run_checks(checks.load_rows(path))
 
 
-from edgebench.cli.app import app  # noqa: E402  (registered last, once data_app is complete)
-
-app.add_typer(data_app, name="data")
-
-
 @data_app.command("grammars")
 def build_grammars(
     schemas: Annotated[

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from edgebench.cli.options import ThreadsOpt
+from edgebench.cli.output import stdout_console
 from edgebench.errors import UserError
 from edgebench.models.check import OK, check_models
 from edgebench.models.fetch import cache_state, pull
@@ -34,12 +35,7 @@ models_app = typer.Typer(
 
 
 def _print(renderable: Table) -> None:
-    # Piped or captured output has no terminal width; rich would wrap at 80 columns and
-    # cut names and hashes, so give it room there.
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)
-    console.print(renderable)
+    stdout_console().print(renderable)
 
 
 @models_app.command("list")
@@ -201,9 +197,3 @@ def check(
         _print(table)
     if any(r.verdict != OK for r in results):
         raise typer.Exit(1)
-
-
-# Registering here keeps app.py free of per-group wiring (it imports this module).
-from edgebench.cli.app import app  # noqa: E402
-
-app.add_typer(models_app, name="models")

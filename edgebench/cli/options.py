@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from edgebench.errors import UserError
+from edgebench.runfolder.read import read_manifest
+from edgebench.runfolder.records import RunSettings
+from edgebench.runner.resume import settings_from_manifest
+from edgebench.runner.spec import DEFAULT_MAX_CRASHES
 
 
 def default_threads() -> int:
@@ -71,7 +75,7 @@ MetricsOpt = Annotated[
     typer.Option(
         "--metrics",
         help="Extra metric families, comma-separated, scored next to the task's own: "
-        "edgejson, structure (CSA, NTED), sted, sobench (FMA, FSMA).",
+        "edgejson, deepjson, structure (CSA, NTED), sted, sobench (FMA, FSMA).",
     ),
 ]
 MetricParamOpt = Annotated[
@@ -82,7 +86,14 @@ MetricParamOpt = Annotated[
         "e.g. sobench.fuzzy_string_threshold=0.9.",
     ),
 ]
-TaskOpt = Annotated[str, typer.Option("--task", help="Task: edgejson (extraction) or roundtrip.")]
+TaskOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--task",
+        help="Task: edgejson (extraction), deepjson (nested extraction, accuracy by depth) "
+        "or roundtrip (default: edgejson).",
+    ),
+]
 DatasetOpt = Annotated[
     Path | None,
     typer.Option(
@@ -93,16 +104,65 @@ SchemasOpt = Annotated[
     Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
 ]
 WarmupOpt = Annotated[
-    bool, typer.Option("--warmup/--no-warmup", help="One untimed generation first.")
+    bool | None,
+    typer.Option("--warmup/--no-warmup", help="One untimed generation first (default: on)."),
 ]
 GuardOpt = Annotated[
-    bool,
+    bool | None,
     typer.Option(
         "--guard/--no-guard",
         help="Schema modes: enforce numeric bounds and uniqueItems, which the grammar "
-        "engines read past (--no-guard: the engine alone).",
+        "engines read past (--no-guard: the engine alone; default: on).",
     ),
 ]
+ResumeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--resume",
+        help="Continue the unfinished run in this folder with its stored settings: "
+        "complete examples are kept, the missing ones and those a worker crash or "
+        "timeout lost are run. Refused if the model, dataset or settings differ.",
+    ),
+]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        help="Seconds of wall clock one example may take; past it the worker is "
+        "killed, the example recorded as a timeout and a fresh worker goes on "
+        "(default: no limit).",
+    ),
+]
+MaxCrashesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-crashes",
+        min=1,
+        help="Give up on a constraint mode after this many examples in a row lost to "
+        f"a worker crash or timeout (default: {DEFAULT_MAX_CRASHES}).",
+    ),
+]
+IgnoreMemoryOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-memory-check",
+        help="Load the model even when the model file plus its KV cache exceeds "
+        "the memory available.",
+    ),
+]
+
+
+def run_settings(given: dict[str, Any], resume: Path | None, out: Path | None) -> RunSettings:
+    """The settings of a run from the options the user gave (`given`: only those given):
+    a new run's, or with `--resume` the stored run's with the given ones on top (the
+    engine refuses any that change what is measured)."""
+    given = {name: value for name, value in given.items() if value is not None}
+    if resume is None:
+        return RunSettings(**{"threads": default_threads(), **given})
+    if out is not None and out.resolve() != resume.resolve():
+        raise UserError("give the run folder once: --resume DIR (not --out as well)")
+    return settings_from_manifest(read_manifest(resume), resume, given)
 
 
 def parse_int_list(text: str, option: str, minimum: int) -> tuple[int, ...]:

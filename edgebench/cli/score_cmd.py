@@ -6,16 +6,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from edgebench.cli.app import app, stdout_console
 from edgebench.cli.options import MetricParamOpt, MetricsOpt
+from edgebench.cli.output import stderr_console, stdout_console
 from edgebench.metrics import parse_metric_params, parse_metrics
-from edgebench.report.table import render_consistency, render_summary
+from edgebench.report.table import render
 from edgebench.runner.rescore import rescore
 
 
-@app.command()
 def score(
     run_dir: Annotated[Path, typer.Argument(help="A run folder (edgebench run or consistency).")],
     metrics: MetricsOpt = None,
@@ -46,11 +44,5 @@ def score(
         dataset=dataset,
         schemas=schemas,
     )
-    console = stdout_console()
-    summary = result.summary
-    console.print(
-        render_consistency(summary)
-        if summary.get("kind") == "consistency"
-        else render_summary(summary)
-    )
-    Console(stderr=True).print(f"re-scored: [bold]{result.run_dir}/summary.json[/]")
+    stdout_console().print(render(result.summary))
+    stderr_console().print(f"re-scored: [bold]{result.run_dir}/summary.json[/]")

@@ -2,7 +2,8 @@
 
 Every family is a pure scorer of (parsed output, expected value, schema) with its own
 aggregation (see `base.Family`). A task names its own family (`Task.metric_family`);
-`--metrics` adds others to any task. To add a family, write a `Family` subclass and
+`--metrics` adds others to any task; `score.score_output` parses once and lets each
+selected family score the parse. To add a family, write a `Family` subclass and
 register it here.
 """
 
@@ -25,7 +26,6 @@ __all__ = [
     "parse_metric_params",
     "parse_metrics",
     "select_families",
-    "task_family",
 ]
 
 # name -> (module, class)
@@ -36,8 +36,6 @@ _FAMILIES: dict[str, tuple[str, str]] = {
     "sted": ("edgebench.metrics.sted", "StedFamily"),
     "sobench": ("edgebench.metrics.sobench", "SOBenchFamily"),
 }
-
-DEFAULT_TASK_FAMILY = "edgejson"
 
 
 def family_names() -> list[str]:
@@ -109,18 +107,15 @@ def parse_metric_params(items: Iterable[str]) -> dict[str, dict[str, str]]:
     return params
 
 
-def task_family(task: Any) -> str:
-    """The family a task scores itself with (its `scores` in every sample)."""
-    return getattr(task, "metric_family", DEFAULT_TASK_FAMILY)
-
-
 def select_families(
-    task: Any, names: Iterable[str], parameters: Mapping[str, Mapping[str, Any]] | None = None
+    task_family: str,
+    names: Iterable[str],
+    parameters: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Family]:
     """The task's own family first, then the requested ones, each with its parameters.
     A parameter for a family that is not selected is an error (it would do nothing)."""
     parameters = parameters or {}
-    ordered = list(dict.fromkeys([task_family(task), *names]))
+    ordered = list(dict.fromkeys([task_family, *names]))
     for family in parameters:
         if family not in ordered:
             raise UserError(

@@ -1,12 +1,12 @@
-"""The EdgeJSON scores (paper 003) as a metric family: JSONExact, field F1 with its
-precision and recall, schema compliance and valid JSON."""
+"""The EdgeJSON scores as a metric family: JSONExact, field F1 with its precision and
+recall, schema compliance and valid JSON; the task `edgejson` scores itself with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from edgebench.metrics.base import Family, Scores
+from edgebench.metrics.base import Evaluation, Family
 from edgebench.scoring.edgejson import SCORE_NAMES, edgejson_scores
 from edgebench.scoring.parse import ParseResult
 from edgebench.scoring.schema import get_checker
@@ -19,13 +19,15 @@ class EdgeJSONFamily(Family):
         "JSONExact (JSON equality), field precision/recall/F1 over top-level keys, schema "
         "compliance, valid JSON"
     )
-    source = "papers/003 section 3.4; docs/metrics.md 'EdgeJSON'"
+    source = "The EdgeJSON Benchmark (SLMBench, section 3.4; no arXiv id); docs/metrics.md"
     score_names = SCORE_NAMES
+    schema_score = "schema_compliance"
 
     check_formats: bool = False  # assert JSON Schema `format`s (default: annotations)
 
-    def score(self, output: ParseResult, expected: Any, schema: Any) -> Scores:
+    def evaluate(self, output: ParseResult, expected: Any, schema: Any) -> Evaluation:
         checker = get_checker(
             schema, source="the example's schema", check_formats=self.check_formats
         )
-        return edgejson_scores(output, expected, checker)["scores"]
+        scored = edgejson_scores(output, expected, checker)
+        return Evaluation(scored["scores"], {"schema_errors": scored["schema_errors"]})

@@ -21,7 +21,10 @@ class SOBenchFamily(Family):
         "schema validation accuracy; FMA = matched ground-truth fields / all fields "
         "(micro); FSMA = share of outputs whose every field matches; exact and fuzzy"
     )
-    source = "papers/004 section 3.5; docs/metrics.md 'SO-Bench'"
+    source = (
+        "SO-Bench: A Structural Output Evaluation of Multimodal LLMs (arXiv:2511.21750), "
+        "section 3.5; docs/metrics.md"
+    )
     score_names = (
         "schema_valid",
         "fields",
@@ -30,6 +33,8 @@ class SOBenchFamily(Family):
         "full_exact",
         "full_fuzzy",
     )
+
+    schema_score = "schema_valid"
 
     fuzzy_string_threshold: float = 0.8
     fuzzy_number_tolerance: float = 0.05

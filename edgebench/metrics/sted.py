@@ -20,7 +20,10 @@ class StedFamily(Family):
         "(normalised spelling) and array elements; hybrid, structural-only and "
         "semantic-only variants"
     )
-    source = "papers/002 sections 3.2-3.7; docs/metrics.md 'STED and consistency'"
+    source = (
+        "STED and Consistency Scoring: A Framework for Evaluating LLM Structured Output "
+        "Reliability (arXiv:2512.23712), sections 3.2-3.7; docs/metrics.md"
+    )
     score_names = ("sted", "sted_structural", "sted_semantic")
 
     type_coercion_weight: float = 0.9

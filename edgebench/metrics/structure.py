@@ -19,7 +19,10 @@ class StructureFamily(Family):
         "CSA: Jaccard of leaf triples (path, key, normalised value); NTED: 1 - unit-cost "
         "tree edit distance (APTED) / larger IR tree, leaves labelled by type; valid JSON"
     )
-    source = "papers/001 section 3.4; docs/metrics.md 'Structure-BiEval'"
+    source = (
+        "Structure-BiEval: A Self-Supervised, Dual-Track Framework for Decoupling Structure "
+        "and Content in LLM Evaluation (arXiv:2601.19923), section 3.4; docs/metrics.md"
+    )
     score_names = ("csa", "nted", "valid_json")
 
     def score(self, output: ParseResult, expected: Any, schema: Any) -> Scores:

@@ -9,7 +9,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from edgebench.report.facts import runtime_label
-from edgebench.runner.bench import flags
+
+# A row whose repetitions spread more than this (std / mean), or during which other
+# processes took more than this share of the CPU, is flagged as not clean.
+NOISY_CV = 0.05
+BUSY_SHARE = 0.05
+
+
+def flags(row: dict[str, Any]) -> list[str]:
+    """Why a row's figure is not clean, in words (empty when it is)."""
+    reasons = []
+    cv, busy = row.get("tok_s_cv"), row.get("cpu_others_max")
+    if cv is not None and cv > NOISY_CV:
+        reasons.append(f"spread {100 * cv:.1f}% of the mean")
+    if busy is not None and busy > BUSY_SHARE:
+        reasons.append(f"other processes took up to {100 * busy:.0f}% of the CPU")
+    return reasons
 
 
 def _size(size_bytes: int | None) -> str:

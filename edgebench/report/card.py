@@ -20,25 +20,17 @@ from edgebench.io import write_bytes_atomic, write_text_atomic
 from edgebench.report import facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots
-from edgebench.report.rundata import (
-    Arm,
-    RunFolder,
-    arms,
-    dig,
-    groups,
-    model_record,
-    model_summaries,
-    numeric_metrics,
-)
+from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_scores
+from edgebench.runfolder.records import ArmSummary, ModelRecord
 
 TASK_TYPE = "text-generation"
 # model-index metric types for what a mode cost, from one arm's summary.
-COST_METRICS: tuple[tuple[str, str, str], ...] = (
-    ("decode_tokens_per_second_p50", "perf.decode_tok_s.p50", "decode tokens/s p50"),
-    ("prefill_tokens_per_second_p50", "perf.prefill_tok_s.p50", "prefill tokens/s p50"),
-    ("time_to_first_token_seconds_p50", "perf.ttft_s.p50", "TTFT p50 (s)"),
-    ("latency_seconds_p50", "perf.latency_s.p50", "latency p50 (s)"),
-    ("peak_rss_mb", "perf.peak_rss_mb", "peak RSS (MB)"),
+COST_METRICS: tuple[tuple[str, facts.Figure, str], ...] = (
+    ("decode_tokens_per_second_p50", lambda a: a.perf.decode_tok_s.p50, "decode tokens/s p50"),
+    ("prefill_tokens_per_second_p50", lambda a: a.perf.prefill_tok_s.p50, "prefill tokens/s p50"),
+    ("time_to_first_token_seconds_p50", lambda a: a.perf.ttft_s.p50, "TTFT p50 (s)"),
+    ("latency_seconds_p50", lambda a: a.perf.latency_s.p50, "latency p50 (s)"),
+    ("peak_rss_mb", lambda a: a.perf.peak_rss_mb, "peak RSS (MB)"),
 )
 LIBRARY_BY_BACKEND = {"llama": "gguf", "onnx": "onnx"}
 
@@ -59,8 +51,8 @@ def _hub() -> Any:
     return huggingface_hub
 
 
-def pick_model(run: RunFolder, model: str | None) -> str:
-    labels = list(model_summaries(run.summary))
+def pick_model(run: LoadedRun, model: str | None) -> str:
+    labels = run.summary.models
     if model is None:
         if len(labels) > 1:
             raise UserError(
@@ -73,57 +65,54 @@ def pick_model(run: RunFolder, model: str | None) -> str:
     return model
 
 
-def base_model(record: dict[str, Any]) -> str | None:
+def base_model(record: ModelRecord) -> str | None:
     """The Hub repo the weights come from: the manifest's, else the registry entry's."""
-    if record.get("base_model"):
-        return str(record["base_model"])
-    name = record.get("registry_name")
-    if not name:
+    if record.base_model:
+        return record.base_model
+    if not record.registry_name:
         return None
     from edgebench.models.registry import load_registry
 
-    entry = load_registry().get(str(name))
+    entry = load_registry().get(record.registry_name)
     return getattr(entry, "base_model", None) or None
 
 
-def measured_on(run: RunFolder, label: str | None = None) -> dict[str, Any]:
+def measured_on(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
     """Where and how the numbers were measured, as a top-level `edgebench` block in the
     metadata, so a number read from the Hub keeps its device and runtime."""
-    device = run.manifest.get("device") or {}
+    device = run.manifest.device
     runtime = facts.runtime_of(run, label)
     measured = {
-        "tool": f"edgebench {dig(run.manifest, 'packages.edgebench') or __version__}",
+        "tool": f"edgebench {run.manifest.packages.get('edgebench') or __version__}",
         "run": run.run_id,
-        "device": device.get("cpu_model") or device.get("machine"),
-        "threads": device.get("threads_used") or runtime.get("n_threads"),
-        "ram_total_mb": device.get("ram_total_mb"),
-        "os": device.get("os"),
+        "device": device.cpu_model or device.machine,
+        "threads": device.threads_used or runtime.get("n_threads"),
+        "ram_total_mb": device.ram_total_mb,
+        "os": device.os,
         "runtime": facts.runtime_label(runtime),
-        "dataset_sha256": dig(run.manifest, "dataset.sha256"),
-        "examples": run.summary.get("n_examples"),
+        "dataset_sha256": run.manifest.dataset.sha256,
+        "examples": facts.examples_run(run),
     }
     return {k: v for k, v in measured.items() if v is not None}
 
 
-def eval_results(run: RunFolder, model_arms: list[Arm]) -> list[Any]:
+def eval_results(run: LoadedRun, model_arms: list[Arm]) -> list[Any]:
     """One EvalResult per metric and constraint mode: the accuracy metrics and the cost
     (speed, memory), named with the mode; `metric_config` holds the mode."""
     hub = _hub()
+    task = run.manifest.task.name
     common = {
         "task_type": TASK_TYPE,
-        "task_name": f"Structured JSON extraction ({dig(run.manifest, 'task.name') or 'task'})",
-        "dataset_type": str(dig(run.manifest, "task.name") or run.summary.get("task") or "task"),
+        "task_name": f"Structured JSON extraction ({task})",
+        "dataset_type": task,
         "dataset_name": facts.dataset_label(run),
         "dataset_split": facts.dataset_split(run),
-        "dataset_revision": dig(run.manifest, "dataset.sha256"),
+        "dataset_revision": run.manifest.dataset.sha256,
     }
     results = []
     for arm in model_arms:
-        values = [
-            (name, value, facts.metric_label(name))
-            for name, value in numeric_metrics(arm.result.get("metrics") or {}).items()
-        ]
-        values += [(t, facts.perf_value(arm, path), label) for t, path, label in COST_METRICS]
+        values = [(name, value, facts.metric_label(name)) for name, value in arm.metrics.items()]
+        values += [(t, _number(read(arm.result)), label) for t, read, label in COST_METRICS]
         for metric_type, value, label in values:
             if value is None:
                 continue
@@ -139,22 +128,26 @@ def eval_results(run: RunFolder, model_arms: list[Arm]) -> list[Any]:
     return results
 
 
-def card_data(run: RunFolder, label: str, model_arms: list[Arm]) -> Any:
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def card_data(run: LoadedRun, label: str, model_arms: list[Arm]) -> Any:
     hub = _hub()
-    record = model_record(run.manifest, label)
+    record = run.manifest.model(label)
     tags = ["edgebench", "structured-output", "json-extraction", "cpu"]
-    if record.get("quantization"):
-        tags.append(str(record["quantization"]))
+    if record.quantization:
+        tags.append(record.quantization)
     base = base_model(record)
     extra: dict[str, Any] = {"pipeline_tag": TASK_TYPE, "edgebench": measured_on(run, label)}
     if base:
         extra["base_model"] = base
-        if record.get("quantization"):
+        if record.quantization:
             extra["base_model_relation"] = "quantized"
     return hub.ModelCardData(
         model_name=label,
-        license=record.get("license") or None,
-        library_name=LIBRARY_BY_BACKEND.get(str(record.get("backend"))),
+        license=record.license or None,
+        library_name=LIBRARY_BY_BACKEND.get(record.backend),
         tags=tags,
         eval_results=eval_results(run, model_arms) or None,
         **extra,
@@ -169,13 +162,13 @@ def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
     metrics = facts.metric_names(model_arms)
     perf_columns = facts.PERF_COLUMNS if with_perf else ()
     headers = ["constraint", "n", *(facts.metric_label(m) for m in metrics)]
-    headers += [label for label, _, _ in perf_columns]
+    headers += [label for label, _, _, _ in perf_columns]
     rows = []
     for arm in model_arms:
-        values = numeric_metrics(arm.result.get("metrics") or {})
-        row: list[Any] = [arm.constraint, arm.result.get("n_examples")]
+        values = arm.metrics
+        row: list[Any] = [arm.constraint, arm.result.n_examples]
         row += [facts.fmt(values.get(m)) for m in metrics]
-        row += [facts.fmt(facts.perf_value(arm, p), d) for _, p, d in perf_columns]
+        row += [facts.fmt(read(arm.result), d) for _, _, read, d in perf_columns]
         rows.append(row)
     return md.table(headers, rows)
 
@@ -183,14 +176,14 @@ def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
 def _group_tables(model_arms: list[Arm]) -> list[str]:
     names: dict[str, None] = {}
     for arm in model_arms:
-        names.update(dict.fromkeys(groups(arm.result)))
+        names.update(dict.fromkeys(arm.groups))
     metrics = facts.metric_names(model_arms)
     parts = []
     for name in names:
         rows = []
         for arm in model_arms:
-            for value, scores in (groups(arm.result).get(name) or {}).items():
-                flat = numeric_metrics(scores)
+            for value, scores in arm.groups.get(name, {}).items():
+                flat = numeric(scores)
                 rows.append(
                     [value, arm.constraint, scores.get("n")]
                     + [facts.fmt(flat.get(m)) for m in metrics]
@@ -201,35 +194,36 @@ def _group_tables(model_arms: list[Arm]) -> list[str]:
     return parts
 
 
-def _milliseconds(seconds: Any) -> float | None:
-    return seconds * 1000 if isinstance(seconds, int | float) else None
+def _compile_ms(arm: ArmSummary) -> float | None:
+    seconds = arm.compile.first_s.p50
+    return seconds * 1000 if seconds is not None else None
 
 
 def _perf_tables(model_arms: list[Arm]) -> str:
     rows = []
     for arm in model_arms:
-        for label, dist in facts.distributions(arm.result.get("perf") or {}):
+        for label, dist in facts.distributions(arm.result.perf):
             rows.append(
                 [arm.constraint, label]
-                + [facts.fmt(dist.get(k), 3) for k in ("p50", "p95", "mean")]
-                + [dist.get("n")]
+                + [facts.fmt(v, 3) for v in (dist.p50, dist.p95, dist.mean)]
+                + [dist.n]
             )
     speed = md.table(["constraint", "measure", "p50", "p95", "mean", "n"], rows, 2)
     totals = []
     for arm in model_arms:
-        perf = arm.result.get("perf") or {}
+        perf = arm.result.perf
         totals.append(
             [
                 arm.constraint,
-                facts.fmt(perf.get("load_s"), 2),
-                facts.fmt(perf.get("peak_rss_mb"), 0),
-                facts.fmt(perf.get("peak_rss_anon_mb"), 0),
-                facts.fmt(perf.get("peak_rss_file_mb"), 0),
-                perf.get("prompt_tokens_total"),
-                perf.get("output_tokens_total"),
-                perf.get("hit_token_limit"),
-                facts.fmt(_milliseconds(dig(arm.result, "compile.first_s.p50")), 2),
-                facts.fmt(perf.get("wall_s"), 1),
+                facts.fmt(perf.load_s, 2),
+                facts.fmt(perf.peak_rss_mb, 0),
+                facts.fmt(perf.peak_rss_anon_mb, 0),
+                facts.fmt(perf.peak_rss_file_mb, 0),
+                perf.prompt_tokens_total,
+                perf.output_tokens_total,
+                perf.hit_token_limit,
+                facts.fmt(_compile_ms(arm.result), 2),
+                facts.fmt(perf.wall_s, 1),
             ]
         )
     headers = [
@@ -247,19 +241,19 @@ def _perf_tables(model_arms: list[Arm]) -> str:
     return f"{speed}\n\n{md.table(headers, totals)}"
 
 
-def _prompt_section(run: RunFolder, label: str) -> str:
-    record = model_record(run.manifest, label)
-    prompt_format = record.get("prompt_format") or {}
-    parts = [f"Prompt style: {md.text(prompt_format.get('style') or '-')}."]
-    for key in ("chat_template", "template"):
-        if prompt_format.get(key):
+def _prompt_section(run: LoadedRun, label: str) -> str:
+    prompt_format = run.manifest.model(label).prompt_format
+    parts = [f"Prompt style: {md.text(prompt_format.style)}."]
+    for key, text in (
+        ("chat_template", prompt_format.chat_template),
+        ("template", prompt_format.template),
+    ):
+        if text:
             parts.append(
                 f"<details><summary>{md.text(key)} (from the model file)</summary>\n\n"
-                f"{md.code_block(str(prompt_format[key]), 'jinja')}\n\n</details>"
+                f"{md.code_block(text, 'jinja')}\n\n</details>"
             )
-    template = dig(run.manifest, "task.prompt_template")
-    if template:
-        parts.append(f"Task prompt template:\n\n{md.code_block(str(template))}")
+    parts.append(f"Task prompt template:\n\n{md.code_block(run.manifest.task.prompt_template)}")
     return "\n\n".join(parts)
 
 
@@ -270,44 +264,44 @@ def _pretty(value: Any) -> str:
 def _sample_outputs(model_arms: list[Arm], count: int) -> list[str]:
     """The first `count` examples: what was expected and what each mode wrote, verbatim
     in code blocks (raw model text is never Markdown here)."""
-    ids = list(dict.fromkeys(str(s.get("id")) for arm in model_arms for s in arm.samples))
+    ids = list(dict.fromkeys(s.id for arm in model_arms for s in arm.samples))
     parts = []
     for example_id in ids[:count]:
         by_mode = [
-            (arm, next(s for s in arm.samples if str(s.get("id")) == example_id))
+            (arm, next(s for s in arm.samples if s.id == example_id))
             for arm in model_arms
-            if any(str(s.get("id")) == example_id for s in arm.samples)
+            if any(s.id == example_id for s in arm.samples)
         ]
         first = by_mode[0][1]
-        labels = ", ".join(f"{k}: {v}" for k, v in (first.get("groups") or {}).items())
+        labels = ", ".join(f"{k}: {v}" for k, v in first.groups.items())
         parts.append(f"### {md.text(example_id)}" + (f" ({md.text(labels)})" if labels else ""))
-        parts.append(f"Expected:\n\n{md.code_block(_pretty(first.get('expected')), 'json')}")
+        parts.append(f"Expected:\n\n{md.code_block(_pretty(first.expected), 'json')}")
         for arm, sample in by_mode:
-            scores = numeric_metrics(sample.get("scores") or {})
+            scores = sample_scores(sample, arm.run.manifest.task_family)
             shown = ", ".join(f"{facts.metric_label(k)} {v:.2f}" for k, v in scores.items())
             parts.append(
-                f"{md.text(arm.constraint)} · finish {md.text(sample.get('finish_reason') or '-')}"
+                f"{md.text(arm.constraint)} · finish {md.text(sample.finish_reason)}"
                 f" · {md.text(shown or 'no scores')}:\n\n"
-                f"{md.code_block(str(sample.get('raw_output') or ''))}"
+                f"{md.code_block(sample.raw_output)}"
             )
     return parts
 
 
 def card_body(
-    run: RunFolder,
+    run: LoadedRun,
     label: str,
     model_arms: list[Arm],
     plot_files: list[tuple[Plot, str]],
     examples: int = 2,
 ) -> str:
-    record = model_record(run.manifest, label)
-    device = run.manifest.get("device") or {}
-    cpu = device.get("cpu_model") or device.get("machine") or "this device"
+    record = run.manifest.model(label)
+    device = run.manifest.device
+    cpu = device.cpu_model or device.machine or "this device"
     modes = ", ".join(arm.constraint for arm in model_arms)
     intro = (
-        f"{md.text(label)} ({md.text(record.get('quantization') or record.get('backend') or '')})"
+        f"{md.text(label)} ({md.text(record.quantization or record.backend)})"
         f" measured with edgebench on {md.text(cpu)}, "
-        f"{md.text(device.get('threads_used') or '?')} threads: "
+        f"{md.text(device.threads_used or '?')} threads: "
         f"{md.text(facts.dataset_label(run))}, constraint modes {md.text(modes)}. "
         "Accuracy, speed and memory come from the same run; p50/p95 are over examples."
     )
@@ -325,7 +319,7 @@ def card_body(
         "### Dataset",
         _kv_table(facts.dataset_rows(run)),
         "### Decoding and constraint",
-        _kv_table(facts.decoding_rows(run)),
+        _kv_table(facts.decoding_rows(run, label)),
         "### Prompt",
         _prompt_section(run, label),
         "## Accuracy",
@@ -348,7 +342,7 @@ def card_body(
 
 
 def render_card(
-    run: RunFolder, model: str | None, plot_files: list[tuple[Plot, str]], examples: int = 2
+    run: LoadedRun, model: str | None, plot_files: list[tuple[Plot, str]], examples: int = 2
 ) -> str:
     """The card's full text (YAML metadata and Markdown), checked by parsing it back."""
     hub = _hub()
@@ -362,7 +356,7 @@ def render_card(
     return content
 
 
-def write_card(run: RunFolder, out: Path, model: str | None = None, examples: int = 2) -> CardFiles:
+def write_card(run: LoadedRun, out: Path, model: str | None = None, examples: int = 2) -> CardFiles:
     """The card at `out` and its plots next to it (`<stem>-<plot>.png`), each written
     atomically."""
     label = pick_model(run, model)

@@ -3,97 +3,90 @@ folders: one row per (run, model, constraint mode)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from rich.table import Table
 
-from edgebench.report.rundata import dig, load_run
+from edgebench.runfolder.records import ArmSummary, Summary
 
-# (header, how to read it from one constraint's summary, digits)
-COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("valid", "metrics.valid_json", 3),
-    ("schema", "metrics.schema_compliance", 3),
-    ("exact", "metrics.json_exact", 3),
-    ("F1", "metrics.field_f1", 3),
-    ("TTFT s", "perf.ttft_s.p50", 2),
-    ("tok/s", "perf.decode_tok_s.p50", 1),
-    ("×none", "decode_ratio_to_none", 2),
-    ("lat s", "perf.latency_s.p50", 2),
-    ("compile ms", "compile.first_s.p50", 2),
-    ("cached ms", "compile.cached_s.p50", 3),
-    ("limit", "perf.hit_token_limit", 0),
-    ("unsup", "n_unsupported", 0),
-    ("RSS MB", "perf.peak_rss_mb", 0),
-    ("load s", "perf.load_s", 2),
-    ("size MB", "model_size_mb", 1),
+Read = Callable[[ArmSummary], Any]
+
+
+def _metric(name: str) -> Read:
+    return lambda arm: arm.metrics.get(name)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return seconds * 1000 if seconds is not None else None
+
+
+# (header, JSON key, how to read it from one arm's summary, digits)
+ACCURACY: tuple[tuple[str, str, Read, int], ...] = (
+    ("valid", "valid_json", _metric("valid_json"), 3),
+    ("schema", "schema_compliance", _metric("schema_compliance"), 3),
+    ("exact", "json_exact", _metric("json_exact"), 3),
+    ("F1", "field_f1", _metric("field_f1"), 3),
+)
+# DeepJSONEval runs show their own scores in place of EdgeJSON's four.
+DEEPJSON_ACCURACY: tuple[tuple[str, str, Read, int], ...] = (
+    ("valid", "valid_json", _metric("valid_json"), 3),
+    ("syntax", "syntax", _metric("syntax"), 3),
+    ("km", "key_matching", _metric("key_matching"), 3),
+    ("strict", "strict", _metric("strict"), 3),
+)
+COST: tuple[tuple[str, str, Read, int], ...] = (
+    ("TTFT s", "ttft_s_p50", lambda a: a.perf.ttft_s.p50, 2),
+    ("tok/s", "decode_tok_s_p50", lambda a: a.perf.decode_tok_s.p50, 1),
+    ("×none", "decode_ratio_to_none", lambda a: a.decode_ratio_to_none, 2),
+    ("lat s", "latency_s_p50", lambda a: a.perf.latency_s.p50, 2),
+    ("compile ms", "compile_ms_p50", lambda a: _ms(a.compile.first_s.p50), 2),
+    ("cached ms", "cached_compile_ms_p50", lambda a: _ms(a.compile.cached_s.p50), 3),
+    ("limit", "hit_token_limit", lambda a: a.perf.hit_token_limit, 0),
+    ("unsup", "n_unsupported", lambda a: a.n_unsupported, 0),
+    ("RSS MB", "peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
+    ("load s", "load_s", lambda a: a.perf.load_s, 2),
+    ("size MB", "model_size_mb", lambda a: a.model_size_mb, 1),
 )
 # Shown when a table has several models: decode tok/s over the first model's, same mode.
-MODEL_RATIO = ("×1st", "decode_ratio_to_first_model", 2)
-_MILLISECONDS = {"compile.first_s.p50", "compile.cached_s.p50"}
-# DeepJSONEval runs show their own scores in place of EdgeJSON's four.
-DEEPJSON_ACCURACY: tuple[tuple[str, str, int], ...] = (
-    ("valid", "metrics.valid_json", 3),
-    ("syntax", "metrics.syntax", 3),
-    ("km", "metrics.key_matching", 3),
-    ("strict", "metrics.strict", 3),
-)
+MODEL_RATIO = ("×1st", "decode_ratio_to_first_model", lambda a: a.decode_ratio_to_first_model, 2)
 
 
-def columns_for(summaries: list[dict[str, Any]]) -> tuple[tuple[str, str, int], ...]:
+def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], ...]:
     """The table's columns: DeepJSONEval's scores when every run has them."""
-    if summaries and all("key_matching" in (s.get("metrics") or {}) for s in summaries):
-        return DEEPJSON_ACCURACY + COLUMNS[4:]
-    return COLUMNS
+    if summaries and all(s.task_family == "deepjson" for s in summaries):
+        return DEEPJSON_ACCURACY + COST
+    return ACCURACY + COST
 
 
-def load_run_summary(run_dir: Path) -> dict[str, Any]:
-    """A run folder's summary, derived again from manifest.json and samples.jsonl so a
-    crashed or older run compares on the same definitions."""
-    return load_run(run_dir).summary
-
-
-def _cell(value: Any, path: str, digits: int) -> str:
+def _cell(value: Any, digits: int) -> str:
     if value is None:
         return "-"
-    if path in _MILLISECONDS:
-        value = value * 1000
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
 
 
-def _per_model(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """label -> {mode: result}; summaries written before multi-model runs have only
-    `by_constraint`, for their one model."""
-    by_model = summary.get("by_model")
-    if by_model:
-        return {label: m.get("by_constraint") or {} for label, m in by_model.items()}
-    return {str(summary.get("model")): summary.get("by_constraint") or {}}
-
-
-def compare_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
-    JSON). A skipped mode has n = 0, no figures and its reason under `skipped`."""
-    columns = columns_for(summaries)
+    JSON). A skipped mode has its reason under `skipped` and no figures."""
+    columns = (*columns_for(summaries), MODEL_RATIO)
     rows = []
     for summary in summaries:
-        for label, per_mode in _per_model(summary).items():
-            for mode, result in per_mode.items():
-                row = {
-                    "run": summary.get("run_id"),
-                    "model": label,
-                    "constraint": mode,
-                    "n": result.get("n_examples"),
-                    "skipped": result.get("skip_reason"),
-                }
-                paths = [path for _, path, _ in (*columns, MODEL_RATIO)]
-                row.update({p: None if row["skipped"] else dig(result, p) for p in paths})
-                rows.append(row)
+        for arm in summary.arms:
+            row: dict[str, Any] = {
+                "run": summary.run_id,
+                "model": arm.model,
+                "constraint": arm.constraint,
+                "n": arm.n_examples,
+                "skipped": arm.skip_reason,
+            }
+            row.update({key: None if arm.skip_reason else read(arm) for _, key, read, _ in columns})
+            rows.append(row)
     return rows
 
 
-def compare_table(summaries: list[dict[str, Any]]) -> Table:
+def compare_table(summaries: list[Summary]) -> Table:
     """Values are p50 over examples; the run column appears when more than one run is
     compared, the model column (and ×1st) when a table holds more than one model."""
     rows = compare_rows(summaries)
@@ -102,14 +95,15 @@ def compare_table(summaries: list[dict[str, Any]]) -> Table:
     title = (
         "models and constraint modes side by side"
         if several_models
-        else ("constraint modes side by side")
+        else "constraint modes side by side"
     )
     if not several_runs and summaries:
         if not several_models:
-            title += f" · {summaries[0].get('model')}"
-        title += f" · {summaries[0].get('run_id')}"
-    base = list(columns_for(summaries))
-    columns = [*base, MODEL_RATIO] if several_models else base
+            title += f" · {summaries[0].models[0]}"
+        title += f" · {summaries[0].run_id}"
+    columns = list(columns_for(summaries))
+    if several_models:
+        columns.append(MODEL_RATIO)
     table = Table(title=title, title_justify="left")
     if several_runs:
         table.add_column("run")
@@ -119,12 +113,12 @@ def compare_table(summaries: list[dict[str, Any]]) -> Table:
         table.add_column("model", no_wrap=True, min_width=width)
     table.add_column("constraint", no_wrap=True)
     table.add_column("n", justify="right")
-    for header, _, _ in columns:
+    for header, _, _, _ in columns:
         table.add_column(header, justify="right")
     skipped = []
     for row in rows:
         cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
-        cells += [_cell(row[path], path, digits) for _, path, digits in columns]
+        cells += [_cell(row[key], digits) for _, key, _, digits in columns]
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
             prefix.append(row["model"] or "-")

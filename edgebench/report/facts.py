@@ -5,10 +5,12 @@ these rows and escape every value in their own format."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from edgebench.report.rundata import Arm, RunFolder, dig, flatten, model_record, numeric_metrics
+from edgebench.report.rundata import Arm, LoadedRun, flatten
+from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf
 
 METRIC_LABELS = {
     "json_exact": "JSONExact",
@@ -32,20 +34,20 @@ METRIC_LABELS = {
     "fsma_fuzzy": "FSMA fuzzy",
 }
 
-# (label, path in one arm's summary, digits): speed and memory, p50 over examples.
-PERF_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("TTFT p50 (s)", "perf.ttft_s.p50", 3),
-    ("prefill tok/s p50", "perf.prefill_tok_s.p50", 1),
-    ("decode tok/s p50", "perf.decode_tok_s.p50", 1),
-    ("decode tok/s p95", "perf.decode_tok_s.p95", 1),
-    ("latency p50 (s)", "perf.latency_s.p50", 2),
-    ("latency p95 (s)", "perf.latency_s.p95", 2),
-    ("peak RSS (MB)", "perf.peak_rss_mb", 0),
-    ("load (s)", "perf.load_s", 2),
-)
+Figure = Callable[[ArmSummary], float | int | None]
 
-# Units of the distributions in a `perf` block, by key suffix; others are shown bare.
-_DISTRIBUTION_UNITS = {"_tok_s": "tokens/s", "_s": "s", "_mb": "MB"}
+# (label, key (the page's sort key), how to read it from one arm's summary, digits):
+# speed and memory.
+PERF_COLUMNS: tuple[tuple[str, str, Figure, int], ...] = (
+    ("TTFT p50 (s)", "perf.ttft_s.p50", lambda a: a.perf.ttft_s.p50, 3),
+    ("prefill tok/s p50", "perf.prefill_tok_s.p50", lambda a: a.perf.prefill_tok_s.p50, 1),
+    ("decode tok/s p50", "perf.decode_tok_s.p50", lambda a: a.perf.decode_tok_s.p50, 1),
+    ("decode tok/s p95", "perf.decode_tok_s.p95", lambda a: a.perf.decode_tok_s.p95, 1),
+    ("latency p50 (s)", "perf.latency_s.p50", lambda a: a.perf.latency_s.p50, 2),
+    ("latency p95 (s)", "perf.latency_s.p95", lambda a: a.perf.latency_s.p95, 2),
+    ("peak RSS (MB)", "perf.peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
+    ("load (s)", "perf.load_s", lambda a: a.perf.load_s, 2),
+)
 
 
 def metric_label(name: str) -> str:
@@ -61,41 +63,32 @@ def fmt(value: Any, digits: int = 3) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return ", ".join(fmt(v, digits) for v in value)
     return str(value)
 
 
 def metric_names(arms: list[Arm]) -> list[str]:
-    """Every accuracy metric any arm has, in first-seen order."""
+    """Every accuracy figure any arm has, in first-seen order."""
     names: dict[str, None] = {}
     for arm in arms:
-        names.update(dict.fromkeys(numeric_metrics(arm.result.get("metrics") or {})))
+        names.update(dict.fromkeys(arm.metrics))
     return list(names)
 
 
-def perf_value(arm: Arm, path: str) -> float | None:
-    value = dig(arm.result, path)
-    return float(value) if isinstance(value, int | float) else None
+def distributions(perf: Perf) -> list[tuple[str, Distribution]]:
+    """The p50/p95 distributions of a perf block, labelled with their units."""
+    return [
+        ("ttft (s)", perf.ttft_s),
+        ("latency (s)", perf.latency_s),
+        ("prefill (tokens/s)", perf.prefill_tok_s),
+        ("decode (tokens/s)", perf.decode_tok_s),
+    ]
 
 
-def distributions(perf: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Every p50/p95 distribution in a perf block (TTFT, latency, tokens/s ...), labelled
-    with its unit."""
-    rows = []
-    for key, value in perf.items():
-        if isinstance(value, dict) and "p50" in value:
-            unit = next(
-                (u for suffix, u in _DISTRIBUTION_UNITS.items() if key.endswith(suffix)), ""
-            )
-            name = key.removesuffix("_tok_s").removesuffix("_s").removesuffix("_mb")
-            rows.append((f"{name} ({unit})" if unit else key, value))
-    return rows
-
-
-def command_line(manifest: dict[str, Any]) -> str:
+def command_line(manifest: Manifest) -> str:
     """The command that made the run, as a user would type it."""
-    argv = [str(a) for a in manifest.get("command") or []]
+    argv = [str(a) for a in manifest.command]
     if not argv:
         return "-"
     program = argv[0]
@@ -108,14 +101,12 @@ def command_line(manifest: dict[str, Any]) -> str:
     return shlex.join(head + argv[1:])
 
 
-def runtime_of(run: RunFolder, label: str | None = None) -> dict[str, Any]:
+def runtime_of(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
     """The runtime the first arm loaded (llama.cpp build, system info, threads); with
     `label`, the first arm of that model (a multi-model run mixes runtimes)."""
-    for arm in (run.manifest.get("arms") or {}).values():
-        if label is not None and isinstance(arm, dict) and arm.get("model", label) != label:
-            continue
-        if isinstance(arm, dict) and isinstance(arm.get("runtime"), dict):
-            return arm["runtime"]
+    for arm in run.manifest.arms:
+        if (label is None or arm.model == label) and arm.runtime is not None:
+            return arm.runtime
     return {}
 
 
@@ -125,10 +116,10 @@ def runtime_label(runtime: dict[str, Any]) -> str | None:
     return " ".join(str(v) for v in (runtime.get("name"), version) if v) or None
 
 
-def device_rows(run: RunFolder, label: str | None = None) -> list[tuple[str, Any]]:
+def device_rows(run: LoadedRun, label: str | None = None) -> list[tuple[str, Any]]:
     """Every fact of the manifest's device block (nested ones as `a.b`), then the
     runtime and the packages that did the work."""
-    rows = list(flatten(run.manifest.get("device") or {}).items())
+    rows = list(flatten(run.manifest.device.to_json()).items())
     shown = {name for name, _ in rows}
     # The arm's runtime record repeats the device block's `runtime` (its `build`): once.
     rows += [
@@ -136,60 +127,69 @@ def device_rows(run: RunFolder, label: str | None = None) -> list[tuple[str, Any
         for k, v in runtime_of(run, label).items()
         if k not in ("constraint_mode", "build") and f"runtime.{k}" not in shown
     ]
-    rows += [(f"package.{k}", v) for k, v in (run.manifest.get("packages") or {}).items()]
+    rows += [(f"package.{k}", v) for k, v in run.manifest.packages.items()]
     return rows
 
 
-def model_rows(run: RunFolder, label: str) -> list[tuple[str, Any]]:
-    """What the manifest says about the model, prompt format aside (shown as code)."""
-    record = model_record(run.manifest, label)
-    return [(k, v) for k, v in flatten(record).items() if not k.startswith("prompt_format.")]
-
-
-def dataset_rows(run: RunFolder) -> list[tuple[str, Any]]:
-    dataset = run.manifest.get("dataset") or {}
+def model_rows(run: LoadedRun, label: str) -> list[tuple[str, Any]]:
+    """What the manifest says about the model, prompt format and plan aside."""
+    record = run.manifest.model(label).to_json()
     return [
-        ("task", dig(run.manifest, "task.name")),
-        *flatten(dataset).items(),
-        ("examples run", run.summary.get("n_examples")),
+        (k, v) for k, v in flatten(record).items() if not k.startswith(("prompt_format.", "plan."))
     ]
 
 
-def decoding_rows(run: RunFolder) -> list[tuple[str, Any]]:
-    decoding = dict(run.manifest.get("decoding") or {})
-    by_schema = decoding.pop("max_tokens_by_schema", None)
-    rows = list(flatten(decoding).items())
-    if isinstance(by_schema, dict) and by_schema:
-        rows.append(("max_tokens by schema", ", ".join(f"{k} {v}" for k, v in by_schema.items())))
-    settings = run.manifest.get("settings") or {}
-    rows += [(f"setting.{k}", v) for k, v in settings.items()]
+def examples_run(run: LoadedRun) -> int:
+    """The examples the run decoded (each once per arm and draw)."""
+    return len({s.id for s in run.samples})
+
+
+def dataset_rows(run: LoadedRun) -> list[tuple[str, Any]]:
+    return [
+        ("task", run.manifest.task.name),
+        *flatten(run.manifest.dataset.to_json()).items(),
+        ("examples run", examples_run(run)),
+    ]
+
+
+def decoding_rows(run: LoadedRun, label: str | None = None) -> list[tuple[str, Any]]:
+    """The decoding plan of the model (the first one by default) and every setting."""
+    model = run.manifest.model(label) if label else run.manifest.models[0]
+    rows: list[tuple[str, Any]] = []
+    if model.plan is not None:
+        decoding = model.plan.decoding.to_json()
+        by_schema = decoding.pop("max_tokens_by_schema", None)
+        rows += [("n_ctx", model.plan.n_ctx), *flatten(decoding).items()]
+        if by_schema:
+            budgets = ", ".join(f"{k} {v}" for k, v in by_schema.items())
+            rows.append(("max_tokens by schema", budgets))
+    rows += [(f"setting.{k}", v) for k, v in run.manifest.settings.to_json().items()]
     return rows
 
 
-def run_rows(run: RunFolder) -> list[tuple[str, Any]]:
+def run_rows(run: LoadedRun) -> list[tuple[str, Any]]:
     manifest = run.manifest
-    git = manifest.get("git") or {}
+    git = manifest.git
     return [
         ("run", run.run_id),
-        ("status", manifest.get("status")),
-        ("started", manifest.get("started_at")),
-        ("finished", manifest.get("finished_at")),
-        ("wall (s)", manifest.get("wall_s")),
-        ("edgebench git commit", git.get("commit")),
-        ("working tree dirty", git.get("dirty")),
+        ("status", manifest.status),
+        ("started", manifest.started_at),
+        ("finished", manifest.finished_at),
+        ("wall (s)", manifest.wall_s),
+        ("edgebench git commit", git.commit if git else None),
+        ("working tree dirty", git.dirty if git else None),
     ]
 
 
-def dataset_label(run: RunFolder) -> str:
+def dataset_label(run: LoadedRun) -> str:
     """`edgejson · test.jsonl (20 of 200 examples)`."""
-    dataset = run.manifest.get("dataset") or {}
-    task = dig(run.manifest, "task.name") or run.summary.get("task") or "task"
-    name = Path(str(dataset.get("path") or "dataset")).name
-    total, used = dataset.get("n_examples"), run.summary.get("n_examples")
+    dataset = run.manifest.dataset
+    name = Path(dataset.path or "dataset").name
+    total, used = dataset.n_examples, examples_run(run)
     count = f"{used} of {total} examples" if total and used != total else f"{used} examples"
-    return f"{task} · {name} ({count})"
+    return f"{run.manifest.task.name} · {name} ({count})"
 
 
-def dataset_split(run: RunFolder) -> str:
+def dataset_split(run: LoadedRun) -> str:
     """The split a dataset file stands for: its stem (test, train, validation ...)."""
-    return Path(str(dig(run.manifest, "dataset.path") or "test")).stem or "test"
+    return Path(run.manifest.dataset.path or "test").stem or "test"

@@ -27,16 +27,8 @@ from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.report import facts
 from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
-from edgebench.report.rundata import (
-    Arm,
-    RunFolder,
-    arms,
-    dig,
-    flatten,
-    groups,
-    model_record,
-    numeric_metrics,
-)
+from edgebench.report.rundata import Arm, LoadedRun, arms, flatten, numeric, sample_scores
+from edgebench.runfolder.records import SampleRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -92,11 +84,10 @@ def _text(value: Any) -> Cell:
     return Cell(text, "" if value is None else text)
 
 
-def _device_label(run: RunFolder) -> str:
-    device = run.manifest.get("device") or {}
-    cpu = device.get("cpu_model") or device.get("machine") or "?"
-    threads = device.get("threads_used")
-    return f"{cpu} · {threads} threads" if threads else str(cpu)
+def _device_label(run: LoadedRun) -> str:
+    device = run.manifest.device
+    cpu = device.cpu_model or device.machine or "?"
+    return f"{cpu} · {device.threads_used} threads" if device.threads_used else cpu
 
 
 def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
@@ -110,21 +101,20 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
         ("n", "n"),
     ]
     columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
-    columns += [(path, label) for label, path, _ in facts.PERF_COLUMNS]
+    columns += [(key, label) for label, key, _, _ in facts.PERF_COLUMNS]
     rows = []
     for arm in all_arms:
-        record = model_record(arm.run.manifest, arm.model)
-        values = numeric_metrics(arm.result.get("metrics") or {})
+        values = arm.metrics
         row = [
             _text(arm.run.run_id),
             _text(arm.model),
-            _text(record.get("quantization")),
+            _text(arm.run.manifest.model(arm.model).quantization),
             _text(_device_label(arm.run)),
             _text(arm.constraint),
-            _num(arm.result.get("n_examples"), 0),
+            _num(arm.result.n_examples, 0),
         ]
         row += [_num(values.get(m), 3) for m in metrics]
-        row += [_num(facts.perf_value(arm, path), d) for _, path, d in facts.PERF_COLUMNS]
+        row += [_num(read(arm.result), d) for _, _, read, d in facts.PERF_COLUMNS]
         rows.append(row)
     return {"columns": [{"key": k, "label": label} for k, label in columns], "rows": rows}
 
@@ -132,7 +122,7 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
 def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     names: dict[str, None] = {}
     for arm in all_arms:
-        names.update(dict.fromkeys(groups(arm.result)))
+        names.update(dict.fromkeys(arm.groups))
     metrics = facts.metric_names(all_arms)
     labels = arm_labels(all_arms)
     tables = []
@@ -141,8 +131,8 @@ def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
         columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
         rows = []
         for label, arm in zip(labels, all_arms, strict=True):
-            for value, scores in (groups(arm.result).get(name) or {}).items():
-                flat = numeric_metrics(scores)
+            for value, scores in arm.groups.get(name, {}).items():
+                flat = numeric(scores)
                 rows.append(
                     [_text(value), _text(label), _num(scores.get("n"), 0)]
                     + [_num(flat.get(m), 3) for m in metrics]
@@ -178,8 +168,7 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _headline(scores: dict[str, Any]) -> tuple[str, bool | None]:
-    flat = numeric_metrics(scores)
+def _headline(flat: dict[str, float]) -> tuple[str, bool | None]:
     name = next((m for m in PREFERRED_METRICS if m in flat), next(iter(flat), None))
     if name is None:
         return "no scores", None
@@ -191,13 +180,14 @@ def _headline(scores: dict[str, Any]) -> tuple[str, bool | None]:
 _SHOWN_APART = ("prompt", "raw_output", "parsed", "expected", "groups", "id", "index", "schema_id")
 
 
-def _sample_facts(sample: dict[str, Any]) -> list[tuple[str, str]]:
+def _sample_facts(sample: SampleRecord) -> list[tuple[str, str]]:
     """Everything else a sample records, scores first, whatever fields a run has
     (timings, parse path, guard counts, errors ...); lists joined, nested as `a.b`."""
-    scores = {f"scores.{k}": v for k, v in flatten(sample.get("scores") or {}).items()}
+    record = sample.to_json()
+    scores = {f"scores.{k}": v for k, v in flatten(record.get("scores") or {}).items()}
     rest = {
         k: v
-        for k, v in flatten(sample).items()
+        for k, v in flatten(record).items()
         if not k.startswith("scores.") and k.split(".", 1)[0] not in _SHOWN_APART
     }
     rows = []
@@ -215,52 +205,54 @@ def example_views(run_arms: list[Arm]) -> list[dict[str, Any]]:
     examples: dict[str, dict[str, Any]] = {}
     for label, arm in zip(labels, run_arms, strict=True):
         for sample in arm.samples:
-            key = str(sample.get("id"))
             example = examples.setdefault(
-                key,
+                sample.id,
                 {
-                    "id": key,
-                    "groups": list((sample.get("groups") or {}).items()),
-                    "prompt": str(sample.get("prompt") or ""),
-                    "expected": _pretty(sample.get("expected")),
+                    "id": sample.id,
+                    "groups": list(sample.groups.items()),
+                    "prompt": sample.prompt,
+                    "expected": _pretty(sample.expected),
                     "arms": [],
                 },
             )
-            headline, passed = _headline(sample.get("scores") or {})
+            headline, passed = _headline(sample_scores(sample, arm.run.manifest.task_family))
             example["arms"].append(
                 {
                     "label": label,
                     "headline": headline,
                     "passed": passed,
                     "facts": _sample_facts(sample),
-                    "raw_output": str(sample.get("raw_output") or ""),
-                    "parsed": _pretty(sample.get("parsed")),
+                    "raw_output": sample.raw_output,
+                    "parsed": _pretty(sample.parsed),
                 }
             )
     return list(examples.values())
 
 
-def run_view(run: RunFolder, run_arms: list[Arm]) -> dict[str, Any]:
+def run_view(run: LoadedRun, run_arms: list[Arm]) -> dict[str, Any]:
     models = dict.fromkeys(arm.model for arm in run_arms)
     blocks = [{"title": "Device and runtime", "rows": facts.device_rows(run), "code": None}]
     for label in models:
         blocks.append(
             {"title": f"Model {label}", "rows": facts.model_rows(run, label), "code": None}
         )
-        prompt_format = model_record(run.manifest, label).get("prompt_format") or {}
-        for key in ("chat_template", "template"):
-            if prompt_format.get(key):
-                blocks.append(
-                    {"title": f"{label}: {key}", "rows": [], "code": str(prompt_format[key])}
-                )
+        prompt_format = run.manifest.model(label).prompt_format
+        for key, text in (
+            ("chat_template", prompt_format.chat_template),
+            ("template", prompt_format.template),
+        ):
+            if text:
+                blocks.append({"title": f"{label}: {key}", "rows": [], "code": text})
     blocks += [
         {"title": "Run", "rows": facts.run_rows(run), "code": None},
         {"title": "Dataset", "rows": facts.dataset_rows(run), "code": None},
-        {"title": "Decoding and constraint", "rows": facts.decoding_rows(run), "code": None},
     ]
-    template = dig(run.manifest, "task.prompt_template")
-    if template:
-        blocks.append({"title": "Task prompt template", "rows": [], "code": str(template)})
+    for label in models:
+        rows = facts.decoding_rows(run, label)
+        blocks.append({"title": f"Decoding and constraint · {label}", "rows": rows, "code": None})
+    blocks.append(
+        {"title": "Task prompt template", "rows": [], "code": run.manifest.task.prompt_template}
+    )
     for block in blocks:
         block["rows"] = [(k, facts.fmt(v)) for k, v in block["rows"]]
     return {
@@ -271,7 +263,7 @@ def run_view(run: RunFolder, run_arms: list[Arm]) -> dict[str, Any]:
     }
 
 
-def render_report(runs: list[RunFolder], title: str | None = None) -> str:
+def render_report(runs: list[LoadedRun], title: str | None = None) -> str:
     if not runs:
         raise UserError("give at least one run folder")
     all_arms = [arm for run in runs for arm in arms(run)]
@@ -292,6 +284,6 @@ def render_report(runs: list[RunFolder], title: str | None = None) -> str:
     )
 
 
-def write_report(runs: list[RunFolder], out: Path, title: str | None = None) -> Path:
+def write_report(runs: list[LoadedRun], out: Path, title: str | None = None) -> Path:
     write_text_atomic(out, render_report(runs, title))
     return out

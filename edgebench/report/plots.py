@@ -14,7 +14,7 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.report.facts import metric_label
-from edgebench.report.rundata import Arm, dig, groups, numeric_metrics
+from edgebench.report.rundata import Arm, numeric
 
 # The accuracy metrics plotted when a run has them, most telling first; a run with
 # other metric families plots its first ones instead.
@@ -24,6 +24,8 @@ MAX_GROUP_VALUES = 12
 # Per-schema results are a table: a plot of 25 schemas says less than the table does.
 TABLE_ONLY_GROUPS = ("schema",)
 _DPI = 100
+# Examples nothing was decoded for: their "latency" is not one.
+_UNDECODED = ("unsupported", "skipped")
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def _pyplot() -> Any:
 def plotted_metrics(arms: Sequence[Arm]) -> list[str]:
     available: dict[str, None] = {}
     for arm in arms:
-        available.update(dict.fromkeys(numeric_metrics(arm.result.get("metrics") or {})))
+        available.update(dict.fromkeys(arm.metrics))
     chosen = [m for m in PREFERRED_METRICS if m in available]
     return (chosen or list(available))[:MAX_PLOTTED_METRICS]
 
@@ -112,10 +114,10 @@ def _natural(value: str) -> tuple[int, float, str]:
 def _group_score(arm: Arm, group: str, value: str, metric: str) -> float:
     """One arm's mean of `metric` over the examples with that group value; NaN (no bar)
     when the arm has none."""
-    scores = (groups(arm.result).get(group) or {}).get(value)
-    if not isinstance(scores, dict):
+    scores = arm.groups.get(group, {}).get(value)
+    if scores is None:
         return float("nan")
-    return numeric_metrics(scores).get(metric, float("nan"))
+    return numeric(scores).get(metric, float("nan"))
 
 
 def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
@@ -126,12 +128,12 @@ def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
         return []
     names: dict[str, None] = {}
     for arm in arms:
-        names.update(dict.fromkeys(groups(arm.result)))
+        names.update(dict.fromkeys(arm.groups))
     plots = []
     labels = arm_labels(arms)
     for name in names:
         values = sorted(
-            {str(v) for arm in arms for v in (groups(arm.result).get(name) or {})},
+            {str(v) for arm in arms for v in arm.groups.get(name, {})},
             key=_natural,
         )
         if name in TABLE_ONLY_GROUPS or not values or len(values) > MAX_GROUP_VALUES:
@@ -171,15 +173,15 @@ def constraint_modes(arms: Sequence[Arm]) -> Plot | None:
         1, 2, figsize=(10, 4 + 0.25 * len(arms)), layout="constrained"
     )
     series = {
-        label: [numeric_metrics(arm.result.get("metrics") or {}).get(m, 0.0) for m in metrics]
+        label: [arm.metrics.get(m, 0.0) for m in metrics]
         for label, arm in zip(labels, arms, strict=True)
     }
     _grouped_bars(left, [_plain(metric_label(m)) for m in metrics], series)
     left.set_ylim(0, 1.05)
     left.set_title("accuracy")
     _legend_below(figure, left, len(arms))
-    p50 = [dig(arm.result, "perf.decode_tok_s.p50") or 0.0 for arm in arms]
-    p95 = [dig(arm.result, "perf.decode_tok_s.p95") or 0.0 for arm in arms]
+    p50 = [arm.result.perf.decode_tok_s.p50 or 0.0 for arm in arms]
+    p95 = [arm.result.perf.decode_tok_s.p95 or 0.0 for arm in arms]
     positions = range(len(arms))
     right.bar(positions, p50, color=[f"C{i % 10}" for i in positions], label="p50")
     right.scatter(positions, p95, color="black", marker="_", s=200, label="p95", zorder=3)
@@ -194,12 +196,7 @@ def constraint_modes(arms: Sequence[Arm]) -> Plot | None:
 def latency_distribution(arms: Sequence[Arm]) -> Plot | None:
     """Per-example latency (request to last token) for each arm: box and points."""
     data = [
-        [
-            s["timings"]["latency_s"]
-            for s in arm.samples
-            if (s.get("timings") or {}).get("latency_s") is not None
-            and s.get("finish_reason") != "unsupported"
-        ]
+        [s.timings.latency_s for s in arm.samples if s.finish_reason not in _UNDECODED]
         for arm in arms
     ]
     if not any(data):
@@ -224,9 +221,9 @@ def accuracy_speed_memory(arms: Sequence[Arm]) -> Plot | None:
     points = [
         (
             label,
-            dig(arm.result, "perf.decode_tok_s.p50"),
-            numeric_metrics(arm.result.get("metrics") or {}).get(metrics[0]) if metrics else None,
-            dig(arm.result, "perf.peak_rss_mb"),
+            arm.result.perf.decode_tok_s.p50,
+            arm.metrics.get(metrics[0]) if metrics else None,
+            arm.result.perf.peak_rss_mb,
         )
         for label, arm in zip(arm_labels(arms), arms, strict=True)
     ]

@@ -17,15 +17,17 @@ from rich.progress import (
 from rich.table import Table
 
 from edgebench.report.facts import METRIC_LABELS
+from edgebench.report.rundata import COUNT_KEYS
+from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
 
 # The group an accuracy table breaks results down by, when the run has it.
-_PREFERRED_GROUPS = ("by_depth", "by_complexity")
+_PREFERRED_GROUPS = ("depth", "complexity")
 # A second breakdown shown under the first one in the same table (DeepJSONEval's tiers),
 # its rows in reading order rather than the summary's alphabetical one.
-_SECOND_GROUP = {"by_depth": "by_difficulty"}
-_ROW_ORDER = {"by_difficulty": ("medium", "hard")}
-# Counts next to the scores in a metrics row, not scores themselves.
-COUNT_KEYS = ("n", "n_skipped")
+_SECOND_GROUP = {"depth": "difficulty"}
+_ROW_ORDER = {"difficulty": ("medium", "hard")}
+# Tables of their own, not breakdowns of the headline table.
+_OWN_TABLES = ("element_type",)
 # The score the progress bar shows, by the name a task's scores have it under; else the
 # task's first score (round trip: CSA).
 _HEADLINE = {"json_exact": "exact", "key_matching": "km"}
@@ -35,10 +37,10 @@ def _header(name: str) -> str:
     return METRIC_LABELS.get(name, name)
 
 
-def table_group(summary: dict[str, Any]) -> str | None:
-    groups = [k for k in summary if k.startswith("by_") and k != "by_constraint"]
-    preferred = [g for g in _PREFERRED_GROUPS if g in groups]
-    return (preferred or groups or [None])[0]
+def table_group(groups: dict[str, Any]) -> str | None:
+    names = [g for g in groups if g not in _OWN_TABLES]
+    preferred = [g for g in _PREFERRED_GROUPS if g in names]
+    return (preferred or names or [None])[0]
 
 
 class RichProgress:
@@ -68,15 +70,15 @@ class RichProgress:
         self._progress.start()
         self._task_id = self._progress.add_task(description, total=total, stats="")
 
-    def advance(self, sample: dict[str, Any]) -> None:
-        scores = sample.get("scores")
-        if scores is not None:  # None: skipped (too long for the context), not scored
+    def advance(self, sample: SampleRecord) -> None:
+        if sample.scores is not None:  # None: skipped (too long for the context), not scored
             self._n += 1
+            scores = next(iter(sample.scores.values()), {})  # the task's family comes first
             key = next((k for k in _HEADLINE if k in scores), next(iter(scores), None))
             if key is not None:
                 self._label = _HEADLINE.get(key, key)
                 self._total += float(scores[key])
-        rate = (sample.get("timings") or {}).get("decode_tok_s")
+        rate = sample.timings.decode_tok_s
         if rate:
             self._decode.append(rate)
         stats = f"{self._label} {self._total / self._n:.2f}" if self._n else ""
@@ -113,7 +115,7 @@ def _group_table(
     """One row per group value (then, in a section of their own, `more_rows`) and a bold
     overall row (when given), one column per figure."""
     table = Table(title=title, title_justify="left")
-    table.add_column(group.removeprefix("by_") if group else "")
+    table.add_column(group or "")
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(_header(name), justify="right")
@@ -121,34 +123,35 @@ def _group_table(
         for position, (value, scores) in enumerate(section.items()):
             cells = (_fmt(scores.get(m)) for m in names)
             last = position == len(section) - 1
-            table.add_row(value, str(scores["n"]), *cells, end_section=last)
+            table.add_row(value, str(scores.get("n")), *cells, end_section=last)
     if overall is None:
         return table
     table.add_row(
         "[bold]overall",
-        f"[bold]{overall['n']}",
+        f"[bold]{overall.get('n')}",
         *(f"[bold]{_fmt(overall.get(m))}" for m in names),
         end_section=True,
     )
     return table
 
 
-def accuracy_table(summary: dict[str, Any], group: str | None = None) -> Table:
-    """The task's own scores (EdgeJSON: JSONExact, F1, ...; roundtrip: CSA, NTED, ...)."""
-    group = group or table_group(summary)
+def accuracy_table(summary: Summary, arm: ArmSummary) -> Table:
+    """The task's own scores (EdgeJSON: JSONExact, F1, ...; roundtrip: CSA, NTED, ...)
+    by the group that says the most (depth, complexity ...)."""
+    groups = arm.task.groups if arm.task is not None else {}
+    group = table_group(groups)
     title = (
-        f"{summary.get('model')} · {summary.get('task')} · {summary.get('n_examples')} examples"
-        f" · constraint {summary.get('primary_constraint', 'none')}"
+        f"{arm.model} · {summary.task} · {arm.n_examples} examples · constraint {arm.constraint}"
     )
-    overall = summary["metrics"]
+    overall = arm.metrics
     names = [k for k in overall if k not in COUNT_KEYS]
-    rows = summary.get(group) or {} if group else {}
+    rows = groups.get(group) or {} if group else {}
     second_group = _SECOND_GROUP.get(group or "", "")
-    second = _in_order(summary.get(second_group) or {}, _ROW_ORDER.get(second_group, ()))
+    second = _in_order(groups.get(second_group) or {}, _ROW_ORDER.get(second_group, ()))
     table = _group_table(title, names, rows, overall, group, second)
-    if summary.get("n_skipped"):
+    if arm.n_skipped:
         table.caption = (
-            f"{summary['n_skipped']} examples skipped, not scored: their prompt does not fit "
+            f"{arm.n_skipped} examples skipped, not scored: their prompt does not fit "
             "the context limit (reasons in samples.jsonl)"
         )
     return table
@@ -160,103 +163,100 @@ def _in_order(rows: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
     return dict(sorted(rows.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
 
-def element_type_table(summary: dict[str, Any]) -> Table:
+def element_type_table(rows: dict[str, dict[str, Any]]) -> Table:
     """Key-matching per leaf element type, pooled over fields."""
     table = Table(title="key matching by leaf element type", title_justify="left")
     for column in ("element type", "examples", "fields", "Key match"):
         table.add_column(column, justify="left" if column == "element type" else "right")
-    for kind, row in summary["by_element_type"].items():
+    for kind, row in rows.items():
         table.add_row(kind, str(row["n"]), str(row["fields"]), _fmt(row["key_matching"]))
     return table
 
 
-def family_tables(summary: dict[str, Any]) -> list[Table]:
+def family_tables(summary: Summary, arm: ArmSummary) -> list[Table]:
     """One table per metric family other than the task's own (`--metrics`): by group
-    (complexity, depth) for one constraint mode, one row per mode for several."""
+    (complexity, depth) for a run of one arm, one row per arm for several."""
     tables = []
-    modes = summary.get("by_constraint") or {}
-    for name, result in (summary.get("families") or {}).items():
-        if result.get("role") == "task":
+    for name, result in arm.families.items():
+        if result.role == "task":
             continue
-        names = list(result.get("higher_is_better") or {})
+        names = list(result.higher_is_better)
         title = f"metric family {name}"
-        if len(modes) > 1:
+        if len(summary.arms) > 1:
             rows = {
-                mode: mode_summary["families"][name]["overall"]
-                for mode, mode_summary in modes.items()
-                if name in (mode_summary.get("families") or {})
+                other.key: other.families[name].overall
+                for other in summary.arms
+                if name in other.families
             }
-            tables.append(_group_table(title, names, rows, None, "by_constraint"))
+            tables.append(_group_table(title, names, rows, None, "arm"))
             continue
-        group = table_group(result)
-        rows = result.get(group) or {} if group else {}
-        tables.append(_group_table(title, names, rows, result["overall"], group))
+        group = table_group(result.groups)
+        rows = result.groups.get(group) or {} if group else {}
+        tables.append(_group_table(title, names, rows, result.overall, group))
     return tables
 
 
-def perf_table(summary: dict[str, Any]) -> Table:
-    perf = summary["perf"]
+def perf_table(perf: Perf) -> Table:
     table = Table(title="performance", title_justify="left")
     table.add_column("measure")
     for column in ("p50", "p95", "mean"):
         table.add_column(column, justify="right")
     rows = (
-        ("TTFT (s)", "ttft_s"),
-        ("latency (s)", "latency_s"),
-        ("prefill tok/s", "prefill_tok_s"),
-        ("decode tok/s", "decode_tok_s"),
+        ("TTFT (s)", perf.ttft_s, 3),
+        ("latency (s)", perf.latency_s, 3),
+        ("prefill tok/s", perf.prefill_tok_s, 1),
+        ("decode tok/s", perf.decode_tok_s, 1),
     )
-    for label, key in rows:
-        dist = perf.get(key) or {}
-        digits = 3 if key.endswith("_s") and "tok" not in key else 1
-        table.add_row(label, *(_fmt(dist.get(c), digits) for c in ("p50", "p95", "mean")))
+    for label, dist, digits in rows:
+        table.add_row(label, *(_fmt(v, digits) for v in (dist.p50, dist.p95, dist.mean)))
     return table
 
 
-def totals_line(summary: dict[str, Any]) -> str:
-    perf = summary["perf"]
+def totals_line(perf: Perf) -> str:
     parts = [
-        f"load {_fmt(perf.get('load_s'), 2)} s",
-        f"peak RSS {_fmt(perf.get('peak_rss_mb'), 0)} MB",
-        f"(anon {_fmt(perf.get('peak_rss_anon_mb'), 0)}, "
-        f"file {_fmt(perf.get('peak_rss_file_mb'), 0)})",
-        f"tokens in/out {perf.get('prompt_tokens_total')}/{perf.get('output_tokens_total')}",
-        f"hit max_tokens {perf.get('hit_token_limit', 0)}",
-        f"wall {_fmt(perf.get('wall_s'), 1)} s",
+        f"load {_fmt(perf.load_s, 2)} s",
+        f"peak RSS {_fmt(perf.peak_rss_mb, 0)} MB",
+        f"(anon {_fmt(perf.peak_rss_anon_mb, 0)}, file {_fmt(perf.peak_rss_file_mb, 0)})",
+        f"tokens in/out {perf.prompt_tokens_total}/{perf.output_tokens_total}",
+        f"hit max_tokens {perf.hit_token_limit}",
+        f"wall {_fmt(perf.wall_s, 1)} s",
     ]
     return " · ".join(parts)
 
 
-def render_summary(summary: dict[str, Any]) -> Group:
-    """Accuracy and speed of the run; with several models or constraint modes, the first
-    one's detail and then all of them side by side."""
+def render_summary(summary: Summary) -> Group:
+    """Accuracy and speed of the run's first arm in detail; with several arms (models or
+    constraint modes), then all of them side by side."""
+    arm = summary.arms[0]
+    groups = arm.task.groups if arm.task is not None else {}
     parts: list[Any] = [
-        accuracy_table(summary),
-        *([element_type_table(summary)] if summary.get("by_element_type") else []),
-        *family_tables(summary),
-        perf_table(summary),
-        totals_line(summary),
+        accuracy_table(summary, arm),
+        *([element_type_table(groups["element_type"])] if "element_type" in groups else []),
+        *family_tables(summary, arm),
+        perf_table(arm.perf),
+        totals_line(arm.perf),
     ]
-    several_models = len(summary.get("models") or []) > 1
-    if several_models or len(summary.get("by_constraint") or {}) > 1:
+    if len(summary.arms) > 1:
         from edgebench.report.compare import compare_table
 
         parts.append(compare_table([summary]))
     return Group(*parts)
 
 
-def consistency_table(summary: dict[str, Any]) -> Table:
+def consistency_table(summary: Summary) -> Table:
     """One row per temperature: how much the N answers to each prompt agree (mean over
     prompts), next to the task's own accuracy of all generations."""
-    seeds = summary.get("seeds") or []
+    result = summary.consistency
+    assert result is not None
+    seeds = result.seeds
     title = (
-        f"{summary.get('model')} · {summary.get('task')} · consistency over "
-        f"{summary.get('samples_per_prompt')} samples per prompt"
+        f"{summary.models[0]} · {summary.task} · consistency over "
+        f"{result.samples_per_prompt} samples per prompt"
         + (f" (seeds {seeds[0]}-{seeds[-1]})" if seeds else "")
     )
-    rows = summary.get("by_temperature") or {}
+    rows = result.by_temperature
     # Valid JSON and the task's headline score (JSONExact, CSA, ...) of all generations.
-    known = next((list(r["task_metrics"]) for r in rows.values()), [])
+    known = next((list(r.task_metrics) for r in rows.values()), [])
     headline = [n for n in known if n not in ("n", "valid_json")][:1]
     task_names = (["valid_json"] if "valid_json" in known else []) + headline
     table = Table(title=title, title_justify="left")
@@ -265,19 +265,24 @@ def consistency_table(summary: dict[str, Any]) -> Table:
     for index, column in enumerate(columns):
         table.add_column(column, justify="left" if index == 0 else "right")
     for key, row in rows.items():
-        metrics = row.get("task_metrics") or {}
         table.add_row(
             key,
-            str(row.get("n_prompts")),
-            *(_fmt(metrics.get(n)) for n in task_names),
-            _fmt(row.get("sted_mean")),
-            _fmt(row.get("sted_std")),
-            _fmt(row.get("consistency")),
-            _fmt(row.get("consistency_structural")),
-            _fmt(row.get("consistency_semantic")),
+            str(row.n_prompts),
+            *(_fmt(row.task_metrics.get(n)) for n in task_names),
+            _fmt(row.sted_mean),
+            _fmt(row.sted_std),
+            _fmt(row.consistency),
+            _fmt(row.consistency_structural),
+            _fmt(row.consistency_semantic),
         )
     return table
 
 
-def render_consistency(summary: dict[str, Any]) -> Group:
-    return Group(consistency_table(summary), perf_table(summary), totals_line(summary))
+def render_consistency(summary: Summary) -> Group:
+    perf = summary.arms[0].perf
+    return Group(consistency_table(summary), perf_table(perf), totals_line(perf))
+
+
+def render(summary: Summary) -> Group:
+    """The terminal view of a run of any kind."""
+    return render_consistency(summary) if summary.consistency else render_summary(summary)

@@ -19,11 +19,11 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
-from edgebench.runfolder.read import MANIFEST, SAMPLES, read_manifest
+from edgebench.runfolder.read import MANIFEST, SAMPLES, SUMMARY, read_manifest
+from edgebench.runfolder.records import Manifest, Summary
 from edgebench.system.versions import utc_now
 
 LOCK_FILE = ".edgebench.lock"
-SUMMARY = "summary.json"
 
 
 def _slug(text: str) -> str:
@@ -158,8 +158,11 @@ class RunFolder:
         read_manifest(run_dir)  # a clear error before taking the lock
         return cls(run_dir, RunLock(run_dir).acquire())
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json_atomic(self.manifest_path, manifest)
+    def write_manifest(self, manifest: Manifest) -> None:
+        write_json_atomic(self.manifest_path, manifest.to_json())
+
+    def write_summary(self, summary: Summary) -> None:
+        write_json_atomic(self.summary_path, summary.to_json())
 
     def release(self) -> None:
         self.lock.release()

@@ -1,35 +1,105 @@
-"""Reading a run folder's files back: one-line errors for anything unreadable."""
+"""Reading a run folder's files back as records, with a one-line error for anything that
+is not a run folder of a format this edgebench reads."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl_checked
+from edgebench.runfolder.record import FormatError, Record
+from edgebench.runfolder.records import SCHEMA_VERSION, Manifest, SampleRecord, Summary
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
+SUMMARY = "summary.json"
+
+R = TypeVar("R", bound=Record)
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any]:
+def check_version(data: dict[str, Any], where: Path) -> None:
+    """Refuse a major version of the format this edgebench does not read."""
+    version = data.get("schema_version")
+    if version is None:  # folders made before the format was versioned
+        raise UserError(
+            f"{where}: a run folder of edgebench's first, unversioned format; this edgebench "
+            f"reads format {SCHEMA_VERSION} (run it again to compare)"
+        )
+    major = str(version).split(".")[0]
+    if major != SCHEMA_VERSION.split(".")[0]:
+        raise UserError(
+            f"{where}: run-folder format {version}, but this edgebench reads format "
+            f"{SCHEMA_VERSION.split('.')[0]}.x; use the edgebench that made it"
+        )
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a JSON object")
+    return data
+
+
+def _as_record(cls: type[R], data: Any, where: str) -> R:
+    try:
+        return cls.from_json(data, where)
+    except FormatError as exc:
+        raise UserError(f"not a run folder of this format: {exc}") from None
+
+
+def read_manifest(run_dir: Path) -> Manifest:
     """A run folder's manifest, or a one-line error saying what is wrong with it."""
-    manifest_path = run_dir / MANIFEST
+    path = run_dir / MANIFEST
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: no such run folder")
-    if not manifest_path.is_file():
-        raise UserError(f"{run_dir}: not a run folder (no manifest.json)")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{manifest_path}: not valid JSON ({exc})") from None
-    if not isinstance(manifest, dict):
-        raise UserError(f"{manifest_path}: not a run manifest (expected a JSON object)")
-    return manifest
+    if not path.is_file():
+        raise UserError(f"{run_dir}: not a run folder (no {MANIFEST})")
+    data = _read_json_object(path)
+    check_version(data, path)
+    return _as_record(Manifest, data, str(path))
 
 
-def read_samples(run_dir: Path) -> tuple[list[dict[str, Any]], bool]:
+def read_samples(run_dir: Path) -> tuple[list[SampleRecord], bool]:
     """The run's sample records and whether a torn last line was left out."""
     path = run_dir / SAMPLES
-    return read_jsonl_checked(path) if path.is_file() else ([], False)
+    if not path.is_file():
+        return [], False
+    rows, torn = read_jsonl_checked(path)
+    records = [
+        _as_record(SampleRecord, row, f"{path}:{line}") for line, row in enumerate(rows, start=1)
+    ]
+    return records, torn
+
+
+def read_summary(run_dir: Path) -> Summary | None:
+    """The stored summary, or None when the run wrote none (yet)."""
+    path = run_dir / SUMMARY
+    if not path.is_file():
+        return None
+    data = _read_json_object(path)
+    check_version(data, path)
+    return _as_record(Summary, data, str(path))
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """A run folder's records as they are on disk."""
+
+    path: Path
+    manifest: Manifest
+    samples: list[SampleRecord]
+    torn_line: bool
+
+
+def read_run(run_dir: Path) -> RunRecords:
+    manifest = read_manifest(run_dir)
+    samples, torn = read_samples(run_dir)
+    return RunRecords(run_dir, manifest, samples, torn)

@@ -1,177 +1,120 @@
 """One arm of a run: one model under one constraint mode, decoded in its own worker.
 
-An arm is a loop of per-example steps (`Arm.run_example`) around a worker that can be
-replaced. When the worker dies on an example (SIGSEGV, SIGABRT, the OOM killer) or the
-example outlives `--timeout`, that example is recorded as `crashed` or `timeout`, a fresh
-worker starts (load, compile the arm's constraints again, warm-up) and the loop goes on
-with the next example. After `max_crashes` failed examples in a row the arm gives up
-(`ArmGaveUp`) and the run moves on to its next arm. A constraint whose compilation kills
-or hangs the worker is recorded as unsupported, like one the engine refuses.
+An arm is a loop of per-job steps (`Arm.run_job`) around a worker that can be replaced.
+When the worker dies on a job (SIGSEGV, SIGABRT, the OOM killer) or the job outlives
+`--timeout`, that job is recorded as `crashed` or `timeout`, a fresh worker starts (load,
+compile the arm's constraints again, warm-up) and the loop goes on with the next job.
+After `max_crashes` failed jobs in a row the arm gives up (`ArmGaveUp`) and the run moves
+on to its next arm. A constraint whose compilation kills or hangs the worker is recorded
+as unsupported, like one the engine refuses.
 
-The manifest's record of the arm (`record`) is filled in as things happen; a resumed
-arm continues the record of the session before (first load, compile timings and
-runtime stay; memory peaks, wall time, restarts and failures accumulate).
+The arm's record (`Arm.record`, an immutable `ArmRecord` replaced as things happen)
+continues the record of an earlier session of a resumed run: first load, compile timings
+and runtime stay; memory peaks, wall time, restarts and failures accumulate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import replace
 
-from edgebench.backends.base import (
-    FINISH_CRASHED,
-    FINISH_ERROR,
-    FINISH_TIMEOUT,
-    DecodeSettings,
-    Generation,
-    LoadInfo,
-)
+from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.constraints import CompileReport, ConstraintRequest, request_for
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
-from edgebench.metrics import Family
+from edgebench.metrics.base import Family
+from edgebench.runfolder.records import (
+    ArmRecord,
+    CompileRecord,
+    MemoryRecord,
+    RunSettings,
+    SampleRecord,
+    WorkerFailure,
+)
+from edgebench.runner.jobs import Job
 from edgebench.runner.samples import (
-    arm_key,
     build_sample,
     nothing_decoded,
     skipped_generation,
     unsupported_generation,
 )
-from edgebench.runner.spec import ModelUnderTest, RunSettings
+from edgebench.runner.spec import ModelUnderTest
+from edgebench.runner.workers import Failure, Worker, example_failure
 from edgebench.system.memory import MemoryPeak
-from edgebench.tasks.base import Example, Task
 
 WARMUP_TOKENS = 8
 
 
-class Worker(Protocol):
-    def count_tokens(self, prompts: list[str]) -> list[int]: ...
-    def load(self, n_ctx: int, timeout: float | None = None) -> tuple[LoadInfo, float]: ...
-    def compile_constraint(
-        self, request: ConstraintRequest, timeout: float | None = None
-    ) -> CompileReport: ...
-    def generate(
-        self, prompt: str, settings: DecodeSettings, timeout: float | None = None
-    ) -> Generation: ...
-    def close(self) -> MemoryPeak: ...
-
-
-@dataclass(frozen=True)
-class ArmSpec:
-    """What one arm decodes with. Multi-model runs (`with_model`) add the model to `key`."""
-
-    model: ModelUnderTest
-    mode: str
-    with_model: bool = False
-
-    @property
-    def key(self) -> str:
-        """The arm's name in the manifest's `arms` (`samples.arm_key_of` of its samples)."""
-        return arm_key(self.model.label, self.mode, self.with_model)
-
-    def describe(self) -> str:
-        return f"{self.model.label}, {self.mode}"
-
-
-@dataclass(frozen=True)
-class ExampleJob:
-    """One example as every arm decodes it: the rendered prompt and its token budget."""
-
-    index: int  # position among the run's examples
-    example: Example
-    prompt: str
-    max_tokens: int
-    skip_reason: str | None = None  # set: does not fit the context, recorded undecoded
-
-
 class ArmGaveUp(Exception):
-    """The arm stopped before its last example. `crashed`: worker deaths or timeouts
-    made it stop (else a backend error did)."""
+    """The arm stopped before its last job. `crashed`: worker deaths or timeouts made it
+    stop (else a backend error did)."""
 
     def __init__(self, message: str, *, crashed: bool) -> None:
         super().__init__(message)
         self.crashed = crashed
 
 
-@dataclass(frozen=True)
-class _Failure:
-    finish_reason: str  # crashed, timeout or error
-    message: str
-    worker_lost: bool  # the worker is dead (or was killed) and must be replaced
+def compile_record(report: CompileReport, cached_seconds: float | None) -> CompileRecord:
+    return CompileRecord(**report.to_dict(), cached_seconds=cached_seconds)
 
 
-def compile_schemas(
-    compile_constraint: Callable[[ConstraintRequest], CompileReport],
-    requests: list[ConstraintRequest | None],
-) -> tuple[dict[str, CompileReport], list[dict[str, Any]]]:
-    """Compile each distinct request once (timed), then again to time the cached path.
-
-    Returns the first report per request key and the records for the manifest."""
-    reports: dict[str, CompileReport] = {}
-    records: list[dict[str, Any]] = []
-    for request in requests:
-        if request is None or request.key in reports:
-            continue
-        first = compile_constraint(request)
-        again = compile_constraint(request)
-        reports[request.key] = first
-        records.append({**first.to_dict(), "cached_seconds": again.seconds})
-    return reports, records
-
-
-def merge_peaks(previous: dict[str, Any] | None, peak: MemoryPeak) -> dict[str, Any]:
+def merge_peaks(previous: MemoryRecord | None, peak: MemoryPeak) -> MemoryRecord:
     """The larger of two memory records, field by field (workers of one arm)."""
-    new = peak.to_dict()
-    if not previous:
+    new = MemoryRecord(**peak.to_dict())
+    if previous is None:
         return new
-    merged = dict(previous)
-    for key in ("peak_rss_mb", "peak_rss_anon_mb", "peak_rss_file_mb"):
-        values = [v for v in (previous.get(key), new.get(key)) if v is not None]
-        merged[key] = max(values) if values else None
-    merged["samples"] = (previous.get("samples") or 0) + new["samples"]
-    if new["source"] != "none":
-        merged["source"] = new["source"]
-    return merged
+
+    def larger(a: float | None, b: float | None) -> float | None:
+        values = [v for v in (a, b) if v is not None]
+        return max(values) if values else None
+
+    return MemoryRecord(
+        peak_rss_mb=max(previous.peak_rss_mb, new.peak_rss_mb),
+        peak_rss_anon_mb=larger(previous.peak_rss_anon_mb, new.peak_rss_anon_mb),
+        peak_rss_file_mb=larger(previous.peak_rss_file_mb, new.peak_rss_file_mb),
+        samples=previous.samples + new.samples,
+        source=new.source if new.source != "none" else previous.source,
+    )
 
 
 class Arm:
-    """Runs the examples of one arm; see the module docstring."""
+    """Runs the jobs of one arm; see the module docstring."""
 
     def __init__(
         self,
-        spec: ArmSpec,
+        model: ModelUnderTest,
+        mode: str,
         *,
-        task: Task,
         settings: RunSettings,
         n_ctx: int,
         stop: tuple[str, ...],
         make_worker: Callable[[], Worker],
-        record: dict[str, Any],
-        on_sample: Callable[[dict[str, Any]], None],
+        record: ArmRecord,
+        on_sample: Callable[[SampleRecord], None],
+        families: Sequence[Family],
         note: Callable[[str], None] = lambda message: None,
         worker: Worker | None = None,
-        families: Sequence[Family] = (),
     ) -> None:
-        self.spec = spec
-        self.families = families
-        self.task = task
+        self.model = model
+        self.mode = mode
         self.settings = settings
         self.n_ctx = n_ctx
         # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
-        self.stop = stop if spec.mode == "none" else ()
+        self.stop = stop if mode == "none" else ()
         self.make_worker = make_worker
         self.record = record
         self.on_sample = on_sample
+        self.families = families
         self.note = note
         self.worker = worker
         self.reports: dict[str, CompileReport] = {}
         self.requests: dict[int, ConstraintRequest | None] = {}
         self.failures_in_a_row = 0
-        record.setdefault("worker_failures", [])
-        record.setdefault("restarts", 0)
+
+    def describe(self) -> str:
+        return f"{self.model.label}, {self.mode}"
 
     # -- the loop ------------------------------------------------------------------
-    def run(self, jobs: list[ExampleJob]) -> None:
+    def run(self, jobs: list[Job]) -> None:
         """Decode every job in order. Raises ArmGaveUp (or the cause of a failed first
         start); the worker is always closed and its memory peak recorded."""
         if not jobs:
@@ -179,15 +122,15 @@ class Arm:
         self.requests = {
             job.index: None
             if job.skip_reason is not None
-            else request_for(self.spec.mode, job.example.schema, job.example.schema_id)
+            else request_for(self.mode, job.example.schema, job.example.schema_id)
             for job in jobs
         }
         decoded = [job for job in jobs if job.skip_reason is None]
         try:
             if decoded:  # no worker at all when every job left is a skipped one
-                self._start(decoded[0], first_session="compile" not in self.record)
+                self._start(decoded[0], first_session=self.record.load_s is None)
             for position, job in enumerate(jobs):
-                sample, failure = self.run_example(job)
+                sample, failure = self.run_job(job)
                 self.on_sample(sample)
                 if failure is not None:
                     later = (j for j in jobs[position + 1 :] if j.skip_reason is None)
@@ -195,68 +138,47 @@ class Arm:
         finally:
             self._retire_worker()
 
-    def run_example(self, job: ExampleJob) -> tuple[dict[str, Any], _Failure | None]:
-        """The per-example step: decode (unless skipped or the constraint is unsupported),
+    def run_job(self, job: Job) -> tuple[SampleRecord, Failure | None]:
+        """The per-job step: decode (unless skipped or the constraint is unsupported),
         score, and say whether the worker failed on it."""
         request = self.requests[job.index]
         report = self.reports.get(request.key) if request is not None else None
-        failure: _Failure | None = None
+        failure: Failure | None = None
         if job.skip_reason is not None:
             gen = skipped_generation(job.skip_reason)
         elif report is not None and not report.ok:
             gen = unsupported_generation(report)
         else:
             gen, failure = self._decode(job, request)
-        sample = build_sample(
-            job.index,
-            job.example,
-            job.prompt,
-            gen,
-            self.task,
-            self.spec.mode,
-            report,
-            job.max_tokens,
-            self.families,
-        )
-        sample["model"] = self.spec.model.label
+        sample = build_sample(job, self.model.label, self.mode, gen, self.families, report)
         return sample, failure
 
     def _decode(
-        self, job: ExampleJob, request: ConstraintRequest | None
-    ) -> tuple[Generation, _Failure | None]:
+        self, job: Job, request: ConstraintRequest | None
+    ) -> tuple[Generation, Failure | None]:
         assert self.worker is not None
-        decode = DecodeSettings(max_tokens=job.max_tokens, stop=self.stop, constraint=request)
-        where = f"on example '{job.example.id}' ({self.spec.describe()})"
+        draw = job.sampling
+        decode = DecodeSettings(
+            max_tokens=job.max_tokens,
+            stop=self.stop,
+            constraint=request,
+            temperature=draw.temperature if draw else 0.0,
+            seed=draw.seed if draw else 0,
+        )
         try:
             gen = self.worker.generate(job.prompt, decode, timeout=self.settings.timeout)
-        except WorkerDied as exc:
-            message = f"the model worker {describe_exit(exc.exitcode)} {where}"
-            failure = _Failure(FINISH_CRASHED, message, worker_lost=True)
-        except WorkerTimeout as exc:
-            message = f"no answer within --timeout {exc.timeout:g} s {where}; worker killed"
-            failure = _Failure(FINISH_TIMEOUT, message, worker_lost=True)
-        except WorkerError as exc:
-            message = f"the backend failed {where}: {exc.remote_type}: {exc}"
-            failure = _Failure(FINISH_ERROR, message, worker_lost=False)
-        else:
-            self.failures_in_a_row = 0
-            return gen, None
-        return nothing_decoded(failure.finish_reason, failure.message), failure
+        except (WorkerDied, WorkerTimeout, WorkerError) as exc:
+            failure = example_failure(exc, f"on example '{job.example.id}' ({self.describe()})")
+            return nothing_decoded(failure.finish_reason, failure.message), failure
+        self.failures_in_a_row = 0
+        return gen, None
 
-    def _after_failure(
-        self, job: ExampleJob, failure: _Failure, upcoming: ExampleJob | None
-    ) -> None:
+    def _after_failure(self, job: Job, failure: Failure, upcoming: Job | None) -> None:
         """Record the failure; give up after too many in a row, else replace a lost
-        worker (warmed up on the next example, not on the one that failed)."""
+        worker (warmed up on the next job, not on the one that failed)."""
         self.failures_in_a_row += 1
-        self.record["worker_failures"].append(
-            {
-                "index": job.index,
-                "id": job.example.id,
-                "kind": failure.finish_reason,
-                "error": failure.message,
-            }
-        )
+        entry = WorkerFailure(job.index, job.example.id, failure.finish_reason, failure.message)
+        self.record = replace(self.record, worker_failures=[*self.record.worker_failures, entry])
         self.note(failure.message)
         if failure.worker_lost:
             self._retire_worker()
@@ -265,25 +187,25 @@ class Arm:
         limit = self.settings.max_crashes
         if self.failures_in_a_row >= limit:
             raise ArmGaveUp(
-                f"gave up on {self.spec.describe()} after {self.failures_in_a_row} failed "
+                f"gave up on {self.describe()} after {self.failures_in_a_row} failed "
                 f"examples in a row (--max-crashes {limit}); last: {failure.message}",
                 crashed=failure.worker_lost,
             )
         if failure.worker_lost:
-            self.record["restarts"] += 1
+            self.record = replace(self.record, restarts=self.record.restarts + 1)
             try:
                 self._start(upcoming, first_session=False)
             except (WorkerDied, WorkerTimeout, WorkerError) as exc:
                 raise ArmGaveUp(
-                    f"could not restart the model worker for {self.spec.describe()}: {exc}",
+                    f"could not restart the model worker for {self.describe()}: {exc}",
                     crashed=not isinstance(exc, WorkerError),
                 ) from None
 
     # -- worker lifecycle ----------------------------------------------------------
-    def _start(self, warmup_job: ExampleJob, *, first_session: bool) -> None:
+    def _start(self, warmup_job: Job, *, first_session: bool) -> None:
         """A worker ready to decode: loaded, every constraint compiled, warmed up."""
         self._load(first_session)
-        self._compile_all(record=first_session)
+        self._compile_all(timed=first_session)
         if self.settings.warmup:
             self._warmup(warmup_job)
 
@@ -292,18 +214,19 @@ class Arm:
             self.worker = self.make_worker()
         load_info, load_s = self.worker.load(self.n_ctx)
         if first_session:
-            self.record.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+            self.record = replace(
+                self.record, n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime
+            )
         else:
-            self.record.setdefault("reload_s", []).append(load_s)
+            self.record = replace(self.record, reload_s=[*self.record.reload_s, load_s])
 
-    def _compile_all(self, *, record: bool) -> None:
-        """Compile each distinct constraint of the arm in the current worker. With
-        `record` (the arm's first session) each is timed twice for the manifest.
+    def _compile_all(self, *, timed: bool) -> None:
+        """Compile each distinct constraint of the arm in the current worker. With `timed`
+        (the arm's first session) each is compiled twice (first, cached) for the record.
 
         A compile that kills or hangs the worker makes that constraint unsupported; a
         fresh worker is loaded and compiling goes on with the next one."""
-        if record:
-            self.record["compile"] = []
+        records: list[CompileRecord] = []
         distinct = {r.key: r for r in self.requests.values() if r is not None}
         compiled: list[ConstraintRequest] = []  # in the current worker
         for request in distinct.values():
@@ -316,16 +239,13 @@ class Arm:
                 return self.worker.compile_constraint(req, timeout=self.settings.timeout)
 
             try:
-                if record:
-                    reports, records = compile_schemas(compile_once, [request])
-                    report = reports[request.key]
-                    self.record["compile"].extend(records)
-                else:
-                    report = compile_once(request)
+                report = compile_once(request)
+                if timed:
+                    records.append(compile_record(report, compile_once(request).seconds))
             except (WorkerDied, WorkerTimeout) as exc:
                 report = self._compile_killed_worker(request, exc)
-                if record:
-                    self.record["compile"].append({**report.to_dict(), "cached_seconds": None})
+                if timed:
+                    records.append(compile_record(report, None))
                 self._retire_worker()
                 self._load(first_session=False)
                 for done in compiled:  # the fresh worker needs them too (untimed)
@@ -333,6 +253,8 @@ class Arm:
             else:
                 compiled.append(request)
             self.reports[request.key] = known or report
+        if timed:
+            self.record = replace(self.record, compile=records)
 
     def _compile_killed_worker(
         self, request: ConstraintRequest, exc: WorkerDied | WorkerTimeout
@@ -341,14 +263,13 @@ class Arm:
             what = f"the model worker {describe_exit(exc.exitcode)} compiling it"
         else:
             what = f"compiling it took longer than --timeout {exc.timeout:g} s"
-        message = f"constraint for schema '{request.label}' ({self.spec.describe()}): {what}"
-        self.note(message)
+        self.note(f"constraint for schema '{request.label}' ({self.describe()}): {what}")
         return CompileReport.new(request, "worker", error=what)
 
-    def _warmup(self, job: ExampleJob) -> None:
-        """One short untimed generation so the first measured example pays no first-call
-        costs (page faults on the mmapped weights, thread pool start, JIT compilation in
-        a grammar engine). If it kills the worker, a fresh one starts without it."""
+    def _warmup(self, job: Job) -> None:
+        """One short untimed generation so the first measured job pays no first-call costs
+        (page faults on the mmapped weights, thread pool start, JIT compilation in a
+        grammar engine). If it kills the worker, a fresh one starts without it."""
         assert self.worker is not None
         request = self.requests[job.index]
         usable = request is None or self.reports[request.key].ok
@@ -356,19 +277,21 @@ class Arm:
         try:
             self.worker.generate(job.prompt, settings, timeout=self.settings.timeout)
         except WorkerError as exc:
-            self.record["warmup_error"] = f"{exc.remote_type}: {exc}"
+            self.record = replace(self.record, warmup_error=f"{exc.remote_type}: {exc}")
         except (WorkerDied, WorkerTimeout) as exc:
             if isinstance(exc, WorkerDied):
                 message = f"the model worker {describe_exit(exc.exitcode)} during the warm-up"
             else:
                 message = f"the warm-up took longer than --timeout {exc.timeout:g} s"
-            self.record["warmup_error"] = message
-            self.note(f"{message} ({self.spec.describe()}); continuing without it")
+            self.record = replace(self.record, warmup_error=message)
+            self.note(f"{message} ({self.describe()}); continuing without it")
             self._retire_worker()
             self._load(first_session=False)
-            self._compile_all(record=False)
+            self._compile_all(timed=False)
 
     def _retire_worker(self) -> None:
         if self.worker is not None:
             worker, self.worker = self.worker, None
-            self.record["memory"] = merge_peaks(self.record.get("memory"), worker.close())
+            self.record = replace(
+                self.record, memory=merge_peaks(self.record.memory, worker.close())
+            )

@@ -16,28 +16,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from edgebench.backends import backend_for
 from edgebench.backends.base import LoadInfo, now
 from edgebench.backends.speed_test import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
-from edgebench.backends.worker import BackendWorker
 from edgebench.environ import temporary_environ
-from edgebench.errors import UserError
+from edgebench.errors import RunFailure, UserError
 from edgebench.io import write_json_atomic
 from edgebench.isolation import WorkerDied, WorkerError
-from edgebench.runner.run import model_record, status_of
+from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.system import versions as mf
+from edgebench.runner.workers import is_user_error, start_worker
 from edgebench.system.device import ROOT, current_thermal_state, device_info
 from edgebench.system.memory import MemoryPeak
+from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 
 # OpenMP (llama.cpp's default thread pool) pins its threads to distinct cores with these;
 # without them the scheduler sometimes stacks both threads of a 2-thread run on one core.
 PIN_ENV = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
-
-# A row whose repetitions spread more than this (std / mean), or during which other
-# processes took more than this share of the CPU, is flagged as not clean.
-NOISY_CV = 0.05
-BUSY_SHARE = 0.05
 
 
 class SpeedWorker(Protocol):
@@ -135,7 +129,7 @@ def execute_bench(
     """Measure every test at every thread count; write and return the JSON report."""
     tests = plan_tests(settings)
     n_ctx = bench_context(tests, settings.n_ctx, model.n_ctx_train)
-    started = mf.utc_now()
+    started = utc_now()
     path = settings.out or default_path(model.label, started)
     if path.exists():
         raise UserError(f"{path} already exists; choose another --out")
@@ -146,10 +140,7 @@ def execute_bench(
         with temporary_environ(pinning):  # the worker process inherits it when it starts
             if worker_factory is not None:
                 return worker_factory(threads)
-            backend, options = backend_for(model.backend, "none")
-            return BackendWorker(
-                backend, {"model_path": str(model.path), "n_threads": threads, **options}
-            )
+            return start_worker(model, "none", threads=threads, guard=False)
 
     device = device_info(settings.threads[0], root=root)
     device["threads_used"] = list(settings.threads)
@@ -169,10 +160,10 @@ def execute_bench(
             ),
             "thread_environment": thread_environment(pinning),
         },
-        "model": model_record(model, prompt_format=False),
+        "model": _model_block(model),
         "device": device,
-        "packages": mf.package_versions(),
-        "git": mf.git_commit(),
+        "packages": package_versions(),
+        "git": git_commit(),
         "workers": [],
         "results": [],
     }
@@ -197,17 +188,24 @@ def execute_bench(
         if failure is not None:
             break
     report["status"] = status_of(failure)
-    report["finished_at"] = mf.utc_now()
+    report["finished_at"] = utc_now()
     if failure is not None:
         report["error"] = str(failure) or type(failure).__name__
     write_json_atomic(path, report)
     if failure is not None:
         if isinstance(failure, KeyboardInterrupt):
             raise failure
-        if isinstance(failure, WorkerError) and failure.remote_type == "UserError":
+        if is_user_error(failure):
             raise UserError(f"{failure}; report kept in {path}") from None
-        raise UserError(f"{failure}; what was measured is kept in {path}") from None
+        raise RunFailure(f"{failure}; what was measured is kept in {path}") from None
     return BenchResult(path=path, report=report)
+
+
+def _model_block(model: ModelUnderTest) -> dict[str, Any]:
+    """The model as the manifest lists it, without the prompt format (bench sends no
+    prompt) and the run plan."""
+    record = model.record().to_json()
+    return {k: v for k, v in record.items() if k not in ("prompt_format", "plan")}
 
 
 @dataclass
@@ -279,7 +277,7 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
     memory = slot.worker.close() if slot.worker is not None else None
     record = slot.record
     if report["device"]["runtime"] is None:
-        report["device"]["runtime"] = mf.runtime_build(record.get("runtime"))
+        report["device"]["runtime"] = runtime_build(record.get("runtime"))
     record["memory"] = memory.to_dict() if memory else None
     record["wall_s"] = now() - slot.started
     record["thermal_after"] = current_thermal_state(root)
@@ -295,14 +293,3 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
                     "peak_rss_mb": memory.peak_rss_mb if memory else None,
                 }
             )
-
-
-def flags(row: dict[str, Any]) -> list[str]:
-    """Why a row's figure is not clean, in words (empty when it is)."""
-    reasons = []
-    cv, busy = row.get("tok_s_cv"), row.get("cpu_others_max")
-    if cv is not None and cv > NOISY_CV:
-        reasons.append(f"spread {100 * cv:.1f}% of the mean")
-    if busy is not None and busy > BUSY_SHARE:
-        reasons.append(f"other processes took up to {100 * busy:.0f}% of the CPU")
-    return reasons

@@ -10,7 +10,8 @@ from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
-from edgebench.runner.spec import ModelUnderTest, RunSettings
+from edgebench.runfolder.records import DatasetRecord, RunSettings
+from edgebench.runner.spec import ModelUnderTest
 from edgebench.tasks.base import Example, Task
 
 
@@ -102,18 +103,18 @@ def _onnx_kv_bytes(provenance: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], dict[str, Any]]:
+def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], DatasetRecord]:
     """All of the task's examples (the run applies `--limit`) and the dataset's identity."""
     dataset, schemas = task.resolve_paths(settings.dataset, settings.schemas)
     examples = task.load(dataset, schemas)
-    info = {
-        "path": str(dataset),
-        "schemas": str(schemas) if schemas else None,
-        "sha256": dataset_hash(Path(dataset), Path(schemas) if schemas else None),
-        "n_examples": len(examples),  # in the dataset; the run may take the first --limit
-        "limit": settings.limit,
-    }
-    return examples, info
+    record = DatasetRecord(
+        path=str(dataset),
+        schemas=str(schemas) if schemas else None,
+        sha256=dataset_hash(Path(dataset), Path(schemas) if schemas else None),
+        n_examples=len(examples),  # in the dataset; the run may take the first --limit
+        limit=settings.limit,
+    )
+    return examples, record
 
 
 def dataset_hash(dataset: Path, schemas: Path | None) -> str:

@@ -1,92 +1,110 @@
 """`edgebench score`: score a stored run again without a model.
 
-The raw outputs in samples.jsonl are parsed and scored again with the task's own scores
-and the selected metric families, against the same dataset (checked by its sha256);
+The raw outputs in samples.jsonl are parsed and scored again with the run's metric
+families (or those given), against the same dataset (checked by its sha256);
 samples.jsonl, manifest.json and summary.json are then replaced atomically. Without
-`--metrics` the families the run recorded are used with their recorded parameters, so
-a run re-scored by the same code reproduces its summary exactly.
+`--metrics` the families the run recorded are used with their recorded parameters, so a
+run scored again by the same code reproduces its summary exactly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
 from edgebench.errors import UserError
-from edgebench.io import write_json_atomic, write_jsonl_atomic
-from edgebench.metrics import Family, get_family, select_families, task_family
-from edgebench.metrics.apply import SCORING_KEYS, describe_families, score_sample
-from edgebench.report.rundata import load_run
+from edgebench.io import write_jsonl_atomic
+from edgebench.metrics import get_family, select_families
+from edgebench.metrics.base import Family
+from edgebench.metrics.score import describe_families, families_of
+from edgebench.runfolder.folder import RunFolder
+from edgebench.runfolder.read import read_run
+from edgebench.runfolder.records import (
+    GitCommit,
+    Manifest,
+    RescoreRecord,
+    RunSettings,
+    SampleRecord,
+)
+from edgebench.runner.engine import RunResult
 from edgebench.runner.prepare import load_examples
-from edgebench.runner.run import RunResult, RunSettings
-from edgebench.runner.samples import is_skipped
-from edgebench.runner.summary import summarize
-from edgebench.system import versions as mf
+from edgebench.runner.samples import SCORING_FAILED, score_text
+from edgebench.summary import summarize
+from edgebench.system.versions import git_commit, utc_now
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Example, Task
 
 
 def _run_examples(
-    manifest: dict[str, Any], task: Task, dataset: Path | None, schemas: Path | None
+    manifest: Manifest, task: Task, dataset: Path | None, schemas: Path | None
 ) -> dict[str, Example]:
     """The run's examples by id, from its dataset (or the one given), which must be the
     same data: scores against other data would not be the run's."""
-    recorded = manifest.get("dataset") or {}
-    path = dataset or (Path(recorded["path"]) if recorded.get("path") else None)
+    recorded = manifest.dataset
+    path = dataset or (Path(recorded.path) if recorded.path else None)
     if path is None:
         raise UserError("the manifest names no dataset; give it with --dataset")
-    folder = schemas or (Path(recorded["schemas"]) if recorded.get("schemas") else None)
+    folder = schemas or (Path(recorded.schemas) if recorded.schemas else None)
     if not path.is_file():
         raise UserError(f"{path}: the run's dataset is not there; give it with --dataset")
-    examples, info = load_examples(task, RunSettings(dataset=path, schemas=folder))
-    if recorded.get("sha256") and info["sha256"] != recorded["sha256"]:
+    examples, found = load_examples(task, RunSettings(dataset=path, schemas=folder))
+    if recorded.sha256 and found.sha256 != recorded.sha256:
         raise UserError(
-            f"{path}: not the dataset this run used (sha256 {info['sha256'][:12]}..., the "
-            f"run recorded {recorded['sha256'][:12]}...)"
+            f"{path}: not the dataset this run used (sha256 {str(found.sha256)[:12]}..., the "
+            f"run recorded {recorded.sha256[:12]}...)"
         )
     return {example.id: example for example in examples}
 
 
-def _rescored(sample: dict[str, Any], scored: dict[str, Any]) -> dict[str, Any]:
-    """`sample` with its scoring fields replaced by `scored`, where they were."""
-    record: dict[str, Any] = {}
-    placed = False
-    for key, value in sample.items():
-        if key not in SCORING_KEYS:
-            record[key] = value
-        elif not placed:
-            record.update(scored)
-            placed = True
-    if not placed:
-        record.update(scored)
-    return record
-
-
 def _families(
-    manifest: dict[str, Any],
-    task: Task,
+    manifest: Manifest,
     metrics: Sequence[str] | None,
     params: Mapping[str, Mapping[str, Any]],
-) -> list[Family] | None:
-    """The families to score with: those given, else those the run recorded, with the
-    recorded parameters unless overridden. None for a run made before runs recorded
-    families, re-scored without --metrics (its summary has no families)."""
-    recorded = manifest.get("families") or {}
-    if metrics is None and not recorded:
-        if params:
-            raise UserError("--metric-param needs --metrics for a run that recorded no families")
-        return None
+) -> list[Family]:
+    """The families to score with: those given (after the task's own), else those the
+    run recorded, with the recorded parameters unless overridden."""
+    recorded = manifest.families
     if metrics is None:
-        names = [name for name, info in recorded.items() if info.get("role") != "task"]
+        names = [name for name, record in recorded.items() if record.role != "task"]
     else:
         names = list(metrics)
+    task_family = manifest.task_family
     merged = {
-        name: {**(recorded.get(name) or {}).get("parameters", {}), **params.get(name, {})}
-        for name in dict.fromkeys([task_family(task), *names, *params])
+        name: {**(recorded[name].parameters if name in recorded else {}), **params.get(name, {})}
+        for name in dict.fromkeys([task_family, *names, *params])
     }
-    return select_families(task, names, merged)
+    return select_families(task_family, names, merged)
+
+
+def _with_sted_parameters(manifest: Manifest, params: Mapping[str, Any]) -> Manifest:
+    """A consistency run compares its samples by STED: `--metric-param sted.*` only."""
+    unknown = [name for name in params if name != "sted"]
+    if unknown:
+        raise UserError(f"--metric-param: a consistency run uses only sted.*, not '{unknown[0]}'")
+    plan = manifest.consistency
+    assert plan is not None
+    sted = get_family("sted", {**plan.sted_parameters, **params["sted"]}).parameters()
+    return replace(manifest, consistency=replace(plan, sted_parameters=sted))
+
+
+def _rescored(sample: SampleRecord, families: Sequence[Family], example: Example) -> SampleRecord:
+    if sample.skipped:  # never decoded (too long for the context): stays unscored
+        return sample
+    scored, scoring_error = score_text(families, sample.raw_output, example)
+    error = sample.error
+    if error is None or error.startswith(SCORING_FAILED):
+        error = scoring_error
+    return replace(
+        sample,
+        parse=scored.parse,
+        parsed=scored.parsed,
+        scores=scored.scores,
+        score_details=scored.details,
+        error=error,
+    )
 
 
 def rescore(
@@ -96,58 +114,42 @@ def rescore(
     dataset: Path | None = None,
     schemas: Path | None = None,
 ) -> RunResult:
-    run = load_run(run_dir)
-    manifest, samples = run.manifest, run.samples
+    records = read_run(run_dir)
+    manifest, samples = records.manifest, records.samples
     if not samples:
         raise UserError(f"{run_dir}: the run has no samples to score")
-    task_name = (manifest.get("task") or {}).get("name")
-    if not task_name:
-        raise UserError(f"{run_dir}/manifest.json: no task name")
-    task = get_task(task_name)
+    task = get_task(manifest.task.name)
     params = dict(metric_params or {})
-    consistency = manifest.get("kind") == "consistency"
-    if consistency:
+    if manifest.kind == "consistency":
         if metrics:
             raise UserError("--metrics does not apply to a consistency run (it is scored by STED)")
-        families: list[Family] | None = None
+        families = families_of(manifest.families)
         if params:
-            _set_sted_parameters(manifest, params)
+            manifest = _with_sted_parameters(manifest, params)
     else:
-        families = _families(manifest, task, metrics, params)
+        families = _families(manifest, metrics, params)
     examples = _run_examples(manifest, task, dataset, schemas)
     rescored = []
     for sample in samples:
-        example = examples.get(sample.get("id", ""))
+        example = examples.get(sample.id)
         if example is None:
-            raise UserError(
-                f"{run_dir}/samples.jsonl: example '{sample.get('id')}' is not in the dataset"
-            )
-        if is_skipped(sample):  # never decoded (too long for the context): stays unscored
-            rescored.append(sample)
-            continue
-        scored = score_sample(task, families or (), sample.get("raw_output") or "", example)
-        rescored.append(_rescored(sample, scored))
-    if families is not None:
-        manifest["families"] = describe_families(families, task)
-    manifest.setdefault("rescored", []).append(
-        {
-            "at": mf.utc_now(),
-            "edgebench": __version__,
-            "git": mf.git_commit(),
-            "families": [f.name for f in families] if families is not None else None,
-        }
+            raise UserError(f"{run_dir}/samples.jsonl: example '{sample.id}' is not in the dataset")
+        rescored.append(_rescored(sample, families, example))
+    git = git_commit()
+    record = RescoreRecord(
+        at=utc_now(),
+        edgebench=__version__,
+        git=GitCommit.from_json(git) if git else None,
+        families=[f.name for f in families],
+    )
+    manifest = replace(
+        manifest,
+        families=describe_families(families, manifest.task_family),
+        rescored=[*manifest.rescored, record],
     )
     summary = summarize(manifest, rescored)
-    write_jsonl_atomic(run_dir / "samples.jsonl", rescored)
-    write_json_atomic(run_dir / "manifest.json", manifest)
-    write_json_atomic(run_dir / "summary.json", summary)
+    folder = RunFolder(run_dir, None)
+    write_jsonl_atomic(folder.samples_path, [s.to_json() for s in rescored])
+    folder.write_manifest(manifest)
+    folder.write_summary(summary)
     return RunResult(run_dir=run_dir, summary=summary)
-
-
-def _set_sted_parameters(manifest: dict[str, Any], params: Mapping[str, Any]) -> None:
-    unknown = [name for name in params if name != "sted"]
-    if unknown:
-        raise UserError(f"--metric-param: a consistency run uses only sted.*, not '{unknown[0]}'")
-    described = manifest.setdefault("consistency", {})
-    current = described.get("sted_parameters") or {}
-    described["sted_parameters"] = get_family("sted", {**current, **params["sted"]}).parameters()

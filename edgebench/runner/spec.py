@@ -1,4 +1,4 @@
-"""What a run is asked to do: its settings and the model under test (no behaviour here)."""
+"""The model under test as the runner needs it, and how it is listed in the manifest."""
 
 from __future__ import annotations
 
@@ -7,40 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.prompts import PromptFormat
+from edgebench.runfolder.records import ModelPlan, ModelRecord, PromptFormatRecord
 
 DEFAULT_MAX_CRASHES = 3
 
-
-@dataclass(frozen=True)
-class RunSettings:
-    """Everything that decides what a run measures; all of it lands in the manifest.
-
-    `timeout`, `max_crashes` and `check_memory` decide how the run copes with trouble,
-    not what it measures, so `--resume` may change them (see `RESUMABLE_CHANGES`)."""
-
-    model: str | None = None
-    task: str = "edgejson"
-    dataset: Path | None = None
-    schemas: Path | None = None
-    limit: int | None = None
-    threads: int = 2
-    max_tokens: int | None = None  # None: per schema, from the dataset's expected answers
-    n_ctx: int | None = None  # None: sized to the longest prompt + its max_tokens
-    max_context: int | None = None  # automatic n_ctx never beyond this; longer: skipped
-    out: Path | None = None
-    warmup: bool = True
-    constraints: tuple[str, ...] = ("none",)
-    guard: bool = True  # the keyword guard in the schema modes (gbnf, outlines, mask)
-    timeout: float | None = None  # seconds of wall clock per example; None: no limit
-    max_crashes: int = DEFAULT_MAX_CRASHES  # worker failures in a row before an arm gives up
-    check_memory: bool = True  # refuse a model that will not fit in available memory
-    # Metric families beyond the task's own (`--metrics`), and their parameters.
-    metrics: tuple[str, ...] = ()
-    metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-# Settings `--resume` may change: how trouble is handled, and where things are (the model
-# and the dataset are compared by content hash instead).
+# RunSettings a `--resume` may change: how trouble is handled, and where things are (the
+# model and the dataset are compared by content hash instead).
 RESUMABLE_CHANGES = frozenset(
     {"model", "dataset", "schemas", "out", "timeout", "max_crashes", "check_memory"}
 )
@@ -57,8 +29,28 @@ class ModelUnderTest:
     prompt_format: PromptFormat
     n_ctx_train: int | None
     backend: str = "llama"
+    # What the model file says of itself: registry_name, format, architecture,
+    # quantization ... (the optional fields of ModelRecord).
     details: dict[str, Any] = field(default_factory=dict)
     stop: tuple[str, ...] = ()
     # K and V cache bytes per token of context (from the model's metadata), for the
     # memory pre-check; None when the model does not say.
     kv_bytes_per_token: int | None = None
+
+    @property
+    def prompt_record(self) -> PromptFormatRecord:
+        return PromptFormatRecord.from_json(self.prompt_format.describe())
+
+    def record(self, plan: ModelPlan | None = None) -> ModelRecord:
+        """The model as the manifest lists it."""
+        details = {"format": "gguf", **self.details}
+        return ModelRecord(
+            label=self.label,
+            path=str(self.path),
+            sha256=self.sha256,
+            size_bytes=self.size_bytes,
+            backend=self.backend,
+            prompt_format=self.prompt_record,
+            plan=plan,
+            **details,
+        )

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from edgebench.scoring.equality import json_equal, json_kind
-from edgebench.scoring.parse import ParseResult, parse_json_output, parse_record
+from edgebench.scoring.parse import ParseResult
 from edgebench.scoring.schema import SchemaChecker
 
 # The scores in the order tables and summaries list them; higher is better for all.
@@ -170,18 +170,3 @@ def deepjson_scores(parsed: ParseResult, expected: Any, checker: SchemaChecker) 
         "valid_json": int(parsed.ok),
     }
     return {"scores": scores, "schema_errors": schema_errors}
-
-
-def score_deepjson(
-    raw: str, expected: Any, checker: SchemaChecker, schema: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """Parse `raw` and score it: the record a sample stores (parse step, value, scores,
-    schema errors, and the key-matching score per leaf element type)."""
-    parsed = parse_json_output(raw)
-    scored = deepjson_scores(parsed, expected, checker)
-    gate = bool(scored["scores"]["syntax"])
-    return {
-        **parse_record(parsed),
-        **scored,
-        "element_scores": element_type_scores(expected, parsed.value, schema, gate=gate),
-    }

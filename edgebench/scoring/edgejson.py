@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgebench.scoring.equality import json_equal
-from edgebench.scoring.parse import ParseResult, parse_json_output, parse_record
+from edgebench.scoring.parse import ParseResult
 from edgebench.scoring.schema import SchemaChecker
 
 HIGHER_IS_BETTER: dict[str, bool] = {
@@ -87,14 +87,3 @@ def edgejson_scores(parsed: ParseResult, expected: Any, checker: SchemaChecker) 
         "schema_compliance": int(parsed.ok and not schema_errors),
     }
     return {"scores": scores, "schema_errors": schema_errors}
-
-
-def score_edgejson(raw: str, expected: Any, checker: SchemaChecker) -> dict[str, Any]:
-    """Parse `raw` and score it: the record a sample stores (parse step, value, scores)."""
-    parsed = parse_json_output(raw)
-    scored = edgejson_scores(parsed, expected, checker)
-    return {
-        **parse_record(parsed),
-        "scores": scored["scores"],
-        "schema_errors": scored["schema_errors"],
-    }

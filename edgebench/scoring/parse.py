@@ -103,14 +103,6 @@ def _fenced_blocks(text: str) -> Iterator[tuple[ParsePath, str]]:
             yield "fenced", body
 
 
-def parse_record(parsed: ParseResult) -> dict[str, Any]:
-    """How a sample stores its parse step: `parse` (ok, path, error) and `parsed`."""
-    return {
-        "parse": {"ok": parsed.ok, "path": parsed.path, "error": parsed.error},
-        "parsed": parsed.value,
-    }
-
-
 def parse_json_output(raw: str) -> ParseResult:
     """Extract one JSON value from `raw`; never raises on any string."""
     text = raw.strip()

@@ -39,10 +39,12 @@ class Prompt:
 
 
 class Task(Protocol):
-    """A task loads examples, turns one into a prompt, and scores a model's output."""
+    """A task loads examples and turns one into a prompt; the metric family it names
+    scores the model's output (metrics/)."""
 
     name: str
     prompt_template: str  # recorded verbatim in the manifest
+    metric_family: str  # the family whose scores are the task's own
 
     def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, Path | None]:
         """The dataset and schema locations to use, filling in the task's defaults."""
@@ -51,7 +53,3 @@ class Task(Protocol):
     def load(self, dataset: Path, schemas: Path | None) -> list[Example]: ...
 
     def build_prompt(self, example: Example) -> Prompt: ...
-
-    def score(self, raw_output: str, example: Example) -> dict[str, Any]:
-        """Parse `raw_output` and return the parse record plus the task's scores."""
-        ...

@@ -21,7 +21,6 @@ from typing import Any
 from edgebench.errors import UserError
 from edgebench.io import numbered_lines
 from edgebench.resources import resource_dir
-from edgebench.scoring.deepjson import score_deepjson
 from edgebench.scoring.equality import json_kind
 from edgebench.scoring.parse import InvalidJSON, decode_strict
 from edgebench.scoring.schema import get_checker
@@ -193,7 +192,7 @@ class DeepJSONTask:
 
     name = "deepjson"
     prompt_template = PROMPT_TEMPLATE
-    metric_family = "deepjson"  # its `scores` are the DeepJSONFamily's (metrics/deepjson.py)
+    metric_family = "deepjson"
 
     @staticmethod
     def default_dataset() -> Path:
@@ -212,7 +211,3 @@ class DeepJSONTask:
     def build_prompt(self, example: Example) -> Prompt:
         user = self.prompt_template.format(schema=render_schema(example.schema), text=example.text)
         return Prompt(system=None, user=user)
-
-    def score(self, raw_output: str, example: Example) -> dict[str, Any]:
-        checker = get_checker(example.schema, source=f"schema of '{example.id}'")
-        return score_deepjson(raw_output, example.expected, checker, example.schema)

@@ -16,7 +16,6 @@ from typing import Any
 from edgebench.errors import UserError
 from edgebench.io import numbered_lines
 from edgebench.resources import resource_dir
-from edgebench.scoring.edgejson import score_edgejson
 from edgebench.scoring.equality import json_kind
 from edgebench.scoring.parse import InvalidJSON, decode_strict
 from edgebench.scoring.schema import SchemaChecker, get_checker
@@ -165,13 +164,11 @@ def render_schema(schema: Any) -> str:
 
 
 class EdgeJSONTask:
-    """EdgeJSON (paper 003): JSONExact, field F1 and schema compliance per example."""
+    """EdgeJSON: JSONExact, field F1 and schema compliance per example."""
 
     name = "edgejson"
     prompt_template = PROMPT_TEMPLATE
-
-    def __init__(self, *, check_formats: bool = False) -> None:
-        self.check_formats = check_formats
+    metric_family = "edgejson"
 
     @staticmethod
     def default_paths() -> tuple[Path, Path]:
@@ -194,6 +191,3 @@ class EdgeJSONTask:
     def build_prompt(self, example: Example) -> Prompt:
         user = self.prompt_template.format(schema=render_schema(example.schema), text=example.text)
         return Prompt(system=None, user=user)
-
-    def score(self, raw_output: str, example: Example) -> dict[str, Any]:
-        return score_edgejson(raw_output, example.expected, _checker(example, self.check_formats))

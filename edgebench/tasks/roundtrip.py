@@ -23,10 +23,9 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.io import numbered_lines
-from edgebench.metrics.structure import StructureFamily
 from edgebench.scoring.equality import json_kind
 from edgebench.scoring.ir import depth
-from edgebench.scoring.parse import InvalidJSON, decode_strict, parse_json_output, parse_record
+from edgebench.scoring.parse import InvalidJSON, decode_strict
 from edgebench.tasks.base import Example, Prompt
 from edgebench.tasks.edgejson import EdgeJSONTask, load_edgejson
 
@@ -122,9 +121,6 @@ class RoundtripTask:
     prompt_template = PROMPT_TEMPLATE
     metric_family = "structure"
 
-    def __init__(self) -> None:
-        self._family = StructureFamily()
-
     def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, Path | None]:
         """Built-in EdgeJSON answers by default; a user's JSONL of objects otherwise
         (in the EdgeJSON layout when `schemas` is given)."""
@@ -143,10 +139,3 @@ class RoundtripTask:
 
     def build_prompt(self, example: Example) -> Prompt:
         return Prompt(system=SYSTEM_PROMPT, user=USER_TEMPLATE.format(description=example.text))
-
-    def score(self, raw_output: str, example: Example) -> dict[str, Any]:
-        parsed = parse_json_output(raw_output)
-        return {
-            **parse_record(parsed),
-            "scores": self._family.score(parsed, example.expected, example.schema),
-        }

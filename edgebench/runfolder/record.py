@@ -1,0 +1,253 @@
+"""Typed records that read and write themselves as JSON, and describe themselves as JSON
+Schema.
+
+A record is a frozen dataclass deriving from `Record`. Its fields' type hints are the
+format: `to_json` writes the fields in declaration order, `from_json` checks every value
+against its hint and says in one line where a file breaks the format, and
+`json_schema` turns the same hints into the published schema (docs/run-format.md).
+Field documentation lives next to the field: `doc("what it means")`.
+
+Supported hints: str, int, float, bool, None, Path (a string in JSON), Any (any JSON),
+Literal[...], X | None and other unions, list[X], tuple[X, ...], dict[str, X], and other
+records. A field a reader does not know is ignored (a newer minor version may add
+fields); a field a record lacks takes its default, or is an error when it has none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+
+R = TypeVar("R", bound="Record")
+
+
+class FormatError(ValueError):
+    """A JSON value that does not have a record's shape; the message names where."""
+
+
+def doc(text: str, **kwargs: Any) -> Any:
+    """A dataclass field with its documentation (`default=` / `default_factory=` pass on)."""
+    return dataclasses.field(metadata={"doc": text}, **kwargs)
+
+
+class Record:
+    """Base of every record (subclasses are frozen dataclasses)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return _encode(self)
+
+    @classmethod
+    def from_json(cls: type[R], data: Any, where: str = "") -> R:
+        return _decode_record(cls, data, where or cls.__name__)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Record):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}  # type: ignore[arg-type]
+    if isinstance(value, list | tuple):
+        return [_encode(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _encode(item) for key, item in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _is_union(hint: Any) -> bool:
+    return get_origin(hint) in (Union, types.UnionType)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _decode_record(cls: type[R], data: Any, where: str) -> R:
+    if not isinstance(data, dict):
+        raise FormatError(f"{where}: expected an object, got {_kind(data)}")
+    hints = _hints(cls)
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if field.name in data:
+            values[field.name] = _decode(
+                hints[field.name], data[field.name], f"{where}.{field.name}"
+            )
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise FormatError(f"{where}: field '{field.name}' is missing")
+    return cls(**values)
+
+
+def _decode(hint: Any, value: Any, where: str) -> Any:
+    if hint is Any:
+        return value
+    if hint is type(None) or hint is None:
+        if value is not None:
+            raise FormatError(f"{where}: expected null, got {_kind(value)}")
+        return None
+    if _is_union(hint):
+        options = get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        first_error: FormatError | None = None
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _decode(option, value, where)
+            except FormatError as exc:
+                first_error = first_error or exc
+        assert first_error is not None
+        raise first_error
+    origin = get_origin(hint)
+    if origin is Literal:
+        if value not in get_args(hint):
+            allowed = ", ".join(repr(v) for v in get_args(hint))
+            raise FormatError(f"{where}: {value!r} is not one of {allowed}")
+        return value
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise FormatError(f"{where}: expected an array, got {_kind(value)}")
+        item = get_args(hint)[0]
+        items = [_decode(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise FormatError(f"{where}: expected an object, got {_kind(value)}")
+        item = get_args(hint)[1]
+        return {k: _decode(item, v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return _decode_record(hint, value, where)
+    return _decode_scalar(hint, value, where)
+
+
+def _decode_scalar(hint: Any, value: Any, where: str) -> Any:
+    if hint is bool:
+        ok = isinstance(value, bool)
+    elif hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif hint is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif hint is str:
+        ok = isinstance(value, str)
+    elif hint is Path:
+        ok = isinstance(value, str)
+        value = Path(value) if ok else value
+    else:
+        raise TypeError(f"unsupported type hint {hint!r} at {where}")
+    if not ok:
+        expected = {bool: "a boolean", int: "an integer", float: "a number"}.get(hint, "a string")
+        raise FormatError(f"{where}: expected {expected}, got {_kind(value)}")
+    return value
+
+
+# -- JSON Schema --------------------------------------------------------------------
+_SCALARS: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    Path: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+}
+
+
+def json_schema(root: type[Record], title: str, description: str) -> dict[str, Any]:
+    """A Draft 2020-12 JSON Schema of `root` and every record it holds (under `$defs`)."""
+    defs: dict[str, Any] = {}
+    body = _schema_of(root, defs)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "description": description,
+        **body,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def _schema_of(hint: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    if hint is Any:
+        return {}
+    if hint is type(None) or hint is None:
+        return {"type": "null"}
+    if _is_union(hint):
+        return {"anyOf": [_schema_of(option, defs) for option in get_args(hint)]}
+    origin = get_origin(hint)
+    if origin is Literal:
+        return {"enum": list(get_args(hint))}
+    if origin in (list, tuple):
+        return {"type": "array", "items": _schema_of(get_args(hint)[0], defs)}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _schema_of(get_args(hint)[1], defs)}
+    if isinstance(hint, type) and issubclass(hint, Record):
+        if hint.__name__ not in defs:
+            defs[hint.__name__] = {}  # placeholder: records may refer to themselves
+            defs[hint.__name__] = _record_schema(hint, defs)
+        return {"$ref": f"#/$defs/{hint.__name__}"}
+    return dict(_SCALARS[hint])
+
+
+def _record_schema(cls: type[Record], defs: dict[str, Any]) -> dict[str, Any]:
+    hints = _hints(cls)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        schema = _schema_of(hints[field.name], defs)
+        text = field.metadata.get("doc")
+        properties[field.name] = {"description": text, **schema} if text else schema
+        if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            required.append(field.name)
+    return {
+        "type": "object",
+        "description": (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "),
+        "properties": properties,
+        "required": required,
+    }
+
+
+def field_docs(cls: type[Record]) -> list[tuple[str, str, str]]:
+    """(name, type as written, documentation) of every field, for the format page."""
+    hints = _hints(cls)
+    return [
+        (field.name, type_label(hints[field.name]), field.metadata.get("doc", ""))
+        for field in dataclasses.fields(cls)  # type: ignore[arg-type]
+    ]
+
+
+def type_label(hint: Any) -> str:
+    """A type hint as a reader of the format page reads it: `list[ArmRecord]`, `str | null`."""
+    if hint is Any:
+        return "any JSON"
+    if hint is type(None) or hint is None:
+        return "null"
+    if _is_union(hint):
+        return " | ".join(type_label(option) for option in get_args(hint))
+    origin = get_origin(hint)
+    if origin is Literal:
+        return " | ".join(f'"{v}"' for v in get_args(hint))
+    if origin in (list, tuple):
+        return f"list[{type_label(get_args(hint)[0])}]"
+    if origin is dict:
+        return f"dict[str, {type_label(get_args(hint)[1])}]"
+    if hint is Path:
+        return "str (path)"
+    return hint.__name__

@@ -1,0 +1,561 @@
+"""The run engine: everything that decodes goes through here (`edgebench run` and
+`edgebench consistency`), so resume, timeouts and crash isolation hold for all of it.
+
+    execute()
+      folder    RunFolder.create (new) or .reopen (--resume): locked for the whole run
+      begin     manifest.json (new), or the stored one checked against what would run now
+                and samples.jsonl reduced to its complete records (no torn line, no
+                worker failures: those jobs run again)
+      plan      per model: count tokens in a worker, token budget per schema, n_ctx
+                (examples that do not fit --max-context are marked skipped), memory
+                check, then the run kind's jobs (every model before any arm runs)
+      arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then per
+                job generate -> score -> append to samples.jsonl (fsynced); a job the
+                worker dies on is recorded and a fresh worker goes on
+      finish    manifest.json and summary.json, each written atomically
+
+Models' arms run one after another, so each peak RSS is its own. A mode a model's runtime
+cannot apply (gbnf on ONNX) is recorded as a skipped arm with the reason.
+
+A run is an append-only log: whatever stops it (Ctrl-C, a full disk, a power cut), the
+records already appended stay, and `--resume` continues from them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from edgebench.backends.base import now
+from edgebench.errors import RunFailure, UserError
+from edgebench.io import JsonlAppender, rewrite_jsonl
+from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
+from edgebench.metrics import select_families
+from edgebench.metrics.score import describe_families
+from edgebench.runfolder.folder import RunFolder
+from edgebench.runfolder.read import read_manifest, read_samples
+from edgebench.runfolder.records import (
+    SCHEMA_VERSION,
+    ArmRecord,
+    DatasetRecord,
+    DecodingPlan,
+    Device,
+    GitCommit,
+    Manifest,
+    MemoryCheck,
+    ModelPlan,
+    ResumeRecord,
+    RunSettings,
+    SampleRecord,
+    Summary,
+    TaskRecord,
+)
+from edgebench.runner.arm import Arm, ArmGaveUp
+from edgebench.runner.budget import plan_budget, plan_context, reference_text
+from edgebench.runner.interrupt import StopRequest
+from edgebench.runner.jobs import GreedyRun, Job, Planned, RunKind
+from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
+from edgebench.runner.resume import resume_conflict, resume_point
+from edgebench.runner.spec import ModelUnderTest
+from edgebench.runner.workers import Worker, WorkerFactory, run_failure, skip_reason, start_worker
+from edgebench.summary import summarize
+from edgebench.system.device import device_info
+from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
+from edgebench.tasks.base import Example, Task
+
+STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) stopped the run after its folder was written."""
+
+    def __init__(self, run_dir: Any, n_samples: int, resume: str) -> None:
+        super().__init__(f"interrupted; {n_samples} completed examples kept in {run_dir}")
+        self.run_dir = run_dir
+        self.n_samples = n_samples
+        self.resume = resume  # the command that continues the run
+
+
+@dataclass
+class RunResult:
+    run_dir: Any
+    summary: Summary
+    # Jobs the worker never answered (crashed or timed out): --resume runs them again.
+    worker_failures: int = 0
+
+
+class Progress(Protocol):
+    def start(self, total: int, description: str) -> None: ...
+    def advance(self, sample: SampleRecord) -> None: ...
+    def note(self, message: str) -> None: ...
+    def stop(self) -> None: ...
+
+
+def resume_command(kind: str, run_dir: Any) -> str:
+    """The command that continues a run of `kind` (its command has the kind's name)."""
+    return f"edgebench {kind} --resume {run_dir}"
+
+
+def execute(
+    settings: RunSettings,
+    models: list[ModelUnderTest],
+    task: Task,
+    dataset: list[Example],
+    dataset_record: DatasetRecord,
+    *,
+    kind: RunKind | None = None,
+    worker_factory: WorkerFactory | None = None,
+    progress: Progress | None = None,
+    resume: bool = False,
+) -> RunResult:
+    """Run the first `settings.limit` examples of `dataset` through each model, once per
+    constraint mode (each model and mode in its own worker, one after another), as the
+    run `kind` says (default: every example once, greedily), into one run folder. The
+    whole dataset sizes the automatic token budget.
+
+    With `resume`, `settings.out` is an earlier run of the same models, dataset and
+    settings: its complete records are kept and only the missing jobs run."""
+    kind = kind or GreedyRun()
+    labels = [m.label for m in models]
+    if not models:
+        raise UserError("--model: no model to run")
+    if len(set(labels)) != len(labels):
+        twice = next(label for label in labels if labels.count(label) > 1)
+        raise UserError(f"--model: {twice!r} is named twice")
+    examples = dataset[: settings.limit] if settings.limit else dataset
+    if not examples:
+        raise UserError("the dataset has no examples to run")
+    families = select_families(task.metric_family, settings.metrics, settings.metric_params)
+    # Rendering runs each model's chat template: a failure here leaves no folder behind.
+    built = [task.build_prompt(ex) for ex in examples]
+    prompts = [m.prompt_format.render_many(built) for m in models]
+    if resume:
+        if settings.out is None:
+            raise UserError("--resume needs the run folder to continue")
+        folder = RunFolder.reopen(settings.out)
+    else:
+        name = settings.task if kind.name == "run" else f"{kind.name}-{settings.task}"
+        folder = RunFolder.create(settings.out, " + ".join(labels), name, utc_now())
+    try:
+        run = _Run(folder, settings, models, task, dataset, examples, prompts, kind)
+        run.families = families
+        run.factory = worker_factory
+        run.progress = progress
+        try:
+            run.begin(dataset_record, resume)
+            first_worker, plans = run.plan()
+        except OSError as exc:
+            raise RunFailure(f"could not write to {folder.path}: {exc.strerror or exc}") from None
+        with run.stop.installed():
+            failure = run.run_arms(first_worker, plans)
+        return run.finish(failure)
+    finally:
+        folder.release()
+
+
+@dataclass
+class _ModelPlan:
+    """What every arm of one model shares: context size, stop strings, the jobs."""
+
+    model: ModelUnderTest
+    n_ctx: int
+    stop: tuple[str, ...]
+    jobs: list[Job]
+
+
+def status_of(failure: BaseException | None) -> str:
+    """A run's (or an arm's) status after `failure` (None: all went well)."""
+    if failure is None:
+        return "completed"
+    if isinstance(failure, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(failure, ArmGaveUp):
+        return "crashed" if failure.crashed else "failed"
+    if isinstance(failure, WorkerDied | WorkerTimeout):
+        return "crashed"
+    return "failed"
+
+
+def _error_text(failure: BaseException | None) -> str | None:
+    if failure is None or isinstance(failure, KeyboardInterrupt):
+        return None
+    return str(failure) or type(failure).__name__
+
+
+class _Run:
+    """The state of one run while it executes (see the module docstring)."""
+
+    def __init__(
+        self,
+        folder: RunFolder,
+        settings: RunSettings,
+        models: list[ModelUnderTest],
+        task: Task,
+        dataset: list[Example],
+        examples: list[Example],
+        prompts: list[list[str]],
+        kind: RunKind,
+    ) -> None:
+        self.folder = folder
+        self.settings = settings
+        self.models = models
+        self.task = task
+        self.dataset = dataset
+        self.examples = examples
+        self.prompts = prompts  # per model, per example
+        self.kind = kind
+        self.families: list[Any] = []
+        self.factory: WorkerFactory | None = None
+        self.progress: Progress | None = None
+        self.stop = StopRequest()  # Ctrl-C, remembered (runner/interrupt.py)
+        self.specs = [(m, mode) for m in models for mode in settings.constraints]
+        self.manifest: Manifest
+        self.samples: list[SampleRecord] = []
+        self.resumed = False
+        self.t_start = now()
+
+    @property
+    def resume(self) -> str:
+        return resume_command(self.kind.name, self.folder.path)
+
+    def make_worker(self, model: ModelUnderTest, mode: str) -> Worker:
+        if self.factory is not None:
+            return self.factory(model, mode)
+        return start_worker(model, mode, threads=self.settings.threads, guard=self.settings.guard)
+
+    def note(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress.note(message)
+
+    def _write(self, manifest: Manifest) -> None:
+        self.manifest = manifest
+        self.folder.write_manifest(manifest)
+
+    # -- begin -----------------------------------------------------------------------
+    def begin(self, dataset: DatasetRecord, resume: bool) -> None:
+        if not resume:
+            self._write(self._initial_manifest(dataset))
+            return
+        run_dir = self.folder.path
+        stored = read_manifest(run_dir)
+        if stored.kind != self.kind.name:
+            raise UserError(
+                f"cannot resume {run_dir}: it is a {stored.kind} run; continue it with "
+                f"`{resume_command(stored.kind, run_dir)}`"
+            )
+        conflict = resume_conflict(stored, self.settings, self.models, self.task, dataset)
+        if conflict is None and stored.consistency != self.kind.plan_record():
+            conflict = "the sampling plan differs (--samples, --temperatures, --seed)"
+        if conflict is not None:
+            raise UserError(f"cannot resume {run_dir}: {conflict}")
+        point = resume_point(*read_samples(run_dir))
+        self.samples = point.samples
+        self.resumed = True
+        record = ResumeRecord(
+            at=utc_now(),
+            command=list(sys.argv),
+            previous_status=stored.status,
+            samples_kept=len(point.samples),
+            torn_line_dropped=point.torn_line,
+            worker_failures_retried=point.retried,
+            duplicates_dropped=point.duplicates,
+            stale_lock=self.folder.lock.stale,
+        )
+        resumed = replace(stored, status="running", error=None, resumes=[*stored.resumes, record])
+        self._write(resumed)
+
+    def _initial_manifest(self, dataset: DatasetRecord) -> Manifest:
+        """What is known before a model loads; planning and the arms add to it."""
+        git = git_commit()
+        return Manifest(
+            schema_version=SCHEMA_VERSION,
+            kind=self.kind.name,  # type: ignore[arg-type]
+            run_id=self.folder.path.name,
+            status="running",
+            started_at=utc_now(),
+            command=list(sys.argv),
+            settings=self.settings,
+            models=[m.record() for m in self.models],
+            task=TaskRecord(self.task.name, self.task.prompt_template, self.task.metric_family),
+            dataset=dataset,
+            device=Device.from_json(device_info(self.settings.threads)),
+            packages=package_versions(),
+            git=GitCommit.from_json(git) if git else None,
+            families=describe_families(self.families, self.task.metric_family),
+            arms=[],
+            consistency=self.kind.plan_record(),
+        )
+
+    # -- plan ------------------------------------------------------------------------
+    def plan(self) -> tuple[Worker, list[_ModelPlan]]:
+        """Token counts, budget, context size and the memory check for every model before
+        any arm runs (a prompt that does not fit one model fails the run before the others
+        spend an hour), each in a worker of that model's first arm. The first model's
+        worker is returned for its first arm to keep."""
+        plans: list[_ModelPlan] = []
+        first_worker: Worker | None = None
+        for position, model in enumerate(self.models):
+            usable = [m for mm, m in self.specs if mm is model and skip_reason(model, m) is None]
+            worker = self.make_worker(model, usable[0] if usable else "none")
+            try:
+                plans.append(self._plan_with(worker, position))
+            except BaseException as exc:
+                worker.close()
+                if first_worker is not None:
+                    first_worker.close()
+                self._stop_before_arms(exc, model)
+                raise
+            if first_worker is None:
+                first_worker = worker
+            else:  # it would only hold memory while the first model is measured
+                worker.close()
+        self._write(self.manifest)
+        assert first_worker is not None
+        return first_worker, plans
+
+    def _plan_with(self, worker: Worker, position: int) -> _ModelPlan:
+        model, prompts = self.models[position], self.prompts[position]
+        stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+        counts = worker.count_tokens(prompts + [reference_text(ex) for ex in self.dataset])
+        prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
+        budget = plan_budget(self.settings.max_tokens, self.dataset, reference_counts)
+        budgets = [budget.for_example(ex) for ex in self.examples]
+        context = plan_context(
+            self.examples,
+            prompt_counts,
+            budgets,
+            n_ctx=self.settings.n_ctx,
+            max_context=self.settings.max_context,
+            n_ctx_train=model.n_ctx_train,
+        )
+        decoding = DecodingPlan(
+            strategy=self.kind.strategy,  # type: ignore[arg-type]
+            max_tokens=budget.largest(),
+            max_tokens_rule=budget.rule,
+            max_tokens_by_schema=budget.by_schema,
+            stop=list(stop),
+            stop_applies_to=STOP_APPLIES_TO,
+            constraints=list(self.settings.constraints),
+            keyword_guard=self.settings.guard,
+            skipped_examples=len(context.skipped),
+        )
+        stored = self.manifest.models[position].plan
+        if self.resumed and stored is not None and stored.decoding != decoding:
+            where = f" of {model.label}" if len(self.models) > 1 else ""
+            raise UserError(
+                f"cannot resume {self.folder.path}: the decoding plan{where} differs (token "
+                "budget or stop strings; was the tokenizer changed?)"
+            )
+        estimate = estimate_memory(model, context.n_ctx, available_memory_bytes())
+        memory = MemoryCheck(**estimate.to_dict(), enforced=self.settings.check_memory)
+        models = list(self.manifest.models)
+        models[position] = replace(
+            models[position], plan=ModelPlan(context.n_ctx, decoding, memory)
+        )
+        self.manifest = replace(self.manifest, models=models)
+        if self.settings.check_memory:
+            check_memory(model, estimate)
+        planned = [
+            Planned(i, ex, prompt, max_tokens, context.skipped.get(i))
+            for i, (ex, prompt, max_tokens) in enumerate(
+                zip(self.examples, prompts, budgets, strict=True)
+            )
+        ]
+        return _ModelPlan(model, context.n_ctx, stop, self.kind.jobs(planned))
+
+    def _stop_before_arms(self, exc: BaseException, model: ModelUnderTest) -> None:
+        """Record why the run ended before its first arm; a worker failure becomes a
+        one-line error naming the model and the folder."""
+        self._write(
+            replace(
+                self.manifest,
+                status=status_of(exc),  # type: ignore[arg-type]
+                finished_at=utc_now(),
+                error=_error_text(exc),
+            )
+        )
+        if isinstance(exc, WorkerError | WorkerDied | WorkerTimeout):
+            failure = run_failure(exc, self.folder.path, 0, self.resume)
+            if isinstance(failure, RunFailure):
+                failure = RunFailure(f"{exc} ({model.label}); run folder {self.folder.path}")
+            raise failure from None
+
+    # -- arms ------------------------------------------------------------------------
+    def _put_arm(self, record: ArmRecord) -> None:
+        """The manifest with `record` in place of its arm's earlier record (or added)."""
+        arms = list(self.manifest.arms)
+        keys = [a.key for a in arms]
+        if record.key in keys:
+            arms[keys.index(record.key)] = record
+        else:
+            arms.append(record)
+        self.manifest = replace(self.manifest, arms=arms)
+
+    def _write_manifest_after(self, failure: BaseException | None) -> BaseException | None:
+        try:
+            self.folder.write_manifest(self.manifest)
+        except OSError as exc:  # a full disk stops the run; Ctrl-C still counts as such
+            return failure if isinstance(failure, KeyboardInterrupt) else exc
+        return failure
+
+    def run_arms(self, first_worker: Worker, plans: list[_ModelPlan]) -> BaseException | None:
+        """Every arm in turn; a failed arm costs only itself, except Ctrl-C and disk
+        errors, which stop the run. Returns the first failure."""
+        failure: BaseException | None = None
+        done: dict[tuple[str, str], set[Any]] = {}
+        for sample in self.samples:
+            done.setdefault((sample.model, sample.constraint), set()).add(sample.job_key)
+        plan_of = {id(plan.model): plan for plan in plans}
+        worker: Worker | None = first_worker
+        if self.resumed:  # the complete records only, so appends never follow a torn line
+            try:
+                rewrite_jsonl(self.folder.samples_path, [s.to_json() for s in self.samples])
+            except OSError as exc:
+                first_worker.close()
+                return exc
+        with JsonlAppender(self.folder.samples_path) as log:
+
+            def on_sample(sample: SampleRecord) -> None:
+                log.append(sample.to_json())
+                self.samples.append(sample)
+                if self.progress is not None:
+                    self.progress.advance(sample)
+                self.stop.check()  # a Ctrl-C swallowed somewhere still ends the run here
+
+            for model, mode in self.specs:
+                reason = skip_reason(model, mode)
+                if reason is not None:
+                    self._put_arm(ArmRecord(model.label, mode, "skipped", skip_reason=reason))
+                    arm_failure = self._write_manifest_after(None)
+                else:
+                    plan = plan_of[id(model)]
+                    arm_done = done.get((model.label, mode), set())
+                    pending = [j for j in plan.jobs if j.key not in arm_done]
+                    if worker is not None and model is not self.models[0]:
+                        worker.close()  # not this model's: no arm of the first model ran
+                        worker = None
+                    arm_failure = self._run_arm(model, mode, worker, plan, pending, on_sample)
+                    worker = None  # the first worker belongs to the first arm only
+                failure = failure or arm_failure
+                if isinstance(arm_failure, KeyboardInterrupt | OSError):
+                    failure = arm_failure
+                    break
+        if worker is not None:
+            worker.close()
+        return failure
+
+    def _run_arm(
+        self,
+        model: ModelUnderTest,
+        mode: str,
+        worker: Worker | None,
+        plan: _ModelPlan,
+        pending: list[Job],
+        on_sample: Callable[[SampleRecord], None],
+    ) -> BaseException | None:
+        record = self.manifest.arm(model.label, mode) or ArmRecord(model.label, mode, "running")
+        if not pending:  # every job of this arm is already recorded
+            if worker is not None:
+                worker.close()
+            self._put_arm(replace(record, status="completed", error=None))
+            return None
+        self._put_arm(replace(record, status="running", error=None))
+        failure = self._write_manifest_after(None)
+        if failure is not None:
+            if worker is not None:
+                worker.close()
+            return failure
+        t_arm = now()
+        if self.progress is not None:
+            done = len(plan.jobs) - len(pending)
+            resumed = f" · resumed, {done} done" if done else ""
+            self.progress.start(len(pending), f"{self.task.name} · {model.label}, {mode}{resumed}")
+        arm = Arm(
+            model,
+            mode,
+            settings=self.settings,
+            n_ctx=plan.n_ctx,
+            stop=plan.stop,
+            make_worker=lambda: self.make_worker(model, mode),
+            record=self.manifest.arm(model.label, mode),  # type: ignore[arg-type]
+            on_sample=on_sample,
+            families=self.families,
+            note=self.note,
+            worker=worker,
+        )
+        try:
+            arm.run(pending)
+        except (ArmGaveUp, WorkerDied, WorkerTimeout, WorkerError, UserError) as exc:
+            failure = exc
+        except (KeyboardInterrupt, OSError) as exc:
+            failure = exc
+        finally:
+            if self.progress is not None:
+                self.progress.stop()
+        record = arm.record
+        if self.manifest.device.runtime is None and record.runtime is not None:
+            device = replace(self.manifest.device, runtime=runtime_build(record.runtime))
+            self.manifest = replace(self.manifest, device=device)
+        record = replace(
+            record,
+            wall_s=record.wall_s + now() - t_arm,
+            status=status_of(failure),  # type: ignore[arg-type]
+            error=_error_text(failure),
+        )
+        if record.error is not None:
+            self.note(record.error)
+        self._put_arm(record)
+        return self._write_manifest_after(failure)
+
+    # -- finish ----------------------------------------------------------------------
+    def _in_run_order(self, samples: list[SampleRecord]) -> list[SampleRecord]:
+        """Retried jobs were appended at the end of a resumed run: restore run order."""
+        arm_order = {(m.label, mode): n for n, (m, mode) in enumerate(self.specs)}
+        planned = [Planned(i, ex, "", 0, None) for i, ex in enumerate(self.examples)]
+        job_order = {job.key: n for n, job in enumerate(self.kind.jobs(planned))}
+
+        def position(sample: SampleRecord) -> tuple[int, int]:
+            arm = arm_order.get((sample.model, sample.constraint), 0)
+            return arm, job_order.get(sample.job_key, 0)
+
+        return sorted(samples, key=position)
+
+    def finish(self, failure: BaseException | None) -> RunResult:
+        """Write the manifest and the summary; raise what stopped the run, if anything."""
+        run_dir = self.folder.path
+        manifest = replace(
+            self.manifest,
+            wall_s=(self.manifest.wall_s or 0.0) + now() - self.t_start,
+            finished_at=utc_now(),
+            status=status_of(failure),  # type: ignore[arg-type]
+            error=_error_text(failure),
+        )
+        if isinstance(failure, KeyboardInterrupt) and not self.resumed:
+            # Ctrl-C can land between writing a sample and counting it: the file decides.
+            self.samples = read_samples(run_dir)[0]
+        if self.resumed:
+            self.samples = self._in_run_order(self.samples)
+        path = self.folder.samples_path
+        try:
+            if self.resumed:
+                rewrite_jsonl(path, [s.to_json() for s in self.samples])
+            path = self.folder.manifest_path
+            self._write(manifest)
+            summary = summarize(manifest, self.samples)
+            path = self.folder.summary_path
+            self.folder.write_summary(summary)
+        except OSError as exc:
+            raise RunFailure(
+                f"could not write {path.name} in {run_dir}: {exc.strerror or exc}; the "
+                f"previous {path.name} is unchanged and samples.jsonl holds "
+                f"{len(self.samples)} examples; free space, then continue with "
+                f"`{self.resume}`"
+            ) from None
+        if isinstance(failure, KeyboardInterrupt):
+            raise RunInterrupted(run_dir, len(self.samples), self.resume) from None
+        if failure is not None:
+            raise run_failure(failure, run_dir, len(self.samples), self.resume)
+        lost = sum(1 for s in self.samples if s.worker_failure)
+        return RunResult(run_dir=run_dir, summary=summary, worker_failures=lost)

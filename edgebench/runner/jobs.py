@@ -1,0 +1,126 @@
+"""What a run decodes: jobs, one per (example[, draw]) that every arm of a model runs.
+
+A plain run decodes every example once, greedily. A consistency run decodes every
+example N times per temperature, each with its own seed; its jobs carry their draw
+(`Sampling`), and the run engine treats them like any other (resume, timeouts, crashes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from edgebench.errors import UserError
+from edgebench.runfolder.records import ConsistencyPlan, Sampling
+from edgebench.tasks.base import Example
+
+
+@dataclass(frozen=True)
+class Job:
+    """One example as every arm of a model decodes it: the rendered prompt, its token
+    budget, and for a sampled generation its draw."""
+
+    index: int  # position among the run's examples
+    example: Example
+    prompt: str
+    max_tokens: int
+    skip_reason: str | None = None  # set: does not fit the context, recorded undecoded
+    sampling: Sampling | None = None  # None: greedy
+
+    @property
+    def key(self) -> tuple[str, float | None, int | None]:
+        """Unique within an arm; the same as the key of the job's sample record."""
+        draw = self.sampling
+        return (self.example.id, draw.temperature if draw else None, draw.seed if draw else None)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One example ready to decode, before the run kind turns it into jobs."""
+
+    index: int
+    example: Example
+    prompt: str
+    max_tokens: int
+    skip_reason: str | None
+
+
+class RunKind(Protocol):
+    """How a kind of run turns the planned examples into jobs."""
+
+    name: str  # the manifest's `kind`
+    strategy: str  # the decoding plan's `strategy`
+
+    def jobs(self, planned: list[Planned]) -> list[Job]: ...
+
+    def plan_record(self) -> ConsistencyPlan | None: ...
+
+
+class GreedyRun:
+    """`edgebench run`: every example once, greedily."""
+
+    name = "run"
+    strategy = "greedy"
+
+    def jobs(self, planned: list[Planned]) -> list[Job]:
+        return [Job(p.index, p.example, p.prompt, p.max_tokens, p.skip_reason) for p in planned]
+
+    def plan_record(self) -> ConsistencyPlan | None:
+        return None
+
+
+SAMPLER = "temperature + dist(seed) over the whole vocabulary (no top-k, top-p or min-p)"
+
+
+@dataclass(frozen=True)
+class ConsistencyRun:
+    """`edgebench consistency`: for every temperature and example, `samples` generations
+    with seeds seed, seed+1, ..., seed+samples-1 (temperature, then example, then draw)."""
+
+    samples: int = 5
+    temperatures: tuple[float, ...] = (0.2, 0.5, 0.8)
+    seed: int = 0
+    sted_parameters: tuple[tuple[str, float], ...] = ()
+
+    name = "consistency"
+    strategy = "sampling"
+
+    def __post_init__(self) -> None:
+        if self.samples < 2:
+            raise UserError("--samples: at least 2 generations per prompt are needed to compare")
+        if not self.temperatures:
+            raise UserError("--temperatures: give at least one temperature")
+        for t in self.temperatures:
+            if not t > 0:
+                raise UserError(f"--temperatures: {t} is not above 0 (0 would be greedy)")
+
+    def seeds(self) -> list[int]:
+        return [self.seed + i for i in range(self.samples)]
+
+    def jobs(self, planned: list[Planned]) -> list[Job]:
+        return [
+            Job(p.index, p.example, p.prompt, p.max_tokens, p.skip_reason, Sampling(t, seed, n))
+            for t in self.temperatures
+            for p in planned
+            for n, seed in enumerate(self.seeds())
+        ]
+
+    def plan_record(self) -> ConsistencyPlan:
+        return ConsistencyPlan(
+            samples_per_prompt=self.samples,
+            temperatures=list(self.temperatures),
+            seed=self.seed,
+            seeds=self.seeds(),
+            sampler=SAMPLER,
+            sted_parameters=dict(self.sted_parameters),
+        )
+
+    @classmethod
+    def from_record(cls, plan: ConsistencyPlan) -> ConsistencyRun:
+        """The run kind of a stored consistency run (`--resume`)."""
+        return cls(
+            plan.samples_per_prompt,
+            tuple(plan.temperatures),
+            plan.seed,
+            tuple(plan.sted_parameters.items()),
+        )

@@ -1,0 +1,160 @@
+"""The figures of every arm (model x constraint mode) of a run, from its records: counts,
+each metric family overall and per group of examples, why outputs failed the task's
+schema score, speed, memory, compile times and the keyword guard."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+
+from edgebench.metrics.base import Family, Scored
+from edgebench.runfolder.records import (
+    ArmRecord,
+    ArmSummary,
+    FamilySummary,
+    Manifest,
+    SampleRecord,
+)
+from edgebench.summary.perf import compile_summary, guard_summary, perf_summary
+
+
+def family_summary(family: Family, role: str, samples: Sequence[SampleRecord]) -> FamilySummary:
+    """One family over an arm: overall and per group (complexity, schema, depth ...), plus
+    the family's own breakdowns. Skipped examples are not scored: they are left out of
+    every `n` and counted in `n_skipped` where there are some."""
+    scored = [s for s in samples if not s.skipped]
+    rows = [
+        Scored(
+            (s.scores or {}).get(family.name, {}), s.score_details.get(family.name, {}), s.groups
+        )
+        for s in scored
+    ]
+    by_value: dict[str, dict[str, list[Scored]]] = defaultdict(lambda: defaultdict(list))
+    skipped_by_value: dict[str, Counter[str]] = defaultdict(Counter)
+    for sample in samples:
+        for key, value in sample.groups.items():
+            by_value[key].setdefault(value, [])
+            if sample.skipped:
+                skipped_by_value[key][value] += 1
+    for row in rows:
+        for key, value in row.groups.items():
+            by_value[key][value].append(row)
+
+    def figures(items: list[Scored], skipped: int) -> dict:
+        result = family.aggregate([r.scores for r in items])
+        return {**result, "n_skipped": skipped} if skipped else result
+
+    groups = {
+        key: {
+            value: figures(items, skipped_by_value[key][value])
+            for value, items in sorted(values.items())
+        }
+        for key, values in sorted(by_value.items())
+    }
+    groups.update(family.breakdowns(rows))
+    return FamilySummary(
+        role=role,  # type: ignore[arg-type]
+        higher_is_better=family.higher_is_better,
+        parameters=family.parameters(),
+        overall=figures(rows, len(samples) - len(scored)),
+        groups=groups,
+    )
+
+
+def noncompliance(samples: Sequence[SampleRecord], family: str, score: str) -> dict[str, int]:
+    """Why outputs failed the task's schema score (EdgeJSON's schema compliance,
+    DeepJSONEval's syntax): cut at max_tokens, refused schema, a worker failure, a schema
+    keyword the engine does not enforce (listed in the sample's constraint_warnings), or
+    other."""
+    reasons: Counter[str] = Counter()
+    for sample in samples:
+        if sample.skipped or ((sample.scores or {}).get(family) or {}).get(score):
+            continue
+        if sample.hit_token_limit:
+            reasons["hit_token_limit"] += 1
+        elif sample.constraint_status == "unsupported":
+            reasons["unsupported"] += 1
+        elif sample.worker_failure:
+            reasons["worker_failure"] += 1
+        elif sample.constraint_warnings:
+            reasons["unenforced_keyword"] += 1
+        else:
+            reasons["other"] += 1
+    return {"total": sum(reasons.values()), **reasons}
+
+
+def arm_summary(
+    manifest: Manifest,
+    arm: ArmRecord,
+    samples: list[SampleRecord],
+    families: Sequence[Family],
+) -> ArmSummary:
+    task = manifest.task_family
+    task_family = next((f for f in families if f.name == task), None)
+    size = manifest.model(arm.model).size_bytes
+    return ArmSummary(
+        model=arm.model,
+        constraint=arm.constraint,
+        status=arm.status,
+        skip_reason=arm.skip_reason,
+        n_examples=len(samples),
+        n_errors=sum(1 for s in samples if s.error and not s.skipped),
+        n_unsupported=sum(1 for s in samples if s.constraint_status == "unsupported"),
+        n_crashed=sum(1 for s in samples if s.finish_reason == "crashed"),
+        n_timeout=sum(1 for s in samples if s.finish_reason == "timeout"),
+        n_skipped=sum(1 for s in samples if s.skipped),
+        families={
+            f.name: family_summary(f, "task" if f.name == task else "extra", samples)
+            for f in families
+        },
+        noncompliant=(
+            noncompliance(samples, task, task_family.schema_score)
+            if task_family is not None and task_family.schema_score
+            else None
+        ),
+        perf=perf_summary(samples, arm),
+        compile=compile_summary(arm.compile),
+        guard=guard_summary(samples),
+        model_size_mb=size / 1e6 if size else None,
+        decode_ratio_to_none=None,
+        decode_ratio_to_first_model=None,
+    )
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    return value / base if base and value is not None else None
+
+
+def with_ratios(arms: list[ArmSummary], models: list[str]) -> list[ArmSummary]:
+    """p50 decode tokens/s of each arm over that of the same model's `none` arm, and over
+    the first model's arm of the same mode."""
+    decode = {(a.model, a.constraint): a.perf.decode_tok_s.p50 for a in arms}
+    first = models[0] if models else None
+    return [
+        replace(
+            a,
+            decode_ratio_to_none=_ratio(
+                decode[a.model, a.constraint], decode.get((a.model, "none"))
+            ),
+            decode_ratio_to_first_model=(
+                _ratio(decode[a.model, a.constraint], decode.get((first, a.constraint)))
+                if len(models) > 1
+                else None
+            ),
+        )
+        for a in arms
+    ]
+
+
+def summarize_arms(
+    manifest: Manifest, samples: list[SampleRecord], families: Sequence[Family]
+) -> list[ArmSummary]:
+    by_arm: dict[tuple[str, str], list[SampleRecord]] = defaultdict(list)
+    for sample in samples:
+        by_arm[sample.model, sample.constraint].append(sample)
+    arms = [
+        arm_summary(manifest, arm, by_arm[arm.model, arm.constraint], families)
+        for arm in manifest.arms
+    ]
+    return with_ratios(arms, [m.label for m in manifest.models])

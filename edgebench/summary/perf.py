@@ -1,0 +1,86 @@
+"""Speed, memory, compile and guard figures of one arm, from its records."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from edgebench.runfolder.records import (
+    ArmRecord,
+    CompileRecord,
+    CompileSummary,
+    Distribution,
+    GuardSummary,
+    Perf,
+    SampleRecord,
+)
+
+# Examples nothing was decoded for: no speed figures to take from them.
+_UNTIMED = ("unsupported", "crashed", "timeout", "skipped")
+
+
+def distribution(values: list[float]) -> Distribution:
+    """p50, p95 (linear interpolation) and mean; None when there is nothing to measure."""
+    if not values:
+        return Distribution(None, None, None, 0)
+    array = np.asarray(values, dtype=float)
+    return Distribution(
+        float(np.percentile(array, 50)),
+        float(np.percentile(array, 95)),
+        float(array.mean()),
+        len(values),
+    )
+
+
+def perf_summary(samples: list[SampleRecord], arm: ArmRecord | None) -> Perf:
+    """Speed, memory and token totals of one arm (its own worker)."""
+    timed = [s.timings for s in samples if s.finish_reason not in _UNTIMED]
+    memory = arm.memory if arm is not None else None
+    finish = Counter(s.finish_reason or "none" for s in samples)
+
+    def spread(values: list[float | None]) -> Distribution:
+        return distribution([v for v in values if v is not None])
+
+    return Perf(
+        load_s=arm.load_s if arm is not None else None,
+        peak_rss_mb=memory.peak_rss_mb if memory else None,
+        peak_rss_anon_mb=memory.peak_rss_anon_mb if memory else None,
+        peak_rss_file_mb=memory.peak_rss_file_mb if memory else None,
+        ttft_s=spread([t.ttft_s for t in timed]),
+        latency_s=spread([t.latency_s for t in timed]),
+        prefill_tok_s=spread([t.prefill_tok_s for t in timed]),
+        decode_tok_s=spread([t.decode_tok_s for t in timed]),
+        prompt_tokens_total=sum(s.prompt_tokens for s in samples),
+        output_tokens_total=sum(s.output_tokens for s in samples),
+        generated_tokens_total=sum(s.generated_tokens for s in samples),
+        forced_tokens_total=sum(s.forced_tokens for s in samples),
+        finish_reasons=dict(finish),
+        hit_token_limit=finish.get("length", 0),
+        wall_s=arm.wall_s if arm is not None else None,
+    )
+
+
+def compile_summary(records: list[CompileRecord]) -> CompileSummary:
+    """Grammar compile times per distinct schema: the first compile and the cached one."""
+    failed = [r for r in records if not r.ok]
+    return CompileSummary(
+        schemas=len(records),
+        unsupported=len(failed),
+        first_s=distribution([r.seconds for r in records]),
+        cached_s=distribution([r.cached_seconds for r in records if r.cached_seconds is not None]),
+        first_total_s=sum(r.seconds for r in records),
+        sources=dict(Counter(r.source for r in records)),
+        errors={r.label: r.error for r in failed},
+        schemas_with_unenforced_keywords=sum(1 for r in records if r.warnings),
+    )
+
+
+def guard_summary(samples: list[SampleRecord]) -> GuardSummary:
+    """What the keyword guard did: samples whose schema it guarded, candidate tokens it
+    struck out, and times every allowed token was refused (the engine's best taken)."""
+    return GuardSummary(
+        samples_guarded=sum(1 for s in samples if s.constraint_guarded),
+        vetoes=sum(s.guard_vetoes for s in samples),
+        dead_ends=sum(s.guard_dead_ends for s in samples),
+    )
