@@ -62,12 +62,16 @@ def _depth_label(value: Any, where: str) -> int | None:
     raise UserError(f"{where}: column 'true_depth' must be a whole number, got {value!r}")
 
 
-def _optional_text(data: Mapping[str, Any], column: str, where: str) -> str | None:
+def _optional_text(
+    data: Mapping[str, Any], column: str, where: str, *, whole_numbers: bool = False
+) -> str | None:
+    """A name column: None when absent or empty; `whole_numbers` also takes the numeric
+    ids spreadsheets hold."""
     value = data.get(column)
     if value is None or value == "":
         return None
-    if isinstance(value, int) and not isinstance(value, bool) and column == "id":
-        return str(value)  # spreadsheets hold numeric ids
+    if whole_numbers and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     if not isinstance(value, str):
         raise UserError(f"{where}: column '{column}' must be a string")
     return value
@@ -90,7 +94,7 @@ def deepjson_row(
     return DeepJSONRow(
         where=where,
         place=place or where,
-        id=_optional_text(data, "id", where) or default_id,
+        id=_optional_text(data, "id", where, whole_numbers=True) or default_id,
         schema=schema,
         expected=expected,
         text=data["text"],
