@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,34 @@ def test_task_loader_reads_the_built_in_data() -> None:
     examples = load_edgejson(BUILTIN / "test.jsonl", BUILTIN / "schemas")
     assert len(examples) == 200
     assert {e.groups["complexity"] for e in examples} == {"simple", "medium", "complex"}
+
+
+def test_a_schema_folder_that_is_no_complexity_fails_its_bounds(copy: Path) -> None:
+    (copy / "schemas" / "simple").rename(copy / "schemas" / "misc")  # `run` takes any name
+    rows = _rows(copy)
+    for row in rows:
+        del row["complexity"]  # the folder decides
+    _save(copy, rows)
+    result = _results(copy)["complexity bounds"]
+    assert result.status is Status.FAIL
+    assert "battery_alert: folder misc/ is not a complexity (simple, medium, complex)" in (
+        result.problems
+    )
+    assert "misc 80" in _results(copy)["at least 150 rows"].detail
+
+
+def test_a_pathological_pattern_cannot_hang_the_output_check(copy: Path) -> None:
+    path = copy / "schemas" / "simple" / "battery_alert.json"
+    schema = json.loads(path.read_text())
+    name = next(key for key, prop in schema["properties"].items() if prop["type"] == "string")
+    schema["properties"][name]["pattern"] = "^(a+)+$"
+    path.write_text(json.dumps(schema))
+    rows = _rows(copy)
+    row = next(row for row in rows if row["schema_id"] == "battery_alert")
+    row["expected_output"][name] = "a" * 50_000 + "!"
+    _save(copy, rows)
+    start = time.perf_counter()
+    result = _results(copy)["expected outputs match schemas"]
+    assert time.perf_counter() - start < 10
+    assert result.status is Status.FAIL
+    assert any(f"{row['id']} (line" in p and "not checked against" in p for p in result.problems)
