@@ -1,9 +1,9 @@
 """Errors by kind; the CLI prints each as one line and exits with its code.
 
-    UserError   exit 2   a mistake in what the user gave (option, file, dataset line)
-    RunFailure  exit 1   the run could not finish: a crashed model, a full disk; the
-                         message names the run folder, whose completed examples are kept
-    Ctrl-C      exit 130 (an interrupted run keeps its completed examples too)
+UserError   exit 2   a mistake in what the user gave (option, file, dataset line)
+RunFailure  exit 1   the run could not finish: a crashed model, a full disk; the
+                     message names the run folder, whose completed examples are kept
+Ctrl-C      exit 130 (an interrupted run keeps its completed examples too)
 """
 
 

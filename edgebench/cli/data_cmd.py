@@ -1,4 +1,5 @@
-"""`edgebench data`: generate the built-in datasets and validate datasets in EdgeJSON format."""
+"""`edgebench data`: generate the built-in datasets and validate datasets in the EdgeJSON or
+DeepJSONEval format."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from rich.table import Table
 from edgebench.datagen import edgejson
 from edgebench.errors import UserError
 from edgebench.resources import resource_dir
+from edgebench.tasks.formats.deepjson import read_deepjson
+from edgebench.tasks.formats.edgejson import read_edgejson
 
 data_app = typer.Typer(
     help="Generate the built-in datasets and check datasets (EdgeJSON or DeepJSONEval format).",
@@ -139,53 +142,74 @@ def validate(
         Path | None,
         typer.Argument(help="Dataset folder with test.jsonl (or train.jsonl) and schemas/."),
     ] = None,
-    dataset: Annotated[Path | None, typer.Option("--dataset", help="The JSONL file.")] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="The dataset file (.jsonl; deepjson also .xlsx)."),
+    ] = None,
     schemas: Annotated[
         Path | None, typer.Option("--schemas", help="Folder of schemas/<complexity>/<id>.json.")
     ] = None,
     task: Annotated[
         str, typer.Option("--task", help="Dataset format: edgejson or deepjson.")
     ] = "edgejson",
+    builtin: Annotated[
+        bool,
+        typer.Option(
+            "--builtin",
+            help="Also apply the built-in set's size rules (edgejson: 150 rows, 24 schema "
+            "types; deepjson: 40 examples per depth 3-7, 5 domains).",
+        ),
+    ] = False,
 ) -> None:
-    """Check a dataset: rows, schemas, outputs, duplicates, complexity, totals, prose, counts.
+    """Check a dataset: read it as `edgebench run` does, then run every check.
 
-    With --task deepjson: depth equals the target, ground truth valid against its schema,
-    every leaf value in the text, ids, texts, domains, examples per depth.
+    EdgeJSON: outputs valid against their schemas, string formats,
+    duplicate prompts, complexity bounds, derived totals, prose prompts,
+    values in the prompt, prompt length.
+    DeepJSONEval (--task deepjson, .jsonl or .xlsx): depth equals the target,
+    ground truth valid against its schema, every leaf value in the text,
+    duplicate texts.
+
+    The built-in set's size rules (rows and schema types; examples per depth
+    and domains) apply only with --builtin, or without a folder or --dataset:
+    then the built-in data/edgejson (or data/deepjson) is checked with them.
+
     Exit code 0 when every check passes, 1 when one fails, 2 on unreadable input.
-    Without arguments it checks the built-in data/edgejson (or data/deepjson).
 
     Example: edgebench data validate --dataset train.jsonl --schemas schemas
 
-    Example: edgebench data validate --task deepjson
+    Example: edgebench data validate --task deepjson --dataset my-deep.xlsx
+
+    Example: edgebench data validate --builtin data/edgejson
     """
+    builtin = builtin or (directory is None and dataset is None)
     if task == "deepjson":
-        results = _deepjson_results(directory, dataset, schemas)
+        results = _deepjson_results(directory, dataset, schemas, builtin)
         _show(results, "DeepJSONEval dataset checks")
     elif task == "edgejson":
         dataset_path, schemas_path = _inputs(directory, dataset, schemas)
-        results = edgejson.run_checks(edgejson.load_dataset(dataset_path, schemas_path))
+        results = edgejson.run_checks(read_edgejson(dataset_path, schemas_path), builtin=builtin)
         _show(results)
     else:
         raise UserError(f"unknown task '{task}' for data validate (known: deepjson, edgejson)")
-    failed = [result.name for result in results if result.status is edgejson.Status.FAIL]
+    failed = sum(result.status is edgejson.Status.FAIL for result in results)
     if failed:
-        console.print(f"[bold red]{len(failed)} of {len(results)} checks failed[/]")
+        console.print(f"[bold red]{failed} of {len(results)} checks failed[/]")
         raise typer.Exit(code=1)
-    console.print(f"[green]all {len(results)} checks passed[/]")
+    skipped = sum(result.status is edgejson.Status.SKIP for result in results)
+    note = f" ({skipped} not checked)" if skipped else ""
+    console.print(f"[green]all {len(results) - skipped} checks passed{note}[/]")
 
 
 def _deepjson_results(
-    directory: Path | None, dataset: Path | None, schemas: Path | None
+    directory: Path | None, dataset: Path | None, schemas: Path | None, builtin: bool
 ) -> list[edgejson.CheckResult]:
     from edgebench.datagen.deepjson import checks
 
     if schemas is not None:
         raise UserError("--schemas does not apply to deepjson: every row has its own schema")
     folder = directory or resource_dir("data") / "deepjson"
-    path = dataset or folder / "test.jsonl"
-    if path.suffix.lower() != ".jsonl":
-        raise UserError(f"{path}: data validate --task deepjson reads .jsonl files")
-    return checks.run_checks(checks.load_rows(path))
+    return checks.run_checks(read_deepjson(dataset or folder / "test.jsonl"), builtin=builtin)
 
 
 @data_app.command("grammars")

@@ -1,10 +1,7 @@
 """The DeepJSONEval task (paper 000): extract a deeply nested JSON object from a long text.
 
-Dataset format (the public DeepJSONEval release, `.jsonl` or `.xlsx`): one row per
-example with columns `schema` (a JSON Schema), `text`, `json` (the ground truth),
-`category` (the domain) and `true_depth` (nesting depth 3-7); `schema` and `json` may be
-JSON strings or objects. An optional `id` column names the example. Every row carries its
-own schema, so there is no schema folder.
+The dataset format (the public DeepJSONEval release, `.jsonl` or `.xlsx`, every row with
+its own schema) is read by `tasks/formats/deepjson.py`.
 
 Depth is counted as the paper's property tree counts it: the root object is level 1 and
 every property adds a level below its parent; an array of objects adds one level (the
@@ -19,16 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.io import numbered_lines
 from edgebench.resources import resource_dir
-from edgebench.scoring.equality import json_kind
-from edgebench.scoring.parse import InvalidJSON, decode_strict
 from edgebench.scoring.schema import get_checker
 from edgebench.tasks.base import Example, Prompt
-from edgebench.tasks.edgejson import json_object, render_schema
-
-REQUIRED_COLUMNS = ("schema", "text", "json")
-DATASET_SUFFIXES = (".jsonl", ".xlsx")
+from edgebench.tasks.edgejson import render_schema
+from edgebench.tasks.formats.deepjson import DeepJSONRow, deepjson_row, read_deepjson
 
 # The benchmark's task rules: map the text to the schema, keep its hierarchy, extract
 # only what the text states, answer in a ```json block.
@@ -86,99 +78,38 @@ def value_depth(value: Any) -> int:
     return 1
 
 
-def _json_value(value: Any, where: str, column: str) -> Any:
-    """A column holding JSON: a string to decode, or an already decoded object."""
-    if isinstance(value, str):
-        try:
-            return decode_strict(value)
-        except InvalidJSON as exc:
-            raise UserError(f"{where}: column '{column}' is not valid JSON ({exc})") from None
-    return value
+def ground_truth_problem(row: DeepJSONRow) -> str | None:
+    """Why the row's ground truth does not validate against its schema; None when it does.
+    `run` refuses the dataset at the first such row, `data validate` lists them all."""
+    problems = get_checker(row.schema, source=f"{row.where}: schema").errors(row.expected, 1)
+    return problems[0] if problems else None
 
 
-def _depth_label(value: Any, where: str) -> int | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise UserError(f"{where}: column 'true_depth' must be a whole number, got {value}")
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    raise UserError(f"{where}: column 'true_depth' must be a whole number, got {value!r}")
+def _example(row: DeepJSONRow) -> Example:
+    problem = ground_truth_problem(row)
+    if problem is not None:
+        raise UserError(f"{row.where}: the ground truth does not match its schema ({problem})")
+    depth = row.depth or schema_depth(row.schema)
+    return Example(
+        id=row.id,
+        text=row.text,
+        schema_id=row.id,
+        schema=row.schema,
+        expected=row.expected,
+        budget_key=f"depth-{depth}",
+        groups={"depth": str(depth), "difficulty": difficulty_of(depth), "domain": row.domain},
+    )
 
 
 def example_from_row(row: Mapping[str, Any], where: str, default_id: str) -> Example:
     """One dataset row as an Example; problems are one-line UserErrors naming `where`."""
-    for column in REQUIRED_COLUMNS:
-        if row.get(column) is None:
-            raise UserError(f"{where}: missing column '{column}'")
-    if not isinstance(row["text"], str) or not row["text"].strip():
-        raise UserError(f"{where}: column 'text' must be a non-empty string")
-    schema = _json_value(row["schema"], where, "schema")
-    if not isinstance(schema, dict):
-        raise UserError(f"{where}: column 'schema' must be a JSON object, got {json_kind(schema)}")
-    expected = _json_value(row["json"], where, "json")
-    checker = get_checker(schema, source=f"{where}: schema")
-    problems = checker.errors(expected, 1)
-    if problems:
-        raise UserError(f"{where}: the ground truth does not match its schema ({problems[0]})")
-    depth = _depth_label(row.get("true_depth"), where) or schema_depth(schema)
-    domain = row.get("category")
-    example_id = row.get("id")
-    if example_id is not None and not isinstance(example_id, str | int):
-        raise UserError(f"{where}: column 'id' must be a string")
-    return Example(
-        id=str(example_id) if example_id not in (None, "") else default_id,
-        text=row["text"],
-        schema_id=str(example_id) if example_id not in (None, "") else default_id,
-        schema=schema,
-        expected=expected,
-        budget_key=f"depth-{depth}",
-        groups={
-            "depth": str(depth),
-            "difficulty": difficulty_of(depth),
-            "domain": str(domain) if domain not in (None, "") else "unknown",
-        },
-    )
-
-
-def _jsonl_rows(dataset: Path) -> list[tuple[str, dict[str, Any]]]:
-    return [
-        (f"{dataset}:{number}", json_object(line, f"{dataset}:{number}"))
-        for number, line in numbered_lines(dataset, "dataset file")
-    ]
-
-
-def _xlsx_rows(dataset: Path) -> list[tuple[str, dict[str, Any]]]:
-    from edgebench.tasks.xlsx import read_xlsx_rows
-
-    return [(f"{dataset}: row {number}", row) for number, row in read_xlsx_rows(dataset)]
+    return _example(deepjson_row(row, where, default_id))
 
 
 def load_deepjson(dataset: Path) -> list[Example]:
     """Every row of a DeepJSONEval `.jsonl` or `.xlsx` file, checked (schema valid, ground
     truth valid against it, unique ids) before anything heavy happens."""
-    suffix = dataset.suffix.lower()
-    if suffix not in DATASET_SUFFIXES:
-        raise UserError(
-            f"{dataset}: unsupported dataset format '{suffix or dataset.name}' "
-            f"(deepjson reads {' or '.join(DATASET_SUFFIXES)})"
-        )
-    rows = _xlsx_rows(dataset) if suffix == ".xlsx" else _jsonl_rows(dataset)
-    examples: list[Example] = []
-    seen: dict[str, str] = {}
-    for index, (where, row) in enumerate(rows, start=1):
-        example = example_from_row(row, where, default_id=f"{dataset.stem}-{index:04d}")
-        if example.id in seen:
-            raise UserError(f"{where}: duplicate id '{example.id}' (first at {seen[example.id]})")
-        seen[example.id] = where
-        examples.append(example)
-    if not examples:
-        raise UserError(f"{dataset}: no examples (the file is empty)")
-    return examples
+    return [_example(row) for row in read_deepjson(dataset)]
 
 
 class DeepJSONTask:

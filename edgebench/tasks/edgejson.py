@@ -1,27 +1,21 @@
 """The EdgeJSON task: extract a JSON object that follows a JSON Schema from a short text.
 
-Dataset format (EdgeJSON v3): a JSONL file whose rows have `id`, `schema_id`, `prompt`
-(the text) and `expected_output`, plus either `complexity` or `schema_name`; and a schema
-folder laid out as `<complexity>/<schema_id>.json` (simple, medium, complex). The folder
-is what decides an example's complexity, so rows without `complexity` still get one.
+The dataset format (EdgeJSON v3: JSONL rows and a `<complexity>/<schema_id>.json` schema
+folder) is read by `tasks/formats/edgejson.py`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.errors import UserError
-from edgebench.io import numbered_lines
 from edgebench.resources import resource_dir
-from edgebench.scoring.equality import json_kind
-from edgebench.scoring.parse import InvalidJSON, decode_strict
 from edgebench.scoring.schema import SchemaChecker, get_checker
 from edgebench.tasks.base import Example, Prompt
-
-REQUIRED_FIELDS = ("id", "schema_id", "prompt", "expected_output")
+from edgebench.tasks.formats.edgejson import read_edgejson
+from edgebench.tasks.formats.edgejson import read_schema_folder as read_schema_folder
+from edgebench.tasks.formats.jsonl import json_object as json_object
 
 PROMPT_TEMPLATE = (
     "Extract the information in the text below as one JSON object that follows this "
@@ -38,106 +32,21 @@ PROMPT_TEMPLATE = (
 )
 
 
-@dataclass(frozen=True)
-class _SchemaFile:
-    path: Path
-    complexity: str  # the name of the folder it sits in
-
-
-def _index_schemas(schemas: Path) -> dict[str, _SchemaFile]:
-    if not schemas.is_dir():
-        raise UserError(f"{schemas}: schema folder not found")
-    index: dict[str, _SchemaFile] = {}
-    for path in sorted(schemas.glob("*/*.json")):
-        if path.stem in index:
-            raise UserError(f"{path}: schema '{path.stem}' also defined in {index[path.stem].path}")
-        index[path.stem] = _SchemaFile(path, path.parent.name)
-    return index
-
-
-def _read_schema(path: Path) -> dict[str, Any]:
-    """Read and check one schema file; checking builds (and caches) its SchemaChecker."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read schema ({exc})") from None
-    schema = json_object(text, str(path))
-    get_checker(schema, source=str(path))
-    return schema
-
-
-def read_schema_folder(schemas: Path) -> dict[str, dict[str, Any]]:
-    """Every schema of an EdgeJSON schema folder (`<complexity>/<id>.json`), by id."""
-    return {schema_id: _read_schema(f.path) for schema_id, f in _index_schemas(schemas).items()}
-
-
 def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
-    """Load an EdgeJSON JSONL file and the schemas its rows name. Blank lines are skipped.
-
-    Every problem is a one-line UserError naming the file and line.
-    """
-    lines = numbered_lines(dataset, "dataset file")
-    index = _index_schemas(schemas)
-    loaded: dict[str, dict[str, Any]] = {}  # schema_id -> schema, read once each
-    first_line: dict[str, int] = {}  # example id -> line, for the duplicate message
-    examples: list[Example] = []
-    for number, line in lines:
-        where = f"{dataset}:{number}"
-        row = _parse_row(line, where)
-        example_id, schema_id = row["id"], row["schema_id"]
-        if example_id in first_line:
-            raise UserError(
-                f"{where}: duplicate id '{example_id}' (first on line {first_line[example_id]})"
-            )
-        first_line[example_id] = number
-        entry = index.get(schema_id)
-        if entry is None:
-            raise UserError(
-                f"{where}: unknown schema '{schema_id}' (no {schema_id}.json under {schemas})"
-            )
-        complexity = row.get("complexity", entry.complexity)
-        if complexity != entry.complexity:
-            raise UserError(
-                f"{where}: complexity '{complexity}' but schema '{schema_id}' is in "
-                f"{entry.complexity}/"
-            )
-        if schema_id not in loaded:
-            loaded[schema_id] = _read_schema(entry.path)
-        examples.append(
-            Example(
-                id=example_id,
-                text=row["prompt"],
-                schema_id=schema_id,
-                schema=loaded[schema_id],
-                expected=row["expected_output"],
-                groups={"complexity": complexity, "schema": schema_id},
-            )
+    """The examples of an EdgeJSON file (`formats.edgejson.read_edgejson`: every problem is
+    a one-line UserError naming the file and line)."""
+    data = read_edgejson(dataset, schemas)
+    return [
+        Example(
+            id=row.id,
+            text=row.prompt,
+            schema_id=row.schema_id,
+            schema=data.schemas[row.schema_id].schema,
+            expected=row.expected,
+            groups={"complexity": data.complexity_of(row), "schema": row.schema_id},
         )
-    if not examples:
-        raise UserError(f"{dataset}: no examples (the file is empty)")
-    return examples
-
-
-def json_object(text: str, where: str) -> dict[str, Any]:
-    """`text` decoded strictly as a JSON object; anything else is a UserError at `where`."""
-    try:
-        value = decode_strict(text)
-    except InvalidJSON as exc:
-        raise UserError(f"{where}: not valid JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise UserError(f"{where}: expected a JSON object, got {json_kind(value)}")
-    return value
-
-
-def _parse_row(line: str, where: str) -> dict[str, Any]:
-    row = json_object(line, where)
-    for name in REQUIRED_FIELDS:
-        if name not in row:
-            raise UserError(f"{where}: missing field '{name}'")
-    for name in ("id", "schema_id", "prompt", "complexity"):
-        if name in row and not isinstance(row[name], str):
-            raise UserError(f"{where}: field '{name}' must be a string")
-    return row
+        for row in data.rows
+    ]
 
 
 def check_expected_outputs(

@@ -21,13 +21,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from edgebench.errors import UserError
-from edgebench.io import numbered_lines
-from edgebench.scoring.equality import json_kind
 from edgebench.scoring.ir import depth
-from edgebench.scoring.parse import InvalidJSON, decode_strict
 from edgebench.tasks.base import Example, Prompt
 from edgebench.tasks.edgejson import EdgeJSONTask, load_edgejson
+from edgebench.tasks.formats.objects import read_objects
 
 SYSTEM_PROMPT = (
     "You are a data converter. Convert the description into JSON. Do not output any "
@@ -99,19 +96,10 @@ def roundtrip_example(
 def load_objects(dataset: Path) -> list[Example]:
     """A JSONL file with one JSON object per line (blank lines skipped); ids are
     `<file stem>:<line>`."""
-    examples = []
-    for number, line in numbered_lines(dataset, "dataset file"):
-        where = f"{dataset}:{number}"
-        try:
-            value = decode_strict(line)
-        except InvalidJSON as exc:
-            raise UserError(f"{where}: not valid JSON ({exc})") from None
-        if not isinstance(value, dict):
-            raise UserError(f"{where}: expected a JSON object, got {json_kind(value)}")
-        examples.append(roundtrip_example(f"{dataset.stem}:{number}", value))
-    if not examples:
-        raise UserError(f"{dataset}: no objects (the file is empty)")
-    return examples
+    return [
+        roundtrip_example(f"{dataset.stem}:{number}", value)
+        for number, value in read_objects(dataset)
+    ]
 
 
 class RoundtripTask:

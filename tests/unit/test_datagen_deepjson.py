@@ -7,6 +7,7 @@ import json
 import math
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from edgebench.datagen.deepjson.tree import Tree
 from edgebench.datagen.edgejson.outcome import Status
 from edgebench.resources import resource_dir
 from edgebench.tasks.deepjson import schema_depth, value_depth
+from edgebench.tasks.formats.deepjson import deepjson_row, read_deepjson
 
 TREE = Tree.build(DEVICE)
 ASSOC = Association(TREE)
@@ -121,16 +123,13 @@ def test_generated_rows_pass_every_check_of_their_own():
     for row in rows:
         assert schema_depth(row["schema"]) == row["true_depth"] == value_depth(row["json"])
         assert row["schema"]["additionalProperties"] is False  # exactly the stated keys
-    parsed = [
-        checks.Row(i, r["id"], r["schema"], r["json"], r["text"], r["category"],
-                   r["true_depth"], r["meta"]["root"])
-        for i, r in enumerate(rows, 1)
-    ]  # fmt: skip
-    results = {r.name: r for r in checks.run_checks(parsed)}
-    for name in ("depth equals the target", "object validates against its schema",
-                 "every leaf value appears in the text", "unique ids", "no duplicate texts",
+    parsed = [deepjson_row(r, f"rows:{i}", f"row-{i}") for i, r in enumerate(rows, 1)]
+    results = {r.name: r for r in checks.run_checks(parsed, builtin=True)}
+    for name in ("rows load", "depth equals the target", "object validates against its schema",
+                 "every leaf value appears in the text", "no duplicate texts",
                  "at least 5 domains"):  # fmt: skip
         assert results[name].status is Status.PASS, results[name]
+    assert [row.id for row in parsed] == [r["id"] for r in rows]
     # 6 per depth is below the 40 the built-in set needs
     assert results["at least 40 examples per depth 3-7"].status is Status.FAIL
 
@@ -169,7 +168,8 @@ def test_validate_passes_on_the_built_in_set_and_catches_each_problem(copy: Path
     _rewrite(copy, break_rows)
     failed = runner.invoke(data_app, ["validate", "--task", "deepjson", str(copy)])
     assert failed.exit_code == 1
-    results = {r.name: r for r in checks.run_checks(checks.load_rows(copy / "test.jsonl"))}
+    rows = read_deepjson(copy / "test.jsonl")
+    results = {r.name: r for r in checks.run_checks(rows, builtin=False)}
     assert "target depth 4, schema depth 3" in results["depth equals the target"].problems[0]
     assert results["object validates against its schema"].problems[0].startswith("deepjson-d4-000")
     assert "not in the text" in results["every leaf value appears in the text"].problems[0]
@@ -180,13 +180,13 @@ def test_boolean_values_are_checked_through_their_phrase(copy: Path):
     # a row with a single boolean (in a list, both predicates may be stated)
     with_bool = next(r for r in rows if json.dumps(r["json"]).count('": true') == 1
                      and '": false' not in json.dumps(r["json"]))  # fmt: skip
-    row = checks.Row(1, with_bool["id"], with_bool["schema"], with_bool["json"],
-                     with_bool["text"], with_bool["category"], with_bool["true_depth"],
-                     with_bool["meta"]["root"])  # fmt: skip
+    row = deepjson_row(with_bool, "test.jsonl:1", "unused", "line 1")
     assert checks.values_in_text([row]).status is Status.PASS
     flipped = json.loads(json.dumps(with_bool["json"]).replace('": true', '": false', 1))
-    wrong = checks.Row(1, row.id, row.schema, flipped, row.text, row.domain, row.depth, row.root)
-    assert checks.values_in_text([wrong]).status is Status.FAIL
+    assert checks.values_in_text([replace(row, expected=flipped)]).status is Status.FAIL
+    # without the subtree root the booleans cannot be looked up: not checked, not failed
+    unrooted = checks.values_in_text([replace(row, meta={})])
+    assert unrooted.status is Status.PASS and "booleans outside" in unrooted.detail
 
 
 def test_generate_command_writes_and_help_shows_examples(tmp_path: Path):

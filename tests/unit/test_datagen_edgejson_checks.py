@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,11 @@ from typer.testing import CliRunner
 
 from edgebench.cli.app import main
 from edgebench.cli.data_cmd import data_app
-from edgebench.datagen.edgejson import Status, load_dataset, run_checks
+from edgebench.datagen.edgejson import Status, run_checks
 from edgebench.datagen.edgejson.text_checks import key_value_share
 from edgebench.errors import UserError
 from edgebench.resources import resource_dir
+from edgebench.tasks.formats.edgejson import read_edgejson
 
 BUILTIN = resource_dir("data") / "edgejson"
 
@@ -36,8 +38,8 @@ def _save(folder: Path, rows: list[dict]) -> None:
 
 
 def _results(folder: Path) -> dict[str, object]:
-    dataset = load_dataset(folder / "test.jsonl", folder / "schemas")
-    return {result.name: result for result in run_checks(dataset)}
+    dataset = read_edgejson(folder / "test.jsonl", folder / "schemas")
+    return {result.name: result for result in run_checks(dataset, builtin=True)}
 
 
 def test_all_checks_pass_on_the_committed_data() -> None:
@@ -69,24 +71,23 @@ def test_bad_json_line_names_file_and_line(copy: Path) -> None:
     with (copy / "test.jsonl").open("a") as handle:
         handle.write('{"id": "broken",\n')
     with pytest.raises(UserError, match=r"test\.jsonl:201: not valid JSON"):
-        load_dataset(copy / "test.jsonl", copy / "schemas")
+        read_edgejson(copy / "test.jsonl", copy / "schemas")
 
 
 def test_row_without_prompt_names_the_field(copy: Path) -> None:
     rows = _rows(copy)
     del rows[2]["prompt"]
     _save(copy, rows)
-    with pytest.raises(UserError, match=r"test\.jsonl:3: field 'prompt'"):
-        load_dataset(copy / "test.jsonl", copy / "schemas")
+    with pytest.raises(UserError, match=r"test\.jsonl:3: missing field 'prompt'"):
+        read_edgejson(copy / "test.jsonl", copy / "schemas")
 
 
-def test_unknown_schema_id_fails_the_schema_check(copy: Path) -> None:
+def test_unknown_schema_id_is_refused_by_the_reader(copy: Path) -> None:
     rows = _rows(copy)
     rows[0]["schema_id"] = "no_such_schema"
     _save(copy, rows)
-    result = _results(copy)["every schema_id has a schema"]
-    assert result.status is Status.FAIL
-    assert result.problems == ("no_such_schema: no schema file (first used on line 1)",)
+    with pytest.raises(UserError, match=r"test\.jsonl:1: unknown schema 'no_such_schema'"):
+        read_edgejson(copy / "test.jsonl", copy / "schemas")
 
 
 def test_invalid_output_is_listed_with_the_jsonschema_message(copy: Path) -> None:
@@ -172,7 +173,7 @@ def test_unreadable_input_exits_2_with_one_line_naming_file_and_line(
         main(["data", "validate", str(copy)])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "test.jsonl:1: field 'schema_id'" in err
+    assert "\n" not in err and "test.jsonl:1: missing field 'schema_id'" in err
 
 
 def test_task_loader_reads_the_built_in_data() -> None:
@@ -181,3 +182,34 @@ def test_task_loader_reads_the_built_in_data() -> None:
     examples = load_edgejson(BUILTIN / "test.jsonl", BUILTIN / "schemas")
     assert len(examples) == 200
     assert {e.groups["complexity"] for e in examples} == {"simple", "medium", "complex"}
+
+
+def test_a_schema_folder_that_is_no_complexity_fails_its_bounds(copy: Path) -> None:
+    (copy / "schemas" / "simple").rename(copy / "schemas" / "misc")  # `run` takes any name
+    rows = _rows(copy)
+    for row in rows:
+        del row["complexity"]  # the folder decides
+    _save(copy, rows)
+    result = _results(copy)["complexity bounds"]
+    assert result.status is Status.FAIL
+    assert "battery_alert: folder misc/ is not a complexity (simple, medium, complex)" in (
+        result.problems
+    )
+    assert "misc 80" in _results(copy)["at least 150 rows"].detail
+
+
+def test_a_pathological_pattern_cannot_hang_the_output_check(copy: Path) -> None:
+    path = copy / "schemas" / "simple" / "battery_alert.json"
+    schema = json.loads(path.read_text())
+    name = next(key for key, prop in schema["properties"].items() if prop["type"] == "string")
+    schema["properties"][name]["pattern"] = "^(a+)+$"
+    path.write_text(json.dumps(schema))
+    rows = _rows(copy)
+    row = next(row for row in rows if row["schema_id"] == "battery_alert")
+    row["expected_output"][name] = "a" * 50_000 + "!"
+    _save(copy, rows)
+    start = time.perf_counter()
+    result = _results(copy)["expected outputs match schemas"]
+    assert time.perf_counter() - start < 10
+    assert result.status is Status.FAIL
+    assert any(f"{row['id']} (line" in p and "not checked against" in p for p in result.problems)

@@ -2,7 +2,10 @@
 the project's own schema types, and the checks that validate any dataset in that format.
 
     write_dataset(out_dir, seed)    -> test.jsonl, schemas/<complexity>/<id>.json, generation.json
-    run_checks(load_dataset(...))   -> one CheckResult per check
+    run_checks(read_edgejson(...), builtin=...)   -> one CheckResult per check
+
+The dataset itself is read by `edgebench.tasks.formats.edgejson.read_edgejson`, the reader
+`edgebench run` uses.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from edgebench.datagen.edgejson.generator import (
     render_files,
     write_dataset,
 )
-from edgebench.datagen.edgejson.loader import Dataset, load_dataset
 from edgebench.datagen.edgejson.outcome import CheckResult, Status
 from edgebench.datagen.edgejson.validate import run_checks
 
@@ -24,10 +26,8 @@ __all__ = [
     "DEFAULT_EXAMPLES_PER_SCHEMA",
     "DEFAULT_SEED",
     "CheckResult",
-    "Dataset",
     "Status",
     "generate_rows",
-    "load_dataset",
     "render_files",
     "run_checks",
     "write_dataset",

@@ -31,6 +31,15 @@ def outcome(name: str, problems: Iterable[str], detail: str) -> CheckResult:
     return CheckResult(name, Status.FAIL if found else Status.PASS, detail, found)
 
 
+def size_rule(result: CheckResult, *, builtin: bool) -> CheckResult:
+    """A size rule of the built-in set (rows, schema types, examples per depth, domains)
+    binds only that set (`data validate --builtin`); on a user's file the counts are
+    shown and nothing is asserted."""
+    if builtin:
+        return result
+    return CheckResult(result.name, Status.SKIP, f"{result.detail} (built-in set rule: --builtin)")
+
+
 def repeated(items: Iterable[T], key: Callable[[T], str]) -> list[list[T]]:
     """Groups of items sharing a key, for duplicate ids and duplicate prompts alike."""
     groups: dict[str, list[T]] = defaultdict(list)

@@ -1,89 +1,65 @@
-"""Checks on rows and schemas: ids, schema files, output validity, complexity, derived totals."""
+"""Checks on rows and schemas: output validity, string formats, complexity, derived totals.
+
+The reader (tasks/formats/edgejson.py) has already refused what is not readable: bad
+JSON, missing fields, duplicate ids, unknown schema ids, invalid schemas."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from jsonschema import Draft7Validator, FormatChecker
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.validators import validator_for
 
 from edgebench.datagen.edgejson.catalog import SPECS_BY_ID
-from edgebench.datagen.edgejson.loader import Dataset, Row, SchemaFile
-from edgebench.datagen.edgejson.outcome import CheckResult, Status, outcome, repeated
+from edgebench.datagen.edgejson.outcome import CheckResult, Status, outcome
 from edgebench.datagen.edgejson.rules import TOLERANCE, mismatches
 from edgebench.datagen.edgejson.shape import BOUNDS, MAX_LEAF_VALUES, count_values
+from edgebench.scoring.patterns import bounded_validator, time_budget
+from edgebench.tasks.formats.edgejson import EdgeJSONDataset as Dataset
+from edgebench.tasks.formats.edgejson import EdgeJSONRow as Row
 
 
 def rows_load(ds: Dataset) -> CheckResult:
-    # Unreadable rows stop loading with a UserError, so reaching this check means all loaded.
-    return CheckResult("rows load", Status.PASS, f"{len(ds.rows)} rows read from {ds.path}")
-
-
-def unique_ids(ds: Dataset) -> CheckResult:
-    groups = repeated(ds.rows, lambda row: row.id)
-    problems = [
-        f"id {group[0].id} on lines {', '.join(str(row.line) for row in group)}" for group in groups
-    ]
-    return outcome("unique ids", problems, f"{len(groups)} ids used more than once")
-
-
-def _used_schema_ids(ds: Dataset) -> list[str]:
-    return sorted({row.schema_id for row in ds.rows})
-
-
-def _schema_error(found: SchemaFile) -> str | None:
-    try:
-        Draft7Validator.check_schema(found.schema)
-    except SchemaError as exc:
-        return f"{found.path}: not a valid Draft-07 schema ({exc.message})"
-    return None
-
-
-def schemas_found(ds: Dataset) -> CheckResult:
-    first_line: dict[str, int] = {}
-    for row in ds.rows:
-        first_line.setdefault(row.schema_id, row.line)
-    problems = []
-    for schema_id in _used_schema_ids(ds):
-        found = ds.schemas.get(schema_id)
-        if found is None:
-            problems.append(
-                f"{schema_id}: no schema file (first used on line {first_line[schema_id]})"
-            )
-        elif error := _schema_error(found):
-            problems.append(error)
-    detail = f"{len(first_line)} schema ids used, {len(ds.schemas)} schema files"
-    return outcome("every schema_id has a schema", problems, detail)
+    # The reader refuses unreadable rows, duplicate ids and missing or invalid schemas
+    # with a UserError, so reaching this check means all of that holds.
+    detail = (
+        f"{len(ds.rows)} rows read from {ds.path}, ids unique; {len(ds.schemas)} schema ids "
+        f"used, each a valid JSON Schema ({ds.schema_files} schema files)"
+    )
+    return CheckResult("rows load", Status.PASS, detail)
 
 
 def _first_errors(
     ds: Dataset, format_checker: FormatChecker | None = None
-) -> tuple[int, list[tuple[Row, ValidationError]]]:
-    """(rows checked, each failing row with its most telling error).
+) -> list[tuple[Row, ValidationError]]:
+    """Each failing row with its most telling error.
 
     Without a format checker `format` stays an annotation, as Draft-07 defines it; with one,
     only the format errors are kept, so the two checks never report the same problem.
     """
     validators = {
-        schema_id: Draft7Validator(found.schema, format_checker=format_checker)
+        schema_id: _validator(found.schema, format_checker)
         for schema_id, found in ds.schemas.items()
-        if _schema_error(found) is None
     }
-    checked, failing = 0, []
+    failing = []
     for row in ds.rows:
-        validator = validators.get(row.schema_id)
-        if validator is None:
-            continue  # reported by the schema check
-        checked += 1
-        errors = [
-            error
-            for error in validator.iter_errors(row.expected)
-            if format_checker is None or error.validator == "format"
-        ]
+        with time_budget():
+            errors = [
+                error
+                for error in validators[row.schema_id].iter_errors(row.expected)
+                if format_checker is None or error.validator == "format"
+            ]
         if errors:
             failing.append((row, best_match(errors)))
-    return checked, failing
+    return failing
+
+
+def _validator(schema: dict[str, Any], format_checker: FormatChecker | None) -> Any:
+    """The dialect `run` validates with, its regex keywords matched in bounded time (a
+    user's pattern cannot hang the check)."""
+    cls = bounded_validator(validator_for(schema, default=Draft7Validator))
+    return cls(schema, format_checker=format_checker)
 
 
 def _error_lines(failing: list[tuple[Row, ValidationError]]) -> list[str]:
@@ -95,10 +71,8 @@ def _error_lines(failing: list[tuple[Row, ValidationError]]) -> list[str]:
 
 
 def outputs_valid(ds: Dataset) -> CheckResult:
-    checked, failing = _first_errors(ds)
-    detail = f"{checked - len(failing)} of {checked} outputs valid"
-    if checked < len(ds.rows):
-        detail += f" ({len(ds.rows) - checked} rows without a usable schema)"
+    failing = _first_errors(ds)
+    detail = f"{len(ds.rows) - len(failing)} of {len(ds.rows)} outputs valid"
     return outcome("expected outputs match schemas", _error_lines(failing), detail)
 
 
@@ -118,37 +92,33 @@ def formats_valid(ds: Dataset) -> CheckResult:
     asserted, unchecked = sorted(used & set(checker.checkers)), sorted(used - set(checker.checkers))
     if not asserted:
         return CheckResult("string formats", Status.SKIP, "no assertable format in the schemas")
-    checked, failing = _first_errors(ds, checker)
-    detail = f"{checked - len(failing)} of {checked} outputs pass {', '.join(asserted)}"
+    failing = _first_errors(ds, checker)
+    detail = f"{len(ds.rows) - len(failing)} of {len(ds.rows)} outputs pass {', '.join(asserted)}"
     if unchecked:
         detail += f"; not checked: {', '.join(unchecked)}"
     return outcome("string formats", _error_lines(failing), detail)
 
 
 def complexity_bounds(ds: Dataset) -> CheckResult:
-    declared: dict[str, set[str]] = defaultdict(set)
-    for row in ds.rows:
-        if row.complexity:
-            declared[row.schema_id].add(row.complexity)
     problems = []
-    used = [schema_id for schema_id in _used_schema_ids(ds) if schema_id in ds.schemas]
-    for schema_id in used:
-        folder = ds.schemas[schema_id].complexity
-        if not folder and not declared[schema_id]:
-            problems.append(f"{schema_id}: no complexity (no level folder, no complexity field)")
-        if folder and declared[schema_id] - {folder}:
-            problems.append(f"{schema_id}: rows say {sorted(declared[schema_id])}, folder {folder}")
-        for level in sorted({folder} if folder else declared[schema_id]):
-            bounds = BOUNDS[level]
-            if issues := bounds.problems(ds.schemas[schema_id].schema):
-                problems.append(f"{schema_id} ({level}: {bounds.summary}): {', '.join(issues)}")
+    for schema_id, found in sorted(ds.schemas.items()):
+        bounds = BOUNDS.get(found.complexity)
+        if bounds is None:
+            problems.append(
+                f"{schema_id}: folder {found.complexity}/ is not a complexity ({', '.join(BOUNDS)})"
+            )
+        elif issues := bounds.problems(found.schema):
+            problems.append(
+                f"{schema_id} ({found.complexity}: {bounds.summary}): {', '.join(issues)}"
+            )
     schema_problems = len(problems)
     for row in ds.rows:
         if (size := count_values(row.expected)) > MAX_LEAF_VALUES:
             problems.append(f"{row.id} (line {row.line}): {size} values, limit {MAX_LEAF_VALUES}")
+    outputs = len(problems) - schema_problems
     detail = (
-        f"{schema_problems} problems in {len(used)} schemas, {len(problems) - schema_problems}"
-        f" outputs over {MAX_LEAF_VALUES} values; "
+        f"{schema_problems} problems in {len(ds.schemas)} schemas, {outputs} outputs over"
+        f" {MAX_LEAF_VALUES} values; "
         + "; ".join(f"{level} = {bounds.summary}" for level, bounds in BOUNDS.items())
     )
     return outcome("complexity bounds", problems, detail)

@@ -7,9 +7,10 @@ import re
 import statistics
 from typing import Any
 
-from edgebench.datagen.edgejson.loader import Dataset, Row
 from edgebench.datagen.edgejson.outcome import CheckResult, Status, outcome, repeated
 from edgebench.datagen.edgejson.shape import leaf_values
+from edgebench.tasks.formats.edgejson import EdgeJSONDataset as Dataset
+from edgebench.tasks.formats.edgejson import EdgeJSONRow as Row
 
 # A line reading like a form field: a label of one to four words, a colon, then a value or
 # nothing (a section header such as "Items:"). "at 09:30" does not count: no space after ":".

@@ -1,4 +1,5 @@
-"""All dataset checks in the order the validate command shows them, plus the size checks."""
+"""All dataset checks in the order the validate command shows them, then the size rules
+of the built-in set, which bind only that set."""
 
 from __future__ import annotations
 
@@ -6,19 +7,17 @@ from collections import Counter
 from collections.abc import Callable
 
 from edgebench.datagen.edgejson import structure_checks, text_checks
-from edgebench.datagen.edgejson.loader import Dataset
-from edgebench.datagen.edgejson.outcome import CheckResult, outcome
+from edgebench.datagen.edgejson.outcome import CheckResult, outcome, size_rule
 from edgebench.datagen.edgejson.spec import COMPLEXITIES
+from edgebench.tasks.formats.edgejson import EdgeJSONDataset as Dataset
 
 MIN_ROWS = 150
 MIN_SCHEMA_TYPES = 24
 
 
-def _per_level(counts: Counter[str | None]) -> str:
-    parts = [f"{level} {counts[level]}" for level in COMPLEXITIES]
-    if counts[None]:
-        parts.append(f"unknown {counts[None]}")
-    return ", ".join(parts)
+def _per_level(counts: Counter[str]) -> str:
+    others = sorted(set(counts) - set(COMPLEXITIES))  # folders named otherwise
+    return ", ".join(f"{level} {counts[level]}" for level in (*COMPLEXITIES, *others))
 
 
 def dataset_size(ds: Dataset) -> CheckResult:
@@ -43,8 +42,6 @@ def schema_types(ds: Dataset) -> CheckResult:
 
 CHECKS: tuple[Callable[[Dataset], CheckResult], ...] = (
     structure_checks.rows_load,
-    structure_checks.unique_ids,
-    structure_checks.schemas_found,
     structure_checks.outputs_valid,
     structure_checks.formats_valid,
     text_checks.duplicate_prompts,
@@ -53,10 +50,12 @@ CHECKS: tuple[Callable[[Dataset], CheckResult], ...] = (
     text_checks.prose_prompts,
     text_checks.values_in_prompt,
     text_checks.prompt_length,
-    dataset_size,
-    schema_types,
 )
+SIZE_RULES: tuple[Callable[[Dataset], CheckResult], ...] = (dataset_size, schema_types)
 
 
-def run_checks(ds: Dataset) -> list[CheckResult]:
-    return [check(ds) for check in CHECKS]
+def run_checks(ds: Dataset, *, builtin: bool) -> list[CheckResult]:
+    """Every check; the size rules assert only with `builtin` (the built-in set)."""
+    return [check(ds) for check in CHECKS] + [
+        size_rule(rule(ds), builtin=builtin) for rule in SIZE_RULES
+    ]
