@@ -1,15 +1,30 @@
 """Shared fixtures. Tests marked `model` need the real SmolLM2 file in the model cache;
 outside CI they skip when it is missing, in CI (CI=true) they fail instead, so a missing
-install step can never turn into a silently green run."""
+install step can never turn into a silently green run.
+
+Layout: tests/unit mirrors the package and runs no model, no browser and no real
+subprocess; tests/system starts real processes (workers, the CLI, a browser);
+tests/integration runs the real SmolLM2 (marker `model`). Shared code lives in
+tests/helpers; no test module imports another."""
 
 from __future__ import annotations
 
 import os
 import socket
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from edgebench.backends.fake import FakeBackend
+from edgebench.runfolder.records import DatasetRecord, RunSettings
+from edgebench.runner.engine import RunResult, execute
+from tests.helpers.fakes import EchoTask, fake_model, in_process
+from tests.helpers.fakes import examples as make_examples
+
+RunFake = Callable[..., RunResult]
 
 
 def smollm2_path() -> Path | None:
@@ -50,3 +65,41 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(urllib.request, "urlopen", refuse)
     return calls
+
+
+@pytest.fixture
+def run_fake(tmp_path: Path) -> RunFake:
+    """`run_fake(outputs_or_backend, n=3, **settings)`: a whole run of the fake model on
+    `n` echo examples (or `examples=`), in this process, into tmp_path/run (or `out=`).
+    Keywords that are not RunSettings: `models`, `task`, `examples`, `kind`, `factory`
+    (a worker factory instead of the in-process fake), `progress`, `resume`."""
+
+    def run(
+        outputs: list[str] | FakeBackend | None = None,
+        n: int = 3,
+        *,
+        models: list[Any] | None = None,
+        task: Any = None,
+        examples: list[Any] | None = None,
+        kind: Any = None,
+        factory: Any = None,
+        progress: Any = None,
+        resume: bool = False,
+        **settings: Any,
+    ) -> RunResult:
+        backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
+        settings = {"out": tmp_path / "run", "warmup": False, **settings}
+        return execute(
+            RunSettings(**settings),
+            models or [fake_model()],
+            task or EchoTask(),
+            examples if examples is not None else make_examples(n),
+            DatasetRecord(path="mem"),
+            kind=kind,
+            worker_factory=factory or in_process(backend),
+            progress=progress,
+            resume=resume,
+        )
+
+    return run
+

@@ -12,7 +12,9 @@ from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.worker import InProcessWorker
 from edgebench.constraints import parse_modes
 from edgebench.prompts import PromptFormat
-from edgebench.runner.run import ModelUnderTest, RunSettings, execute
+from edgebench.runfolder.records import DatasetRecord, Device, RunSettings
+from edgebench.runner.engine import execute
+from edgebench.runner.spec import ModelUnderTest
 from edgebench.tasks import get_task
 
 SCRIPT = "<script>alert(1)</script>"
@@ -87,18 +89,18 @@ def make_run(
         )
 
     settings = RunSettings(out=out, warmup=False, limit=n, constraints=tuple(modes_list))
-    dataset_info = {"path": "data/edgejson/test.jsonl", "sha256": "ab" * 32, "n_examples": 200}
+    dataset = DatasetRecord(path="data/edgejson/test.jsonl", sha256="ab" * 32, n_examples=200)
     execute(
         settings,
-        hostile_model(),
+        [hostile_model()],
         task,
         examples,
-        dataset_info,
-        worker_factory=lambda mode: InProcessWorker(backend(mode)),
+        dataset,
+        worker_factory=lambda model, mode: InProcessWorker(backend(mode)),
     )
-    if device is not None:
+    if device is not None:  # the device block of another machine
         manifest_path = out / "manifest.json"
         manifest = json.loads(manifest_path.read_text())
-        manifest["device"] = device
+        manifest["device"] = Device.from_json(device).to_json()
         manifest_path.write_text(json.dumps(manifest))
     return out
