@@ -14,7 +14,7 @@ from rich.table import Table
 from edgebench.cli.options import ThreadsOpt
 from edgebench.cli.output import stdout_console
 from edgebench.errors import UserError
-from edgebench.models.check import OK, check_models
+from edgebench.runner.model_check import OK, check_models
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.onnx_model import (
