@@ -49,10 +49,11 @@ def _read_json_object(path: Path) -> dict[str, Any]:
 
 
 def _as_record(cls: type[R], data: Any, where: str) -> R:
+    """`data` as a `cls`, or a one-line error naming the file (`where`) and the field."""
     try:
-        return cls.from_json(data, where)
+        return cls.from_json(data)
     except FormatError as exc:
-        raise UserError(f"not a run folder of this format: {exc}") from None
+        raise UserError(f"{where}: not a run record of this edgebench ({exc})") from None
 
 
 def read_manifest(run_dir: Path) -> Manifest:

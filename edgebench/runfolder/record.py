@@ -42,7 +42,8 @@ class Record:
 
     @classmethod
     def from_json(cls: type[R], data: Any, where: str = "") -> R:
-        return _decode_record(cls, data, where or cls.__name__)
+        """The record `data` holds; `where` names it in errors (empty: the root)."""
+        return _decode_record(cls, data, where)
 
 
 def _encode(value: Any) -> Any:
@@ -82,18 +83,26 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+def _at(where: str, message: str) -> str:
+    return f"{where}: {message}" if where else message
+
+
+def _child(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
 def _decode_record(cls: type[R], data: Any, where: str) -> R:
     if not isinstance(data, dict):
-        raise FormatError(f"{where}: expected an object, got {_kind(data)}")
+        raise FormatError(_at(where, f"expected an object, got {_kind(data)}"))
     hints = _hints(cls)
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         if field.name in data:
             values[field.name] = _decode(
-                hints[field.name], data[field.name], f"{where}.{field.name}"
+                hints[field.name], data[field.name], _child(where, field.name)
             )
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-            raise FormatError(f"{where}: field '{field.name}' is missing")
+            raise FormatError(_at(where, f"field '{field.name}' is missing"))
     return cls(**values)
 
 
@@ -102,39 +111,39 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
         return value
     if hint is type(None) or hint is None:
         if value is not None:
-            raise FormatError(f"{where}: expected null, got {_kind(value)}")
+            raise FormatError(_at(where, f"expected null, got {_kind(value)}"))
         return None
     if _is_union(hint):
         options = get_args(hint)
         if value is None and type(None) in options:
             return None
-        first_error: FormatError | None = None
-        for option in options:
-            if option is type(None):
-                continue
+        present = [option for option in options if option is not type(None)]
+        errors = []
+        for option in present:
             try:
                 return _decode(option, value, where)
             except FormatError as exc:
-                first_error = first_error or exc
-        assert first_error is not None
-        raise first_error
+                errors.append(exc)
+        if len(present) == 1:  # X | None: X's own error says the most
+            raise errors[0]
+        raise FormatError(_at(where, f"expected {type_label(hint)}, got {_kind(value)}"))
     origin = get_origin(hint)
     if origin is Literal:
         if value not in get_args(hint):
             allowed = ", ".join(repr(v) for v in get_args(hint))
-            raise FormatError(f"{where}: {value!r} is not one of {allowed}")
+            raise FormatError(_at(where, f"{value!r} is not one of {allowed}"))
         return value
     if origin in (list, tuple):
         if not isinstance(value, list):
-            raise FormatError(f"{where}: expected an array, got {_kind(value)}")
+            raise FormatError(_at(where, f"expected an array, got {_kind(value)}"))
         item = get_args(hint)[0]
         items = [_decode(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin is dict:
         if not isinstance(value, dict):
-            raise FormatError(f"{where}: expected an object, got {_kind(value)}")
+            raise FormatError(_at(where, f"expected an object, got {_kind(value)}"))
         item = get_args(hint)[1]
-        return {k: _decode(item, v, f"{where}.{k}") for k, v in value.items()}
+        return {k: _decode(item, v, _child(where, k)) for k, v in value.items()}
     if isinstance(hint, type) and issubclass(hint, Record):
         return _decode_record(hint, value, where)
     return _decode_scalar(hint, value, where)
@@ -157,7 +166,7 @@ def _decode_scalar(hint: Any, value: Any, where: str) -> Any:
         raise TypeError(f"unsupported type hint {hint!r} at {where}")
     if not ok:
         expected = {bool: "a boolean", int: "an integer", float: "a number"}.get(hint, "a string")
-        raise FormatError(f"{where}: expected {expected}, got {_kind(value)}")
+        raise FormatError(_at(where, f"expected {expected}, got {_kind(value)}"))
     return value
 
 
@@ -251,3 +260,22 @@ def type_label(hint: Any) -> str:
     if hint is Path:
         return "str (path)"
     return hint.__name__
+
+
+def nested_records(root: type[Record]) -> list[type[Record]]:
+    """`root` and every record its fields hold, depth first in field order."""
+    found: list[type[Record]] = []
+
+    def visit(hint: Any) -> None:
+        if isinstance(hint, type) and issubclass(hint, Record):
+            if hint in found:
+                return
+            found.append(hint)
+            for field in dataclasses.fields(hint):  # type: ignore[arg-type]
+                visit(_hints(hint)[field.name])
+            return
+        for arg in get_args(hint):
+            visit(arg)
+
+    visit(root)
+    return found

@@ -15,7 +15,7 @@ fields they do not know); a reader refuses a major version it does not know.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -103,12 +103,12 @@ class DecodingPlan(Record):
 class MemoryCheck(Record):
     """The memory pre-check: model file plus KV cache against available memory."""
 
-    model_bytes: int
+    model_bytes: int = doc("the model file")
     kv_bytes: int | None = doc("KV cache at n_ctx; None when the model does not say")
-    n_ctx: int
-    available_bytes: int
-    needed_bytes: int
-    fits: bool
+    n_ctx: int = doc("the context the KV cache is counted for")
+    available_bytes: int = doc("MemAvailable when the run planned")
+    needed_bytes: int = doc("model_bytes + kv_bytes")
+    fits: bool = doc("needed_bytes <= available_bytes")
     enforced: bool = doc("false with --ignore-memory-check")
 
 
@@ -117,8 +117,8 @@ class ModelPlan(Record):
     """What every arm of one model shares, decided before the first arm runs."""
 
     n_ctx: int = doc("context size every worker of this model loads")
-    decoding: DecodingPlan
-    memory_check: MemoryCheck
+    decoding: DecodingPlan = doc("token budgets and stop strings")
+    memory_check: MemoryCheck = doc("the memory pre-check at n_ctx")
 
 
 @dataclass(frozen=True)
@@ -128,17 +128,17 @@ class ModelRecord(Record):
     label: str = doc("the name results are listed under")
     path: str = doc("model file (GGUF) or converted folder (ONNX)")
     sha256: str = doc("of the GGUF file, or of the ONNX weights")
-    size_bytes: int
+    size_bytes: int = doc("bytes on disk (file, or the converted folder's weights)")
     backend: str = doc("runtime: llama (llama.cpp) or onnx (onnxruntime)")
     format: str = doc("gguf or onnx")
-    prompt_format: PromptFormatRecord
-    registry_name: str | None = None
-    architecture: str | None = None
+    prompt_format: PromptFormatRecord = doc("how prompts were rendered for this model")
+    registry_name: str | None = doc("the registry entry it came from, if any", default=None)
+    architecture: str | None = doc("from the model file (llama, gemma3 ...)", default=None)
     gguf_name: str | None = doc("`general.name` of the GGUF header", default=None)
-    quantization: str | None = None
-    parameters: int | None = None
+    quantization: str | None = doc("Q4_1, Q4_K_M, int4 ...", default=None)
+    parameters: int | None = doc("parameter count, when the file says", default=None)
     context_length: int | None = doc("the model's training context", default=None)
-    license: str | None = None
+    license: str | None = doc("from the registry entry", default=None)
     base_model: str | None = doc("Hub repo of the weights", default=None)
     onnx: dict[str, Any] | None = doc("conversion provenance of an ONNX model", default=None)
     plan: ModelPlan | None = doc("set once the run has planned this model", default=None)
@@ -149,33 +149,33 @@ class ModelRecord(Record):
 class Device(Record):
     """The machine, read before the model loads (`runtime` after the first load)."""
 
-    cpu_model: str | None = None
-    cpu_vendor: str | None = None
-    cpu_flags: list[str] | None = None
+    cpu_model: str | None = doc("from /proc/cpuinfo (or the ARM part number)", default=None)
+    cpu_vendor: str | None = doc("vendor id, or the ARM implementer", default=None)
+    cpu_flags: list[str] | None = doc("every CPU flag the kernel reports", default=None)
     cpu_simd: list[str] | None = doc("SIMD extensions among the CPU flags", default=None)
     hypervisor: bool | None = doc("an x86 guest of a hypervisor", default=None)
-    logical_cores: int | None = None
-    physical_cores: int | None = None
-    threads_used: int | None = None
-    governor: str | None = None
-    cpu_max_mhz: int | None = None
-    ram_total_mb: int | None = None
-    ram_available_mb: int | None = None
-    swap_total_mb: int | None = None
-    os: str | None = None
-    kernel: str | None = None
-    machine: str | None = None
+    logical_cores: int | None = doc("CPUs online", default=None)
+    physical_cores: int | None = doc("distinct cores (hyper-threads share one)", default=None)
+    threads_used: int | None = doc("threads the model ran with", default=None)
+    governor: str | None = doc("cpufreq scaling governor(s)", default=None)
+    cpu_max_mhz: int | None = doc("highest CPU clock", default=None)
+    ram_total_mb: int | None = doc("MemTotal", default=None)
+    ram_available_mb: int | None = doc("MemAvailable before the model loaded", default=None)
+    swap_total_mb: int | None = doc("SwapTotal", default=None)
+    os: str | None = doc("PRETTY_NAME of /etc/os-release", default=None)
+    kernel: str | None = doc("kernel release", default=None)
+    machine: str | None = doc("x86_64, aarch64 ...", default=None)
     board_model: str | None = doc("device-tree model (Raspberry Pi) or DMI name", default=None)
     power_source: str | None = doc("ac or battery, when reported", default=None)
-    cpu_temp_c: float | None = None
-    cpu_temp_sensor: str | None = None
+    cpu_temp_c: float | None = doc("CPU or SoC temperature before the run", default=None)
+    cpu_temp_sensor: str | None = doc("where the temperature was read", default=None)
     throttling: dict[str, Any] | None = doc("Raspberry Pi firmware flags", default=None)
-    cpu_cur_mhz: int | None = None
-    load_avg_1m: float | None = None
-    cpus_allowed: int | None = None
-    platform: str | None = None
-    python: str | None = None
-    python_implementation: str | None = None
+    cpu_cur_mhz: int | None = doc("CPU clock before the run", default=None)
+    load_avg_1m: float | None = doc("1-minute load average before the run", default=None)
+    cpus_allowed: int | None = doc("CPUs this process may run on", default=None)
+    platform: str | None = doc("Python's platform string", default=None)
+    python: str | None = doc("Python version", default=None)
+    python_implementation: str | None = doc("CPython, PyPy ...", default=None)
     runtime: dict[str, Any] | None = doc(
         "the inference library's name, version and build", default=None
     )
@@ -183,23 +183,23 @@ class Device(Record):
 
 @dataclass(frozen=True)
 class TaskRecord(Record):
-    name: str
+    name: str = doc("edgejson, deepjson, roundtrip ...")
     prompt_template: str = doc("the task's prompt, verbatim")
     metric_family: str = doc("the metric family that scores the task")
 
 
 @dataclass(frozen=True)
 class DatasetRecord(Record):
-    path: str | None = None
-    schemas: str | None = None
+    path: str | None = doc("the dataset file", default=None)
+    schemas: str | None = doc("its schema folder (EdgeJSON layout), if any", default=None)
     sha256: str | None = doc("over the dataset file and every schema file", default=None)
     n_examples: int | None = doc("examples in the dataset (the run may take fewer)", default=None)
-    limit: int | None = None
+    limit: int | None = doc("`--limit`: the run took the first N examples", default=None)
 
 
 @dataclass(frozen=True)
 class GitCommit(Record):
-    commit: str
+    commit: str = doc("sha1 of HEAD")
     dirty: bool = doc("uncommitted changes to tracked files")
 
 
@@ -208,12 +208,12 @@ class FamilyRecord(Record):
     """A metric family as the run used it."""
 
     role: Literal["task", "extra"] = doc("the task's own family, or one added by --metrics")
-    description: str
+    description: str = doc("what the scores measure")
     source: str = doc("the paper that defines the scores (title and arXiv id)")
     scores: list[str] = doc("per-sample scores")
     summary: list[str] = doc("aggregated figures")
-    higher_is_better: dict[str, bool]
-    parameters: dict[str, Any]
+    higher_is_better: dict[str, bool] = doc("figure -> direction")
+    parameters: dict[str, Any] = doc("the family's named choices, as the run used them")
 
 
 # -- arms ---------------------------------------------------------------------------
@@ -221,14 +221,14 @@ class FamilyRecord(Record):
 class CompileRecord(Record):
     """Compiling one constraint (a distinct schema) for an arm."""
 
-    mode: str
+    mode: str = doc("the constraint mode")
     key: str = doc("the grammar's cache key")
     label: str = doc("the schema id")
-    ok: bool
+    ok: bool = doc("the engine accepted the schema")
     seconds: float = doc("first compile")
-    cached: bool
+    cached: bool = doc("served from the worker's in-memory cache")
     source: str = doc("where the grammar text came from")
-    error: str | None
+    error: str | None = doc("why the engine refused it")
     warnings: list[str] = doc("schema keywords the engine reads past")
     guarded: list[str] = doc("keywords the keyword guard enforces")
     cached_seconds: float | None = doc("the same schema again (cached)")
@@ -238,9 +238,9 @@ class CompileRecord(Record):
 class MemoryRecord(Record):
     """Peak resident memory of an arm's worker processes, in MB."""
 
-    peak_rss_mb: float
-    peak_rss_anon_mb: float | None
-    peak_rss_file_mb: float | None
+    peak_rss_mb: float = doc("total resident memory (VmHWM where readable)")
+    peak_rss_anon_mb: float | None = doc("anonymous pages: weights copied to RAM, KV cache, heap")
+    peak_rss_file_mb: float | None = doc("file-backed pages: the mmapped model file")
     samples: int = doc("readings taken")
     source: str = doc("proc (/proc/PID/status, VmHWM exact), psutil or none")
 
@@ -249,31 +249,35 @@ class MemoryRecord(Record):
 class WorkerFailure(Record):
     """An example whose worker died, timed out or raised."""
 
-    index: int
-    id: str
+    index: int = doc("the example's position in the run")
+    id: str = doc("the example id")
     kind: str = doc("crashed, timeout or error")
-    error: str
+    error: str = doc("one line: what happened and where")
 
 
 @dataclass(frozen=True)
 class ArmRecord(Record):
     """One model under one constraint mode, decoded in its own worker process(es)."""
 
-    model: str
-    constraint: str
-    status: ArmStatus
+    model: str = doc("the model's label")
+    constraint: str = doc("the constraint mode: none, json, gbnf, outlines or mask")
+    status: ArmStatus = doc("how the arm ended (skipped: its runtime cannot apply the mode)")
     skip_reason: str | None = doc("why the runtime cannot apply the mode", default=None)
-    error: str | None = None
-    n_ctx: int | None = None
+    error: str | None = doc("what stopped the arm", default=None)
+    n_ctx: int | None = doc("the context the worker loaded", default=None)
     load_s: float | None = doc("first model load", default=None)
     reload_s: list[float] = doc("loads of replacement workers", default_factory=list)
     runtime: dict[str, Any] | None = doc("what the backend reported at load", default=None)
     compile: list[CompileRecord] = doc("first session's compiles", default_factory=list)
-    memory: MemoryRecord | None = None
-    restarts: int = 0
-    worker_failures: list[WorkerFailure] = field(default_factory=list)
-    warmup_error: str | None = None
-    wall_s: float = 0.0
+    memory: MemoryRecord | None = doc("peak resident memory over the arm's workers", default=None)
+    restarts: int = doc("fresh workers started after a crash or timeout", default=0)
+    worker_failures: list[WorkerFailure] = doc(
+        "jobs lost to a crash, timeout or backend error", default_factory=list
+    )
+    warmup_error: str | None = doc(
+        "a warm-up that failed (the arm went on without it)", default=None
+    )
+    wall_s: float = doc("wall clock of the arm, every session", default=0.0)
 
     @property
     def key(self) -> str:
@@ -289,13 +293,13 @@ def arm_key(model: str, constraint: str) -> str:
 class ResumeRecord(Record):
     """One `--resume` of the run."""
 
-    at: str
-    command: list[str]
-    previous_status: str
-    samples_kept: int
-    torn_line_dropped: bool
-    worker_failures_retried: int
-    duplicates_dropped: int
+    at: str = doc("UTC, ISO 8601")
+    command: list[str] = doc("argv of the resuming command")
+    previous_status: str = doc("the status the run had")
+    samples_kept: int = doc("records kept from earlier sessions")
+    torn_line_dropped: bool = doc("a last line cut by a crash was dropped")
+    worker_failures_retried: int = doc("crashed or timed-out jobs run again")
+    duplicates_dropped: int = doc("records of a job already kept")
     stale_lock: dict[str, Any] | None = doc("the lock's holder, if it died", default=None)
 
 
@@ -303,10 +307,10 @@ class ResumeRecord(Record):
 class RescoreRecord(Record):
     """One `edgebench score` of the run."""
 
-    at: str
-    edgebench: str
-    git: GitCommit | None
-    families: list[str]
+    at: str = doc("UTC, ISO 8601")
+    edgebench: str = doc("the edgebench version that scored")
+    git: GitCommit | None = doc("its commit")
+    families: list[str] = doc("the families it scored with")
 
 
 @dataclass(frozen=True)
@@ -315,25 +319,25 @@ class Manifest(Record):
 
     schema_version: str = doc("the run-folder format, major.minor")
     kind: RunKind = doc("run (`edgebench run`) or consistency (`edgebench consistency`)")
-    run_id: str
-    status: RunStatus
+    run_id: str = doc("the run folder's name")
+    status: RunStatus = doc("running while a session writes; what stopped it otherwise")
     started_at: str = doc("UTC, ISO 8601")
     command: list[str] = doc("argv of the command that made the run")
-    settings: RunSettings
-    models: list[ModelRecord]
-    task: TaskRecord
-    dataset: DatasetRecord
-    device: Device
+    settings: RunSettings = doc("the options the run was made with")
+    models: list[ModelRecord] = doc("every model of the run, in run order")
+    task: TaskRecord = doc("the task and the prompt it asks")
+    dataset: DatasetRecord = doc("the dataset file and its identity")
+    device: Device = doc("the machine the run measured")
     packages: dict[str, str | None] = doc("versions of edgebench and its runtimes")
     git: GitCommit | None = doc("edgebench's commit, when run from a checkout")
     families: dict[str, FamilyRecord] = doc("metric families, the task's first")
     arms: list[ArmRecord] = doc("one per (model, constraint mode), in run order")
     consistency: ConsistencyPlan | None = doc("the sampling plan of a consistency run")
-    finished_at: str | None = None
+    finished_at: str | None = doc("UTC, ISO 8601, when the last session ended", default=None)
     wall_s: float | None = doc("wall clock of every session of the run", default=None)
     error: str | None = doc("what stopped the run", default=None)
-    resumes: list[ResumeRecord] = field(default_factory=list)
-    rescored: list[RescoreRecord] = field(default_factory=list)
+    resumes: list[ResumeRecord] = doc("one record per --resume", default_factory=list)
+    rescored: list[RescoreRecord] = doc("one record per `edgebench score`", default_factory=list)
 
     def model(self, label: str) -> ModelRecord:
         return next(m for m in self.models if m.label == label)
@@ -351,8 +355,8 @@ class Manifest(Record):
 class Sampling(Record):
     """The draw of one sampled generation (consistency runs)."""
 
-    temperature: float
-    seed: int
+    temperature: float = doc("sampling temperature")
+    seed: int = doc("the draw's seed")
     sample: int = doc("generation number for this prompt and temperature, from 0")
 
 
@@ -360,9 +364,9 @@ class Sampling(Record):
 class ParseStep(Record):
     """Extracting one JSON value from the raw output."""
 
-    ok: bool
+    ok: bool = doc("a JSON value was found")
     path: str = doc("whole, fenced_json, fenced, raw_decode or none")
-    error: str | None
+    error: str | None = doc("why not")
 
 
 @dataclass(frozen=True)
@@ -370,8 +374,8 @@ class Timings(Record):
     """Speed of one answer, from the backend's raw timestamps (one formula for all)."""
 
     ttft_s: float | None = doc("time to first token: tokenization and prefill")
-    latency_s: float
-    prefill_tok_s: float | None
+    latency_s: float = doc("request to last token")
+    prefill_tok_s: float | None = doc("prompt tokens / TTFT")
     decode_tok_s: float | None = doc("tokens after the first sampled one, per second")
 
 
@@ -385,18 +389,20 @@ class SampleRecord(Record):
     `timeout`: `--resume` runs those again)."""
 
     index: int = doc("the example's position among the run's examples")
-    id: str
-    model: str
-    constraint: str
+    id: str = doc("the example id")
+    model: str = doc("the arm's model")
+    constraint: str = doc("the arm's constraint mode")
     sampling: Sampling | None = doc("None: greedy")
-    schema_id: str
+    schema_id: str = doc("the example's schema")
     groups: dict[str, str] = doc("labels results are broken down by")
     constraint_status: str = doc("none, applied or unsupported")
-    constraint_warnings: list[str]
-    constraint_guarded: list[str]
+    constraint_warnings: list[str] = doc(
+        "schema keywords the engine reads past (output may break them)"
+    )
+    constraint_guarded: list[str] = doc("keywords the keyword guard enforced")
     prompt: str = doc("exactly what the model read")
-    raw_output: str
-    expected: Any
+    raw_output: str = doc("the model's text, verbatim")
+    expected: Any = doc("the example's answer")
     parse: ParseStep | None = doc("None: not scored (skipped)")
     parsed: Any = doc("the extracted JSON value")
     scores: dict[str, dict[str, Number]] | None = doc(
@@ -406,19 +412,19 @@ class SampleRecord(Record):
         "family -> what explains its scores (schema errors, per element type)"
     )
     finish_reason: str = doc("stop, length, unsupported, skipped, crashed, timeout or error")
-    hit_token_limit: bool
-    max_tokens: int | None
-    prompt_tokens: int
+    hit_token_limit: bool = doc("the answer was cut at max_tokens")
+    max_tokens: int | None = doc("the token budget of this example")
+    prompt_tokens: int = doc("tokens of the prompt")
     output_tokens: int = doc("tokens of raw_output")
     generated_tokens: int = doc("tokens sampled, an end-of-turn token included")
     forced_tokens: int = doc("tokens a grammar forced without sampling")
-    forced_prefix_tokens: int
-    forward_passes: int | None
-    guard_vetoes: int
-    guard_dead_ends: int
-    timings: Timings
+    forced_prefix_tokens: int = doc("forced tokens evaluated with the prompt")
+    forward_passes: int | None = doc("llama_decode calls after the prompt, where counted")
+    guard_vetoes: int = doc("candidate tokens the keyword guard struck out")
+    guard_dead_ends: int = doc("times the guard had to give way")
+    timings: Timings = doc("speed of this answer")
     runtime_counters: dict[str, float] = doc("the runtime's own counters, for cross-checks")
-    error: str | None
+    error: str | None = doc("why nothing (or a failed score) was recorded")
 
     @property
     def job_key(self) -> tuple[str, float | None, int | None]:
@@ -446,52 +452,52 @@ class SampleRecord(Record):
 class Distribution(Record):
     """p50, p95 (linear interpolation) and mean over examples; None when nothing measured."""
 
-    p50: float | None
-    p95: float | None
-    mean: float | None
-    n: int
+    p50: float | None = doc("median")
+    p95: float | None = doc("95th percentile")
+    mean: float | None = doc("mean")
+    n: int = doc("examples measured")
 
 
 @dataclass(frozen=True)
 class Perf(Record):
     """Speed, memory and token totals of one arm."""
 
-    load_s: float | None
-    peak_rss_mb: float | None
-    peak_rss_anon_mb: float | None
-    peak_rss_file_mb: float | None
-    ttft_s: Distribution
-    latency_s: Distribution
-    prefill_tok_s: Distribution
-    decode_tok_s: Distribution
-    prompt_tokens_total: int
-    output_tokens_total: int
-    generated_tokens_total: int
-    forced_tokens_total: int
-    finish_reasons: dict[str, int]
-    hit_token_limit: int
-    wall_s: float | None
+    load_s: float | None = doc("first model load")
+    peak_rss_mb: float | None = doc("peak resident memory of the arm's worker")
+    peak_rss_anon_mb: float | None = doc("its anonymous part")
+    peak_rss_file_mb: float | None = doc("its file-backed part")
+    ttft_s: Distribution = doc("time to first token")
+    latency_s: Distribution = doc("request to last token")
+    prefill_tok_s: Distribution = doc("prompt tokens per second")
+    decode_tok_s: Distribution = doc("generated tokens per second after the first")
+    prompt_tokens_total: int = doc("over the arm")
+    output_tokens_total: int = doc("over the arm")
+    generated_tokens_total: int = doc("over the arm")
+    forced_tokens_total: int = doc("over the arm")
+    finish_reasons: dict[str, int] = doc("finish reason -> examples")
+    hit_token_limit: int = doc("answers cut at max_tokens")
+    wall_s: float | None = doc("wall clock of the arm")
 
 
 @dataclass(frozen=True)
 class CompileSummary(Record):
     """Grammar compile times per distinct schema: the first compile and the cached one."""
 
-    schemas: int
-    unsupported: int
-    first_s: Distribution
-    cached_s: Distribution
-    first_total_s: float
-    sources: dict[str, int]
-    errors: dict[str, str | None]
-    schemas_with_unenforced_keywords: int
+    schemas: int = doc("distinct schemas compiled")
+    unsupported: int = doc("schemas the engine refused")
+    first_s: Distribution = doc("first compile per schema")
+    cached_s: Distribution = doc("the same schema again")
+    first_total_s: float = doc("all first compiles")
+    sources: dict[str, int] = doc("where grammars came from -> schemas")
+    errors: dict[str, str | None] = doc("schema -> why refused")
+    schemas_with_unenforced_keywords: int = doc("schemas with keywords the engine reads past")
 
 
 @dataclass(frozen=True)
 class GuardSummary(Record):
     """What the keyword guard did."""
 
-    samples_guarded: int
+    samples_guarded: int = doc("samples whose schema the guard watched")
     vetoes: int = doc("candidate tokens struck out")
     dead_ends: int = doc("times every allowed token was refused")
 
@@ -503,9 +509,9 @@ Figures = dict[str, Number | None]
 class FamilySummary(Record):
     """One metric family over an arm: overall and per group of examples."""
 
-    role: Literal["task", "extra"]
-    higher_is_better: dict[str, bool]
-    parameters: dict[str, Any]
+    role: Literal["task", "extra"] = doc("task: the task's own family; extra: added with --metrics")
+    higher_is_better: dict[str, bool] = doc("figure -> direction")
+    parameters: dict[str, Any] = doc("the family's parameters")
     overall: Figures = doc("the family's figures over the scored examples, with `n`")
     groups: dict[str, dict[str, Figures]] = doc(
         "group (complexity, schema, depth, element_type ...) -> value -> figures"
@@ -516,24 +522,24 @@ class FamilySummary(Record):
 class ArmSummary(Record):
     """Every figure of one arm (model x constraint mode)."""
 
-    model: str
-    constraint: str
-    status: ArmStatus
-    skip_reason: str | None
+    model: str = doc("the model's label")
+    constraint: str = doc("the constraint mode")
+    status: ArmStatus = doc("how the arm ended")
+    skip_reason: str | None = doc("why the runtime cannot apply the mode")
     n_examples: int = doc("records of the arm (skipped ones included)")
-    n_errors: int
-    n_unsupported: int
-    n_crashed: int
-    n_timeout: int
-    n_skipped: int
+    n_errors: int = doc("records with an error (not skipped)")
+    n_unsupported: int = doc("examples whose schema the engine refused")
+    n_crashed: int = doc("examples lost to a worker crash")
+    n_timeout: int = doc("examples that outlived --timeout")
+    n_skipped: int = doc("examples too long for the context limit (not scored)")
     families: dict[str, FamilySummary] = doc("the task's family first")
     noncompliant: dict[str, int] | None = doc(
         "why outputs failed the task's schema score (None: the task has none)"
     )
-    perf: Perf
-    compile: CompileSummary
-    guard: GuardSummary
-    model_size_mb: float | None
+    perf: Perf = doc("speed, memory and token totals")
+    compile: CompileSummary = doc("grammar compile times")
+    guard: GuardSummary = doc("what the keyword guard did")
+    model_size_mb: float | None = doc("the model on disk")
     decode_ratio_to_none: float | None = doc("p50 decode tok/s over that of `none`, same model")
     decode_ratio_to_first_model: float | None = doc(
         "p50 decode tok/s over the first model's, same mode"
@@ -559,13 +565,13 @@ class ArmSummary(Record):
 class PromptConsistency(Record):
     """How much the N answers to one prompt at one temperature agree."""
 
-    n: int
-    valid_json: int
-    consistency: float | None
-    consistency_structural: float | None
-    consistency_semantic: float | None
-    sted_mean: float | None
-    sted_std: float | None
+    n: int = doc("generations")
+    valid_json: int = doc("generations that parsed")
+    consistency: float | None = doc("mean(s) * exp(-k * sigma / 0.5) over pairwise hybrid STED")
+    consistency_structural: float | None = doc("the same with structure-only STED")
+    consistency_semantic: float | None = doc("the same with values-only STED")
+    sted_mean: float | None = doc("mean pairwise similarity")
+    sted_std: float | None = doc("its standard deviation")
 
 
 @dataclass(frozen=True)
@@ -573,26 +579,26 @@ class TemperatureConsistency(Record):
     """Consistency at one temperature: means over prompts, and the task's figures of all
     generations."""
 
-    n_prompts: int
-    n_generations: int
-    consistency: float | None
-    consistency_structural: float | None
-    consistency_semantic: float | None
-    sted_mean: float | None
-    sted_std: float | None
-    task_metrics: Figures
+    n_prompts: int = doc("prompts compared")
+    n_generations: int = doc("generations at this temperature")
+    consistency: float | None = doc("mean of the prompts' consistency scores (hybrid STED)")
+    consistency_structural: float | None = doc("the same with structure-only STED")
+    consistency_semantic: float | None = doc("the same with values-only STED")
+    sted_mean: float | None = doc("mean pairwise STED similarity")
+    sted_std: float | None = doc("mean of the prompts' standard deviations")
+    task_metrics: Figures = doc("the task's figures over every generation")
 
 
 @dataclass(frozen=True)
 class ConsistencySummary(Record):
     """What a consistency run adds: STED between the samples of each prompt."""
 
-    samples_per_prompt: int
-    temperatures: list[float]
-    seeds: list[int]
-    parameters: dict[str, float]
-    higher_is_better: dict[str, bool]
-    by_temperature: dict[str, TemperatureConsistency]
+    samples_per_prompt: int = doc("generations per prompt and temperature")
+    temperatures: list[float] = doc("in run order")
+    seeds: list[int] = doc("every seed used")
+    parameters: dict[str, float] = doc("STED parameters")
+    higher_is_better: dict[str, bool] = doc("figure -> direction")
+    by_temperature: dict[str, TemperatureConsistency] = doc("temperature -> means over prompts")
     by_prompt: dict[str, dict[str, PromptConsistency]] = doc("temperature -> example id -> ...")
 
 
@@ -600,14 +606,14 @@ class ConsistencySummary(Record):
 class Summary(Record):
     """summary.json: derived from manifest.json and samples.jsonl, never kept by hand."""
 
-    schema_version: str
-    kind: RunKind
-    run_id: str
-    task: str
-    task_family: str
-    status: RunStatus
-    models: list[str]
-    constraints: list[str]
+    schema_version: str = doc("the run-folder format, major.minor")
+    kind: RunKind = doc("run or consistency")
+    run_id: str = doc("the run folder's name")
+    task: str = doc("the task's name")
+    task_family: str = doc("the metric family whose figures are the task's own")
+    status: RunStatus = doc("the run's status")
+    models: list[str] = doc("model labels, in run order")
+    constraints: list[str] = doc("constraint modes, in run order")
     arms: list[ArmSummary] = doc("one per (model, constraint mode), in run order")
     consistency: ConsistencySummary | None = doc("consistency runs")
 
