@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from edgebench.cli.app import main
@@ -24,3 +27,17 @@ def assert_one_line_error(code: int, err: str, *fragments: str, exit_code: int =
     assert len(lines) == 1, err
     for fragment in fragments:
         assert fragment in err
+
+
+def edgebench_process(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`python -m edgebench ARGS` in a process of its own (real models, real signals)."""
+    return subprocess.run(
+        [sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def edgebench_ok(*args: str) -> subprocess.CompletedProcess[str]:
+    """`edgebench_process`, which must succeed."""
+    done = edgebench_process(*args)
+    assert done.returncode == 0, done.stderr
+    return done

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.speed_test import SpeedPlan, SpeedTest, measure_speed
+from tests.helpers.cli import edgebench_ok as run_cli
 
 pytestmark = pytest.mark.model
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """`python -m edgebench ARGS` in a fresh process; it must succeed."""
-    done = subprocess.run(
-        [sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr
-    return done
 
 
 def test_bench_command_writes_rows_and_json(smollm2: Path, tmp_path: Path) -> None:

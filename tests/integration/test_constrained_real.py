@@ -14,8 +14,9 @@ from edgebench.backends.llama_outlines import OutlinesLlamaBackend
 from edgebench.constraints import gbnf, parse_modes, request_for
 from edgebench.io import read_jsonl
 from edgebench.resources import resource_dir
+from edgebench.runfolder.records import RunSettings
+from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings, execute
 from edgebench.scoring.schema import get_checker
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Prompt
@@ -43,7 +44,7 @@ def constrained_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     settings = RunSettings(limit=3, threads=2, out=out, constraints=tuple(parse_modes(MODES)))
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
-    execute(settings, model_under_test(None), task, examples, info)
+    execute(settings, [model_under_test(None)], task, examples, info)
     return out
 
 
@@ -83,19 +84,22 @@ def test_summary_and_manifest_report_each_mode(constrained_run: Path) -> None:
     summary = json.loads((constrained_run / "summary.json").read_text())
     manifest = json.loads((constrained_run / "manifest.json").read_text())
     assert summary["status"] == "completed"
+    arms = {arm["constraint"]: arm for arm in summary["arms"]}
+    records = {arm["constraint"]: arm for arm in manifest["arms"]}
+    assert list(arms) == list(records) == parse_modes(MODES)
     for mode in parse_modes(MODES):
-        result = summary["by_constraint"][mode]
+        result = arms[mode]
         assert result["n_examples"] == 3 and result["decode_ratio_to_none"] > 0
         assert result["perf"]["peak_rss_mb"] > 50
-        assert manifest["arms"][mode]["runtime"]["n_threads"] == 2
+        assert records[mode]["runtime"]["n_threads"] == 2
     for mode in SCHEMA_MODES:
-        compile_info = summary["by_constraint"][mode]["compile"]
+        compile_info = arms[mode]["compile"]
         assert compile_info["schemas"] == 3 and compile_info["unsupported"] == 0
         assert compile_info["first_s"]["p50"] > 0
         assert compile_info["cached_s"]["p50"] < compile_info["first_s"]["p50"]
     # The built-in schemas' GBNF ships in grammars/, so nothing is converted.
-    assert summary["by_constraint"]["gbnf"]["compile"]["sources"] == {"bundled": 3}
-    assert manifest["arms"]["mask"]["runtime"]["grammar_tokenizer_s"] > 0
+    assert arms["gbnf"]["compile"]["sources"] == {"bundled": 3}
+    assert records["mask"]["runtime"]["grammar_tokenizer_s"] > 0
 
 
 def test_card_of_the_real_run_parses_with_its_numbers(
@@ -106,7 +110,7 @@ def test_card_of_the_real_run_parses_with_its_numbers(
 
     from edgebench.report.card import write_card
     from edgebench.report.html import write_report
-    from edgebench.report.rundata import load_run
+    from edgebench.summary import load_run
 
     run = load_run(constrained_run)
     files = write_card(run, tmp_path / "card.md")
@@ -117,9 +121,9 @@ def test_card_of_the_real_run_parses_with_its_numbers(
     assert card.data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
     summary = json.loads((constrained_run / "summary.json").read_text())
     results = {(r.metric_config, r.metric_type): r.metric_value for r in card.data.eval_results}
-    for mode in parse_modes(MODES):
-        result = summary["by_constraint"][mode]
-        for metric, value in result["metrics"].items():
+    for result in summary["arms"]:
+        mode = result["constraint"]
+        for metric, value in result["families"]["edgejson"]["overall"].items():
             if metric != "n":
                 assert results[(f"constraint={mode}", metric)] == pytest.approx(value, abs=1e-4)
         decode = result["perf"]["decode_tok_s"]["p50"]

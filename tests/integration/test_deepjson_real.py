@@ -44,22 +44,27 @@ def test_long_example_is_skipped_and_the_others_are_decoded(run_dir: Path) -> No
     assert skipped["scores"] is None and skipped["prompt_tokens"] == 0
     for sample in (samples[0], samples[2]):
         assert sample["raw_output"].strip() and sample["prompt_tokens"] > 200
-        assert set(sample["scores"]) == {"syntax", "key_matching", "strict", "valid_json"}
-        assert sample["element_scores"]  # the leaf types of its ground truth
+        scores = sample["scores"]["deepjson"]
+        assert set(scores) == {"syntax", "key_matching", "strict", "valid_json"}
+        # the leaf types of its ground truth
+        assert sample["score_details"]["deepjson"]["element_scores"]
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["arms"]["none"]["n_ctx"] <= 1024
-    assert manifest["decoding"]["skipped_examples"] == 1
+    assert manifest["arms"][0]["n_ctx"] <= 1024
+    assert manifest["models"][0]["plan"]["decoding"]["skipped_examples"] == 1
 
 
 def test_summary_is_broken_down_by_depth_difficulty_domain_and_type(run_dir: Path) -> None:
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["task"] == "deepjson" and summary["n_skipped"] == 1
-    assert set(summary["by_depth"]) == {"3", "4", "5"}
-    assert summary["by_depth"]["4"]["n"] == 0 and summary["by_depth"]["4"]["n_skipped"] == 1
-    assert set(summary["by_difficulty"]) == {"medium", "hard"}
-    assert summary["by_domain"] and summary["by_element_type"]
-    assert summary["metrics"]["n"] == 2
-    assert 0.0 <= summary["metrics"]["key_matching"] <= 1.0
+    (arm,) = summary["arms"]
+    assert summary["task"] == "deepjson" and arm["n_skipped"] == 1
+    task = arm["families"]["deepjson"]
+    groups = task["groups"]
+    assert set(groups["depth"]) == {"3", "4", "5"}
+    assert groups["depth"]["4"]["n"] == 0 and groups["depth"]["4"]["n_skipped"] == 1
+    assert set(groups["difficulty"]) == {"medium", "hard"}
+    assert groups["domain"] and groups["element_type"]
+    assert task["overall"]["n"] == 2 and task["overall"]["n_skipped"] == 1
+    assert 0.0 <= task["overall"]["key_matching"] <= 1.0
 
 
 def test_score_card_and_resume_read_the_real_run(run_dir: Path, tmp_path: Path) -> None:

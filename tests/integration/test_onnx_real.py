@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bench_real import run_cli
 
 from edgebench.io import read_jsonl
+from edgebench.runfolder.records import RunSettings
+from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings, execute
 from edgebench.tasks import get_task
+from tests.helpers.cli import edgebench_ok as run_cli
 
 pytestmark = pytest.mark.model
 
@@ -147,20 +148,23 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
         # The schema's grammar: a complete answer is valid JSON; one the 48-token budget
         # cut short (SmolLM2 often writes more) is a prefix of it and can be neither.
         assert sample["error"] is None and sample["raw_output"].startswith("{")
-        assert sample["scores"]["valid_json"] == 1 or sample["finish_reason"] == "length"
+        valid = sample["scores"]["edgejson"]["valid_json"]
+        assert valid == 1 or sample["finish_reason"] == "length"
         assert sample["constraint_status"] == "applied"
 
     summary = result.summary
-    onnx = summary["by_model"][onnx_label]
-    assert onnx["format"] == "onnx" and onnx["size_bytes"] > 100e6
-    assert onnx["by_constraint"]["gbnf"]["skip_reason"].startswith("constraint 'gbnf'")
-    perf = onnx["by_constraint"]["none"]["perf"]
+    record = json.loads((out / "manifest.json").read_text())["models"][1]
+    assert record["format"] == "onnx" and record["size_bytes"] > 100e6
+    skipped = summary.arm(onnx_label, "gbnf")
+    assert skipped is not None and skipped.skip_reason.startswith("constraint 'gbnf'")
+    onnx_none = summary.arm(onnx_label, "none")
+    assert onnx_none is not None
     # The int4 weights are read into the worker's own memory (not mmapped like a GGUF).
-    assert perf["peak_rss_mb"] > 150 and perf["peak_rss_anon_mb"] > 150
-    assert perf["load_s"] > 0
-    gguf_perf = summary["by_model"]["smollm2-135m-instruct"]["by_constraint"]["none"]["perf"]
-    assert gguf_perf["peak_rss_mb"] > 50
-    assert onnx["by_constraint"]["none"]["decode_ratio_to_first_model"] > 0
+    assert onnx_none.perf.peak_rss_mb > 150 and onnx_none.perf.peak_rss_anon_mb > 150
+    assert onnx_none.perf.load_s > 0
+    gguf_none = summary.arm("smollm2-135m-instruct", "none")
+    assert gguf_none is not None and gguf_none.perf.peak_rss_mb > 50
+    assert onnx_none.decode_ratio_to_first_model > 0
 
 
 def test_bench_on_onnx_int4(onnx_models: dict[str, Path], tmp_path: Path) -> None:

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from edgebench.io import read_jsonl
-from edgebench.runner.summary import ACCURACY_METRICS
+from edgebench.scoring.edgejson import SCORE_NAMES
+from tests.helpers.cli import edgebench_process as edgebench
 
 pytestmark = pytest.mark.model
 
 LIMIT = 4
-
-
-def edgebench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, timeout=600
-    )
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +30,13 @@ def two_runs(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Pa
 
 def test_summary_has_real_values(two_runs: list[Path]) -> None:
     summary = json.loads((two_runs[0] / "summary.json").read_text())
-    assert summary["n_examples"] == LIMIT and summary["status"] == "completed"
-    for metric in ACCURACY_METRICS:
-        assert 0.0 <= summary["metrics"][metric] <= 1.0
-    assert summary["by_complexity"] and summary["by_schema"]
-    perf = summary["perf"]
+    (arm,) = summary["arms"]
+    assert arm["n_examples"] == LIMIT and summary["status"] == "completed"
+    task = arm["families"]["edgejson"]
+    for metric in SCORE_NAMES:
+        assert 0.0 <= task["overall"][metric] <= 1.0
+    assert task["groups"]["complexity"] and task["groups"]["schema"]
+    perf = arm["perf"]
     assert 0 < perf["load_s"] < 30
     # 98 MB of weights, mmapped: the file-backed part holds most of them.
     assert 100 < perf["peak_rss_mb"] < 2000

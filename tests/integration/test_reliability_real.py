@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from edgebench.io import read_jsonl
+from edgebench.runfolder.records import RunSettings
+from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings, execute
 from edgebench.tasks import get_task
 
 pytestmark = pytest.mark.model
@@ -53,7 +54,7 @@ def test_contact_info_under_gbnf_is_recorded_and_the_run_completes(
     )
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
-    result = execute(settings, model_under_test(None), task, examples, info)
+    result = execute(settings, [model_under_test(None)], task, examples, info)
 
     samples = read_jsonl(tmp_path / "run" / "samples.jsonl")
     assert [s["schema_id"] for s in samples] == ["contact_info", "contact_info", "location"]
@@ -65,7 +66,7 @@ def test_contact_info_under_gbnf_is_recorded_and_the_run_completes(
     print("contact_info under gbnf:", samples[0]["finish_reason"], "-", samples[0]["error"])
     assert samples[2]["constraint_status"] == "applied" and samples[2]["output_tokens"] > 0
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["status"] == "completed" and result.summary["n_examples"] == 3
+    assert manifest["status"] == "completed" and result.summary.arms[0].n_examples == 3
 
 
 def cli(*args: str) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 from edgebench.backends.base import DecodeSettings
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.constraints import request_for
-from tests.integration.test_real_model import edgebench
+from tests.helpers.cli import edgebench_process as edgebench
 
 pytestmark = pytest.mark.model
 
@@ -59,7 +59,7 @@ def test_consistency_and_score_end_to_end(smollm2: Path, tmp_path: Path) -> None
     done = edgebench("consistency", *args, "--threads", "2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     summary = json.loads((out / "summary.json").read_text())
-    row = summary["by_temperature"]["0.7"]
+    row = summary["consistency"]["by_temperature"]["0.7"]
     assert row["n_generations"] == 2 and 0.0 <= row["consistency"] <= 1.0
     assert "consistency" in done.stdout
     before = (out / "summary.json").read_text()
