@@ -423,7 +423,7 @@ class SampleRecord(Record):
     guard_vetoes: int = doc("candidate tokens the keyword guard struck out")
     guard_dead_ends: int = doc("times the guard had to give way")
     timings: Timings = doc("speed of this answer")
-    runtime_counters: dict[str, float] = doc("the runtime's own counters, for cross-checks")
+    runtime_counters: dict[str, Number] = doc("the runtime's own counters, for cross-checks")
     error: str | None = doc("why nothing (or a failed score) was recorded")
 
     @property
