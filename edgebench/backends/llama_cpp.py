@@ -2,7 +2,7 @@
 
 edgebench runs its own greedy decode loop instead of `Llama.create_completion`: the loop
 timestamps the first and last sampled token itself, clears the KV cache before every
-request (reusing a cached prefix changed greedy outputs, see environment.md), and adds
+request (reusing a cached prefix was seen to change greedy outputs), and adds
 almost nothing per token, so the tokens/s it reports are llama.cpp's.
 
 Sampling (temperature > 0, for `edgebench consistency`): the chain becomes [grammar] +

@@ -180,7 +180,7 @@ class OutlinesLlamaBackend:
                 guard.reset()
                 chain.append(guard)
             processors = self.L.LogitsProcessorList(chain)
-        self.llm.reset()  # no KV prefix reuse between examples (environment.md)
+        self.llm.reset()  # no KV prefix reuse: it changed greedy outputs between examples
         self.L.llama_perf_context_reset(self.llm.ctx)
         t_start = now()
         t_first = None

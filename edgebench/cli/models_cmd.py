@@ -14,7 +14,6 @@ from rich.table import Table
 from edgebench.cli.options import ThreadsOpt
 from edgebench.cli.output import stdout_console
 from edgebench.errors import UserError
-from edgebench.runner.model_check import OK, check_models
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.onnx_model import (
@@ -27,6 +26,7 @@ from edgebench.models.onnx_model import (
 )
 from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry
 from edgebench.models.resolve import resolve_model
+from edgebench.runner.model_check import OK, check_models
 
 models_app = typer.Typer(
     help="The model registry: list the models, pull one into the cache, inspect a model file.",

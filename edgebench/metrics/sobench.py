@@ -1,4 +1,4 @@
-"""SO-Bench (paper 004) as a metric family: schema validation accuracy, field matching
+"""SO-Bench (arXiv:2511.21750) as a metric family: schema validation accuracy, field matching
 accuracy (FMA, micro over the run) and full structure matching accuracy (FSMA), each
 with exact and fuzzy matching."""
 

@@ -1,4 +1,4 @@
-"""STED (paper 002) as a metric family: the similarity of each output to the expected
+"""STED (arXiv:2512.23712) as a metric family: the similarity of each output to the expected
 answer, in the hybrid, structural and semantic variants. The same parameters drive
 `edgebench consistency`, which compares outputs with each other instead."""
 

@@ -1,4 +1,4 @@
-"""Structure-BiEval (paper 001) as a metric family: CSA (content) and NTED (structure)
+"""Structure-BiEval (arXiv:2601.19923) as a metric family: CSA (content) and NTED (structure)
 on the IR tree, and the share of outputs that parse (the paper's hard-invalid outputs
 score 0 on both)."""
 

@@ -1,4 +1,4 @@
-"""DeepJSONEval scores (paper 000, Appendix A; definitions fixed in docs/metrics.md).
+"""DeepJSONEval scores (arXiv:2509.25922, Appendix A; definitions fixed in docs/metrics.md).
 
 Pure functions of (output, expected, schema checker). The benchmark's own rule gates all
 three: a sample whose output does not parse or does not validate against its schema

@@ -1,4 +1,5 @@
-"""EdgeJSON metrics (paper 003, section 3.4; definitions fixed in docs/metrics.md).
+"""EdgeJSON metrics (the EdgeJSON benchmark, SLMBench section 3.4; definitions fixed in
+docs/metrics.md).
 
 All scores are per sample; aggregation (overall, by complexity, by schema) is done
 elsewhere from the stored samples.

@@ -1,4 +1,4 @@
-"""The intermediate representation of Structure-BiEval (paper 001, section 3.1 and
+"""The intermediate representation of Structure-BiEval (arXiv:2601.19923, section 3.1 and
 Appendix A; fixed in docs/metrics.md): a JSON value as an ordered labelled tree, and its
 leaves as (path, key, normalised value) triples.
 

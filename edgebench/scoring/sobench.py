@@ -1,4 +1,4 @@
-"""SO-Bench field matching (paper 004, section 3.5; fixed in docs/metrics.md).
+"""SO-Bench field matching (SO-Bench, arXiv:2511.21750, section 3.5; fixed in docs/metrics.md).
 
 The fields of a ground truth are every path in it below the root: leaves and the
 objects and arrays between them, array elements addressed by index. A leaf field

@@ -1,5 +1,5 @@
-"""STED similarity and the consistency score (paper 002, sections 3.2-3.7; fixed in
-docs/metrics.md).
+"""STED similarity and the consistency score (STED and Consistency Scoring, arXiv:2512.23712,
+sections 3.2-3.7; fixed in docs/metrics.md).
 
 `sted(a, b)` is in [0, 1]: 1 for the same JSON up to key order and key spelling style,
 0 for values of different node kinds. Objects and arrays are compared by an optimal

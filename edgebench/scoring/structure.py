@@ -1,4 +1,4 @@
-"""Structure-BiEval metrics (paper 001, section 3.4; fixed in docs/metrics.md).
+"""Structure-BiEval metrics (arXiv:2601.19923, section 3.4; fixed in docs/metrics.md).
 
 - NTED = 1 - TED(T_gt, T_pred) / max(|T_gt|, |T_pred|) on the IR trees, unit costs for
   insert, delete and rename; leaves are labelled by JSON type only, so NTED measures

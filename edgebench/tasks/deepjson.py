@@ -1,4 +1,4 @@
-"""The DeepJSONEval task (paper 000): extract a deeply nested JSON object from a long text.
+"""The DeepJSONEval task (arXiv:2509.25922): extract a deeply nested JSON object from a long text.
 
 The dataset format (the public DeepJSONEval release, `.jsonl` or `.xlsx`, every row with
 its own schema) is read by `tasks/formats/deepjson.py`.

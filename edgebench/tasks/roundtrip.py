@@ -1,4 +1,4 @@
-"""The round-trip task (Structure-BiEval, paper 001, sections 3.2-3.4): describe a JSON
+"""The round-trip task (Structure-BiEval, arXiv:2601.19923, sections 3.2-3.4): describe a JSON
 object in plain sentences, one per leaf of its IR tree, ask the model to rebuild the
 object, and score the rebuild with CSA (content) and NTED (structure).
 

@@ -1,4 +1,4 @@
-"""The node association score of paper 000, Appendix B (eqs. 11-13).
+"""The node association score of DeepJSONEval (arXiv:2509.25922), Appendix B (eqs. 11-13).
 
     Assoc(u, v) = exp(-alpha * d(u, v)) * (lambda_name * s_name + lambda_desc * s_desc)
 

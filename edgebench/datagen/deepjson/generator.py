@@ -113,7 +113,7 @@ def _manifest(rows: list[dict[str, Any]], seed: int, per_depth: int, sha256: str
     return {
         "generator": "edgebench.datagen.deepjson",
         "generator_version": GENERATOR_VERSION,
-        "algorithm": "paper 000, Algorithm 1 (beam subtree construction), see subtree.py",
+        "algorithm": "DeepJSONEval (arXiv:2509.25922) Algorithm 1, beam subtree construction",
         "seed": seed,
         "examples_per_depth": per_depth,
         "rows": len(rows),

@@ -1,5 +1,5 @@
-"""Algorithm 1 of paper 000: real-time path-value updating beam exploration for
-constrained schema subtree construction (eqs. 1-7).
+"""Algorithm 1 of DeepJSONEval (arXiv:2509.25922): real-time path-value updating beam
+exploration for constrained schema subtree construction (eqs. 1-7).
 
 From a root, the subtree S grows by candidate paths p = (u0, ..., ul) that start at the
 frontier F(S) (children of S outside S) and follow tree edges down. Each round scores

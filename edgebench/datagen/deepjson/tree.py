@@ -1,9 +1,10 @@
 """Property trees: the domain knowledge the generator draws schemas from.
 
-A domain is a rooted tree of properties (paper 000, "Schema Tree Construction"): every
-node is a JSON property with a name, a description (it goes into the JSON Schema and
-drives the description similarity of Algorithm 1), how the text names it, and either
-children (an object, or a list of objects) or a value kind with what values it takes.
+A domain is a rooted tree of properties (DeepJSONEval, arXiv:2509.25922, "Schema Tree
+Construction"): every node is a JSON property with a name, a description (it goes into
+the JSON Schema and drives the description similarity of Algorithm 1), how the text
+names it, and either children (an object, or a list of objects) or a value kind with
+what values it takes.
 """
 
 from __future__ import annotations
