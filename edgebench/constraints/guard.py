@@ -592,13 +592,6 @@ class TokenGuard:
         self._decoder.setstate(state)
         return False
 
-    def allows_piece(self, piece: bytes) -> bool:
-        state = self._decoder.getstate()
-        try:
-            return self.guard.allows(self._decoder.decode(piece))
-        finally:
-            self._decoder.setstate(state)
-
     def force_piece(self, piece: bytes) -> None:
         """Commit a piece appended without a choice (a forced token, a dead end)."""
         self.guard.advance(self._decoder.decode(piece))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -30,8 +31,9 @@ def parse_modes(text: str) -> list[str]:
     return list(dict.fromkeys(modes))
 
 
-def schema_key(schema: dict[str, Any]) -> str:
-    """A stable name for a schema's content: sha256 of its canonical JSON."""
+def schema_key(schema: Mapping[str, Any] | bool) -> str:
+    """A stable name for a schema's content: sha256 of its canonical JSON. Names a
+    compiled grammar (constraints) and a cached schema checker (scoring.schema)."""
     canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -48,7 +48,15 @@ class Record:
 
 def _encode(value: Any) -> Any:
     if isinstance(value, Record):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}  # type: ignore[arg-type]
+        hints = _hints(type(value))
+        encoded: dict[str, Any] = {}
+        for field in dataclasses.fields(value):  # type: ignore[arg-type]
+            item = getattr(value, field.name)
+            # A field typed Any holds JSON already (a model's parsed output, an expected
+            # value) and is kept as it is: a value nested as deeply as the parser allows
+            # must not cost a Python frame per level here.
+            encoded[field.name] = item if hints[field.name] is Any else _encode(item)
+        return encoded
     if isinstance(value, list | tuple):
         return [_encode(item) for item in value]
     if isinstance(value, dict):

@@ -10,9 +10,7 @@ Regex keywords (`pattern`, `patternProperties`) are matched in bounded time
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +22,7 @@ from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 from referencing.exceptions import Unresolvable
 
+from edgebench.constraints.spec import schema_key
 from edgebench.errors import UserError
 from edgebench.scoring.patterns import bounded_validator, time_budget
 
@@ -142,16 +141,11 @@ def _ref_problem(ref: str, exc: BaseException) -> str:
 _CACHE: dict[tuple[str, bool], SchemaChecker] = {}
 
 
-def schema_key(schema: Mapping[str, Any] | bool) -> str:
-    """A content hash, so equal schemas from different examples share one checker."""
-    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
 def get_checker(
     schema: Mapping[str, Any] | bool, *, source: str, check_formats: bool = False
 ) -> SchemaChecker:
-    """The cached checker for `schema` (building it validates the schema and its refs)."""
+    """The cached checker for `schema` (building it validates the schema and its refs);
+    equal schemas from different examples share one checker (`schema_key`)."""
     key = (schema_key(schema), check_formats)
     checker = _CACHE.get(key)
     if checker is None:

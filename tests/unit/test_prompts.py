@@ -1,11 +1,18 @@
-"""Prompt rendering: chat templates from model files (sandboxed) and completion prompts."""
+"""Prompt rendering in this process: chat templates from model files (sandboxed) and
+completion prompts. The isolated renderer a run uses: tests/system/test_hostile_templates.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from edgebench.errors import UserError
-from edgebench.prompts import STYLE_CHAT, STYLE_COMPLETION, PromptFormat, render_chat_template
+from edgebench.prompts import (
+    COMPLETION_TEMPLATE,
+    STYLE_CHAT,
+    STYLE_COMPLETION,
+    PromptFormat,
+    render_chat_template,
+)
 from edgebench.tasks.base import Prompt
 
 CHATML = (
@@ -38,7 +45,20 @@ def test_completion_prompt_opens_a_json_fence_and_stops_at_its_end() -> None:
     fmt = PromptFormat(style=STYLE_COMPLETION)
     assert fmt.render(Prompt(system=None, user="Extract.")).endswith("Answer:\n```json\n")
     assert fmt.stop == ("```",)
-    assert fmt.describe()["template"]
+    # What the manifest records: enough to render the same prompt again.
+    assert fmt.describe() == {
+        "style": "completion",
+        "template": COMPLETION_TEMPLATE,
+        "stop": ["```"],
+    }
+    with_system = fmt.render(Prompt(system="Be terse.", user="Extract."))
+    assert with_system == COMPLETION_TEMPLATE.format(system="Be terse.\n\n", user="Extract.")
+
+
+def test_chat_style_records_its_template_and_adds_no_stop_string() -> None:
+    fmt = PromptFormat(style=STYLE_CHAT, chat_template=CHATML)
+    assert fmt.stop == ()  # the model's end-of-turn token ends the answer
+    assert fmt.describe() == {"style": "chat", "chat_template": CHATML}
 
 
 def test_hostile_template_cannot_reach_python_internals() -> None:
