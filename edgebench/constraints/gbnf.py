@@ -96,7 +96,7 @@ def schema_grammar(schema: dict[str, Any], key: str) -> GbnfText:
 def write_schema_grammars(schemas: dict[str, dict[str, Any]], folder: Path) -> list[Path]:
     """Convert every schema (id -> schema) and write `<id>.gbnf` into `folder`; files of
     schemas no longer present are removed. Returns the files written."""
-    from edgebench.constraints.spec import schema_key
+    from edgebench.scoring.schema import schema_key
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from edgebench.errors import UserError
+from edgebench.scoring.schema import schema_key
 
 # mode -> what it forces; the order is the order results are listed in
 MODES: dict[str, str] = {
@@ -29,13 +27,6 @@ def parse_modes(text: str) -> list[str]:
     if unknown:
         raise UserError(f"--constraint: unknown mode '{unknown[0]}' (known: {', '.join(MODES)})")
     return list(dict.fromkeys(modes))
-
-
-def schema_key(schema: Mapping[str, Any] | bool) -> str:
-    """A stable name for a schema's content: sha256 of its canonical JSON. Names a
-    compiled grammar (constraints) and a cached schema checker (scoring.schema)."""
-    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ Regex keywords (`pattern`, `patternProperties`) are matched in bounded time
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +24,6 @@ from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 from referencing.exceptions import Unresolvable
 
-from edgebench.constraints.spec import schema_key
 from edgebench.errors import UserError
 from edgebench.scoring.patterns import bounded_validator, time_budget
 
@@ -139,6 +140,13 @@ def _ref_problem(ref: str, exc: BaseException) -> str:
 
 
 _CACHE: dict[tuple[str, bool], SchemaChecker] = {}
+
+
+def schema_key(schema: Mapping[str, Any] | bool) -> str:
+    """A stable name for a schema's content: sha256 of its canonical JSON. Names a
+    compiled grammar (constraints) and a cached schema checker (`get_checker`)."""
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def get_checker(
