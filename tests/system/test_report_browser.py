@@ -8,7 +8,6 @@ outside CI a machine without it skips this test, in CI (CI=true) it fails."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import struct
 import subprocess
@@ -17,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from edgebench.report.html import write_report
-from edgebench.report.rundata import load_run
-from tests.unit.report_runs import BROWSER_IMG, BROWSER_SCRIPT, TEMPLATE_INJECTION, make_run
-from tests.unit.test_report_html import Elements
+from edgebench.summary import load_run
+from tests.helpers.pages import Elements, leaderboard_rows
+from tests.helpers.report_runs import BROWSER_IMG, BROWSER_SCRIPT, TEMPLATE_INJECTION, make_run
 
 # No network (background services off), no GPU, no sandbox (root in a container), and a
 # fresh profile for every run.
@@ -64,22 +63,33 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_report([load_run(run)], base / "report.html")
 
 
+@pytest.mark.parametrize(
+    ("sort", "column", "first"),
+    [
+        ("constraint", "constraint", "gbnf"),
+        # A speed column by its key, highest first: `mask` decodes twice as fast.
+        ("-perf.decode_tok_s.p50", "perf.decode_tok_s.p50", "mask"),
+    ],
+)
 def test_leaderboard_rows_appear_sortable_and_nothing_injected_runs(
-    chromium: str, page: Path, tmp_path: Path
+    sort: str, column: str, first: str, chromium: str, page: Path, tmp_path: Path
 ) -> None:
-    # #sort=constraint asks the page's script to sort the leaderboard by that column.
-    done = browse(chromium, tmp_path / "profile", "--dump-dom", f"{page.as_uri()}#sort=constraint")
+    # #sort=KEY asks the page's script to sort the leaderboard by that column.
+    done = browse(chromium, tmp_path / "profile", "--dump-dom", f"{page.as_uri()}#sort={sort}")
     assert done.returncode == 0, done.stderr[-2000:]
     dom = Elements(done.stdout)
     html_attrs = next(attrs for tag, attrs in dom.tags if tag == "html")
     assert "data-pwned" not in html_attrs  # neither the <script> nor onerror ran
     board = done.stdout.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
     assert 'data-sortable="ready"' in board  # the script ran: its CSP hash matched
-    rows = re.findall(r'<tr class="leaderboard-row">(.*?)</tr>', board, re.S)
-    assert len(rows) == 3
-    modes = [re.findall(r"<td[^>]*>(.*?)</td>", row)[4] for row in rows]
-    assert modes == ["gbnf", "mask", "none"]  # sorted by the script, not in run order
-    assert 'aria-sort="ascending"' in board
+    rows = leaderboard_rows(done.stdout)
+    # Sorted by the script, not in run order (none, gbnf, mask).
+    assert len(rows) == 3 and rows[0]["constraint"][0] == first
+    descending = sort.startswith("-")
+    value = float if column.startswith("perf.") else str
+    values = [value(row[column][1]) for row in rows]
+    assert values == sorted(values, reverse=descending)
+    assert f'aria-sort="{"descending" if descending else "ascending"}"' in board
     raw = dom.by_class["raw-output"]
     assert f"{BROWSER_SCRIPT} {TEMPLATE_INJECTION}" in raw and BROWSER_IMG in raw
 

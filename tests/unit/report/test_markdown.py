@@ -3,36 +3,11 @@ allowed (as many renderers do), the text must come back exactly and nothing may 
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 import pytest
-from markdown_it import MarkdownIt
 
 from edgebench.report import markdown as md
-from tests.unit.report_runs import IMG, REMOTE_IMAGE, SCRIPT, TEMPLATE_INJECTION
-
-
-class Page(HTMLParser):
-    """Tags, attributes and text of rendered HTML."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text = ""
-        self.feed(html)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text += data
-
-    def names(self) -> set[str]:
-        return {tag for tag, _ in self.tags}
-
-
-def render(markdown: str) -> Page:
-    return Page(MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown))
+from tests.helpers.pages import render_markdown as render
+from tests.helpers.report_runs import IMG, REMOTE_IMAGE, SCRIPT, TEMPLATE_INJECTION
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """`edgebench report --html`: one self-contained page, a restrictive CSP, autoescape for
-every template, hostile text inert and intact, generic breakdowns, and clear errors."""
+every template, hostile text inert and intact, a leaderboard whose cells and sort keys
+are the runs' figures, generic breakdowns, and clear errors."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from jinja2 import DictLoader
 
 from edgebench.cli.app import main
 from edgebench.report.html import environment, render_report
-from edgebench.report.rundata import load_run
-from tests.unit.report_runs import (
+from edgebench.summary import LoadedRun, load_run
+from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.inline_prompts import chat_templates_in_process
+from tests.helpers.pages import Elements, leaderboard_rows
+from tests.helpers.report_runs import (
     CHAT_TEMPLATE,
     HOSTILE_OUTPUTS,
     IMG,
@@ -22,53 +26,36 @@ from tests.unit.report_runs import (
     SCRIPT,
     make_run,
 )
-from tests.unit.test_cli_run_errors import assert_one_line_error, run_cli
-from tests.unit.test_report_markdown import Page
 
-
-class Elements(Page):
-    """Also the text inside each element with a given class."""
-
-    def __init__(self, html: str) -> None:
-        self.stack: list[str] = []
-        self.by_class: dict[str, list[str]] = {}
-        self.raw_script = ""
-        self.raw_style = ""
-        super().__init__(html)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        super().handle_starttag(tag, attrs)
-        if tag in ("meta", "img", "br", "input", "link"):
-            return  # void elements have no end tag
-        css = dict(attrs).get("class") or ""
-        self.stack.append(f"<{tag}>" if tag in ("script", "style") else css)
-        if tag == "pre":
-            self.by_class.setdefault(css, []).append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if self.stack:
-            self.stack.pop()
-
-    def handle_data(self, data: str) -> None:
-        super().handle_data(data)
-        inside = self.stack[-1] if self.stack else ""
-        if inside == "<script>":
-            self.raw_script += data
-        elif inside == "<style>":
-            self.raw_style += data
-        elif inside in self.by_class:
-            self.by_class[inside][-1] += data
+# The leaderboard's speed and memory columns by sort key: the keys are what a shared
+# address sorts by (#sort=KEY), so they stay as they are.
+PERF_KEYS = {
+    "perf.ttft_s.p50": lambda a: a.perf.ttft_s.p50,
+    "perf.prefill_tok_s.p50": lambda a: a.perf.prefill_tok_s.p50,
+    "perf.decode_tok_s.p50": lambda a: a.perf.decode_tok_s.p50,
+    "perf.decode_tok_s.p95": lambda a: a.perf.decode_tok_s.p95,
+    "perf.latency_s.p50": lambda a: a.perf.latency_s.p50,
+    "perf.latency_s.p95": lambda a: a.perf.latency_s.p95,
+    "perf.peak_rss_mb": lambda a: a.perf.peak_rss_mb,
+    "perf.load_s": lambda a: a.perf.load_s,
+}
 
 
 @pytest.fixture(scope="module")
 def run_dirs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     base = tmp_path_factory.mktemp("html")
-    return [make_run(base / "first", depth=True), make_run(base / "second", modes="none")]
+    with chat_templates_in_process():
+        return [make_run(base / "first", depth=True), make_run(base / "second", modes="none")]
 
 
 @pytest.fixture(scope="module")
-def page_html(run_dirs: list[Path]) -> str:
-    return render_report([load_run(d) for d in run_dirs])
+def runs(run_dirs: list[Path]) -> list[LoadedRun]:
+    return [load_run(d) for d in run_dirs]
+
+
+@pytest.fixture(scope="module")
+def page_html(runs: list[LoadedRun]) -> str:
+    return render_report(runs)
 
 
 def _hash(text: str) -> str:
@@ -111,17 +98,40 @@ def test_hostile_text_is_inert_and_intact_in_the_page(page_html: str) -> None:
     assert "<img src=x" not in page_html
 
 
-def test_leaderboard_has_a_row_per_model_and_mode(page_html: str) -> None:
+def test_leaderboard_has_a_row_per_model_and_mode_with_its_figures(
+    page_html: str, runs: list[LoadedRun]
+) -> None:
     body = page_html.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
-    assert body.count('<tr class="leaderboard-row">') == 4  # 3 modes + 1 mode
     for column in ("JSONExact", "Field F1", "Schema", "decode tok/s p50", "peak RSS (MB)"):
         assert f">{column}</th>" in body
-    assert 'data-key="perf.decode_tok_s.p50"' in body
+    rows = leaderboard_rows(page_html)
+    arms = [(run, arm) for run in runs for arm in run.summary.arms]
+    assert len(rows) == len(arms) == 4  # 3 modes + 1 mode
+    for row, (run, arm) in zip(rows, arms, strict=True):
+        assert row["run"][0] == run.run_id and row["model"][0] == MODEL_LABEL
+        assert row["constraint"][0] == arm.constraint and row["n"][1] == "3"
+        for name in ("json_exact", "field_f1", "schema_compliance", "valid_json"):
+            assert float(row[f"metric:{name}"][1]) == pytest.approx(arm.metrics[name])
+        assert set(PERF_KEYS) <= set(row)
+        for key, read in PERF_KEYS.items():
+            assert float(row[key][1]) == pytest.approx(read(arm)), key
+    # The fake decodes `mask` twice as fast as `none`; the page sorts on the numbers.
+    first = {row["constraint"][0]: row for row in rows[:3]}
+    assert first["mask"]["perf.decode_tok_s.p50"][0] == "200.0"
+    assert first["none"]["perf.decode_tok_s.p50"][0] == "100.0"
 
 
 def test_every_breakdown_the_runs_have_gets_a_table(page_html: str) -> None:
     for name in ("complexity", "depth", "schema"):
         assert f"<h2>By {name}</h2>" in page_html
+
+
+def test_each_answer_shows_its_scores_and_details(page_html: str) -> None:
+    text = Elements(page_html).text
+    # Every family's scores and details, nested as `a.b`, next to the raw output.
+    assert "scores.edgejson.valid_json" in text and "scores.edgejson.json_exact" in text
+    assert "score_details.edgejson.schema_errors" in text
+    assert "parse.path" in text and "timings.decode_tok_s" in text
 
 
 def test_plots_are_inline_pngs(page_html: str) -> None:

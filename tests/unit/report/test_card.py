@@ -9,14 +9,19 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import ModelCard, metadata_load
-from markdown_it import MarkdownIt
 
 from edgebench.cli.app import main
 from edgebench.errors import UserError
 from edgebench.report.card import pick_model, write_card
 from edgebench.report.facts import device_rows
-from edgebench.report.rundata import RunFolder, load_run
-from tests.unit.report_runs import (
+from edgebench.report.html import render_report
+from edgebench.summary import load_run
+from tests.conftest import RunFake
+from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.fakes import RIGHT, WRONG, fake_model
+from tests.helpers.inline_prompts import chat_templates_in_process
+from tests.helpers.pages import Page, render_markdown
+from tests.helpers.report_runs import (
     CHAT_TEMPLATE,
     HOSTILE_OUTPUTS,
     IMG,
@@ -27,20 +32,28 @@ from tests.unit.report_runs import (
     TEMPLATE_INJECTION,
     make_run,
 )
-from tests.unit.test_cli_run_errors import assert_one_line_error, run_cli
-from tests.unit.test_report_markdown import Page
 
 PI_DEVICE = {
     "cpu_model": "Cortex-A76",
     "threads_used": 4,
-    "board": {"model": "Raspberry Pi 5 Model B Rev 1.0"},
-    "temperature_c": {"start": 51.2, "end": 63.0},
+    "board_model": "Raspberry Pi 5 Model B Rev 1.0",
+    "cpu_temp_c": 63.0,
+    "throttling": {"throttled_now": False, "soft_temp_limit_occurred": True},
+}
+# The model-index metric types of what a mode cost, and how to read each from a summary.
+COST = {
+    "decode_tokens_per_second_p50": lambda a: a.perf.decode_tok_s.p50,
+    "prefill_tokens_per_second_p50": lambda a: a.perf.prefill_tok_s.p50,
+    "time_to_first_token_seconds_p50": lambda a: a.perf.ttft_s.p50,
+    "latency_seconds_p50": lambda a: a.perf.latency_s.p50,
+    "peak_rss_mb": lambda a: a.perf.peak_rss_mb,
 }
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_run(tmp_path_factory.mktemp("card") / "run", depth=True, device=PI_DEVICE)
+    with chat_templates_in_process():
+        return make_run(tmp_path_factory.mktemp("card") / "run", depth=True, device=PI_DEVICE)
 
 
 @pytest.fixture(scope="module")
@@ -51,28 +64,48 @@ def card_path(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Path) -> None:
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = load_run(run_dir).summary
     card = ModelCard.load(card_path, ignore_metadata_errors=False)
     assert card.data.model_name == MODEL_LABEL
     assert card.data.license == "apache-2.0"
     assert card.data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert card.data.pipeline_tag == "text-generation"
     results = {(r.metric_config, r.metric_type): r for r in card.data.eval_results}
-    for mode, result in summary["by_constraint"].items():
-        for metric in ("json_exact", "field_f1", "schema_compliance", "valid_json"):
-            got = results[(f"constraint={mode}", metric)]
-            assert got.metric_value == pytest.approx(result["metrics"][metric], abs=1e-4)
+    expected = set()
+    for arm in summary.arms:
+        config = f"constraint={arm.constraint}"
+        # Every figure of the task (counts aside), then what the mode cost.
+        figures = {k: v for k, v in arm.metrics.items() if k not in ("n", "n_skipped")}
+        assert {"json_exact", "field_f1", "schema_compliance", "valid_json"} <= set(figures)
+        figures.update({metric: read(arm) for metric, read in COST.items()})
+        for metric, value in figures.items():
+            got = results[(config, metric)]
+            assert value is not None and got.metric_value == pytest.approx(value, abs=1e-4)
             assert got.task_type == "text-generation" and got.dataset_split == "test"
             assert got.dataset_revision == "ab" * 32
-        speed = results[(f"constraint={mode}", "decode_tokens_per_second_p50")]
-        assert speed.metric_value == pytest.approx(result["perf"]["decode_tok_s"]["p50"], 1e-4)
+            assert got.metric_name.endswith(f"({arm.constraint})")
+        expected |= {(config, metric) for metric in figures}
+    # Nothing else, nothing twice.
+    assert set(results) == expected and len(card.data.eval_results) == len(expected)
     # The fake decodes `mask` twice as fast: the card says so in numbers.
     decode = {
         m: results[(f"constraint={m}", "decode_tokens_per_second_p50")].metric_value
         for m in ("none", "mask")
     }
     assert decode["mask"] == pytest.approx(2 * decode["none"], rel=1e-3)
-    assert metadata_load(card_path)["model-index"][0]["name"] == MODEL_LABEL
+    metadata = metadata_load(card_path)
+    assert metadata["model-index"][0]["name"] == MODEL_LABEL
+    # Where the numbers were measured travels with them.
+    assert metadata["edgebench"] == {
+        "tool": metadata["edgebench"]["tool"],
+        "run": "run",
+        "device": "Cortex-A76",
+        "threads": 4,
+        "runtime": "fake",
+        "dataset_sha256": "ab" * 32,
+        "examples": 3,
+    }
+    assert metadata["edgebench"]["tool"].startswith("edgebench ")
 
 
 def test_card_has_every_section_and_its_plots_next_to_it(card_path: Path) -> None:
@@ -101,16 +134,18 @@ def test_card_has_every_section_and_its_plots_next_to_it(card_path: Path) -> Non
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", plot
         assert f"](card-{plot}.png)" in text
     assert "accuracy-by-schema" not in text  # per-schema results are a table
-    # Device facts whatever their shape, the runtime, TTFT and decode p50/p95.
-    assert "| board.model | Raspberry Pi 5 Model B Rev 1.0 |" in text
-    assert "temperature\\_c.end" in text and "63.0" in text
+    # Device facts, nested ones as `a.b`, the runtime, TTFT and decode p50/p95.
+    assert "| board\\_model | Raspberry Pi 5 Model B Rev 1.0 |" in text
+    assert "| cpu\\_temp\\_c | 63.000 |" in text
+    assert "| throttling.soft\\_temp\\_limit\\_occurred | yes |" in text
+    assert "| runtime.name | fake |" in text
     assert "decode tok/s p95" in text and "TTFT p50 (s)" in text
     assert not list(card_path.parent.glob(".*tmp"))  # atomic writes leave no temp files
 
 
 def rendered(card_path: Path) -> Page:
     body = card_path.read_text().split("\n---\n", 1)[1]  # the Markdown after the metadata
-    return Page(MarkdownIt("commonmark", {"html": True}).enable("table").render(body))
+    return render_markdown(body)
 
 
 def test_hostile_text_is_inert_and_intact_in_the_card(card_path: Path) -> None:
@@ -138,29 +173,45 @@ def test_no_examples_leaves_out_the_section(run_dir: Path, tmp_path: Path) -> No
     assert "## Sample outputs" not in (tmp_path / "c.md").read_text()
 
 
-def test_metric_families_appear_in_tables_and_model_index(run_dir: Path, tmp_path: Path) -> None:
-    run = load_run(run_dir)
-    for result in run.summary["by_constraint"].values():
-        result["metrics"]["sted"] = {"similarity": 0.625}
+def test_metric_families_appear_in_tables_and_model_index(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    result = run_fake([RIGHT, WRONG, RIGHT], metrics=("sted",))
+    run = load_run(result.run_dir)
+    (arm,) = run.summary.arms
+    sted = arm.families["sted"]
+    assert sted.role == "extra" and 0 < sted.overall["sted"] < 1
     write_card(run, tmp_path / "card.md")
-    card = ModelCard.load(tmp_path / "card.md")
-    assert {r.metric_type for r in card.data.eval_results} >= {"sted.similarity"}
-    assert "| sted similarity |" in (tmp_path / "card.md").read_text()
+    card = ModelCard.load(tmp_path / "card.md", ignore_metadata_errors=False)
+    values = {r.metric_type: r.metric_value for r in card.data.eval_results}
+    for figure in ("sted", "sted_structural", "sted_semantic"):
+        assert values[f"sted.{figure}"] == pytest.approx(sted.overall[figure], abs=1e-4)
+    assert values["json_exact"] == pytest.approx(2 / 3, abs=1e-4)  # the task's, unprefixed
+    text = (tmp_path / "card.md").read_text()
+    assert "| sted STED |" in text and "| sted STED struct |" in text
 
 
-def test_a_run_of_several_models_needs_model(run_dir: Path) -> None:
-    run = load_run(run_dir)
-    several = RunFolder(
-        run.path,
-        run.manifest,
-        run.samples,
-        {**run.summary, "by_model": {"a": run.summary, "b": run.summary}},
-    )
+def test_a_run_of_several_models_needs_model(
+    run_fake: RunFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_fake([RIGHT, WRONG, RIGHT] * 2, models=[fake_model("a"), fake_model("b")])
+    run = load_run(result.run_dir)
     with pytest.raises(UserError, match="holds 2 models \\(a, b\\); choose one with --model"):
-        pick_model(several, None)
-    assert pick_model(several, "b") == "b"
+        pick_model(run, None)
+    assert pick_model(run, "b") == "b"
     with pytest.raises(UserError, match="no model 'c'"):
-        pick_model(several, "c")
+        pick_model(run, "c")
+    code, err = run_cli(capsys, "card", str(result.run_dir))
+    assert_one_line_error(code, err, "choose one with --model")
+    # The card of one model holds that model's results only.
+    write_card(run, tmp_path / "b.md", model="b")
+    card = ModelCard.load(tmp_path / "b.md", ignore_metadata_errors=False)
+    assert card.data.model_name == "b"
+    b_arm = run.summary.arm("b", "none")
+    assert b_arm is not None
+    values = {r.metric_type: r.metric_value for r in card.data.eval_results}
+    assert values["json_exact"] == pytest.approx(b_arm.metrics["json_exact"], abs=1e-4)
+    assert len(card.data.eval_results) == len(values)  # one mode of one model
 
 
 def test_cli_writes_the_card_into_the_run_folder(
@@ -197,22 +248,31 @@ def test_card_errors_are_one_line(
     assert_one_line_error(code, err, fragment)
 
 
+@pytest.mark.parametrize(
+    ("samples", "fragments"),
+    [
+        ('{"id": 1}\n{oops\n{"id": 2}\n', ("samples.jsonl: line 2: not valid JSON",)),
+        ('{"id": 1}\n', ("not a run folder of this format", "samples.jsonl:1")),
+    ],
+)
 def test_corrupt_samples_are_a_one_line_error(
-    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    samples: str,
+    fragments: tuple[str, ...],
+    run_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "manifest.json").write_text((run_dir / "manifest.json").read_text())
-    (broken / "samples.jsonl").write_text('{"id": 1}\n{oops\n{"id": 2}\n')
+    (broken / "samples.jsonl").write_text(samples)
     code, err = run_cli(capsys, "card", str(broken))
-    assert_one_line_error(code, err, "samples.jsonl: line 2: not valid JSON")
+    assert_one_line_error(code, err, *fragments)
 
 
 def test_a_run_killed_before_its_first_example_still_renders(run_dir: Path, tmp_path: Path) -> None:
-    from edgebench.report.html import render_report
-
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    manifest.update(status="running", arms={})
+    manifest.update(status="running", arms=[])
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "manifest.json").write_text(json.dumps(manifest))
     files = write_card(load_run(tmp_path / "run"), tmp_path / "card.md")
@@ -221,10 +281,11 @@ def test_a_run_killed_before_its_first_example_still_renders(run_dir: Path, tmp_
     assert 'id="leaderboard"' in render_report([load_run(tmp_path / "run")])
 
 
-def test_device_rows_show_the_runtime_once(tmp_path: Path) -> None:
+def test_device_rows_show_the_runtime_once(run_fake: RunFake) -> None:
     # The device block's `runtime` is the arm's runtime `build`: not listed twice.
-    run = load_run(make_run(tmp_path / "run", modes="none", n=1))
+    run = load_run(run_fake([RIGHT], n=1).run_dir)
     names = [name for name, _ in device_rows(run)]
-    assert run.manifest["device"]["runtime"] == {"name": "fake"}
+    assert run.manifest.device.runtime == {"name": "fake"}
+    assert run.manifest.arms[0].runtime == {"name": "fake", "build": {"name": "fake"}}
     assert names.count("runtime.name") == 1
     assert not any(name.startswith("runtime.build") for name in names)
