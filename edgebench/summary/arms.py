@@ -91,6 +91,8 @@ def arm_summary(
     families: Sequence[Family],
 ) -> ArmSummary:
     task = manifest.task_family
+    if arm.status == "skipped":  # the runtime cannot apply the mode: no figures, not zeros
+        families = ()
     task_family = next((f for f in families if f.name == task), None)
     size = manifest.model(arm.model).size_bytes
     return ArmSummary(

@@ -252,7 +252,7 @@ def test_card_errors_are_one_line(
     ("samples", "fragments"),
     [
         ('{"id": 1}\n{oops\n{"id": 2}\n', ("samples.jsonl: line 2: not valid JSON",)),
-        ('{"id": 1}\n', ("not a run folder of this format", "samples.jsonl:1")),
+        ('{"id": 1}\n', ("not a run record of this edgebench", "samples.jsonl:1")),
     ],
 )
 def test_corrupt_samples_are_a_one_line_error(
