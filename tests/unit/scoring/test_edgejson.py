@@ -1,14 +1,14 @@
-import json
+"""EdgeJSON scores as pure functions (JSONExact, field P/R/F1, schema compliance); the
+family that stores them per sample is tested in tests/unit/metrics/test_edgejson.py."""
 
 import pytest
 
 from edgebench.scoring.edgejson import (
-    HIGHER_IS_BETTER,
     FieldScores,
+    edgejson_scores,
     field_scores,
     json_exact,
     schema_compliance,
-    score_edgejson,
 )
 from edgebench.scoring.parse import parse_json_output
 from edgebench.scoring.schema import SchemaChecker
@@ -77,68 +77,14 @@ def test_schema_compliance():
     assert schema_compliance(parse_json_output("not json"), CHECKER) == 0
 
 
-def test_score_record_for_a_perfect_fenced_answer():
-    record = score_edgejson(f"```json\n{json.dumps(EXPECTED)}\n```", EXPECTED, CHECKER)
-    assert record == {
-        "parse": {"ok": True, "path": "fenced_json", "error": None},
-        "parsed": EXPECTED,
-        "scores": {
-            "valid_json": 1,
-            "json_exact": 1,
-            "field_precision": 1.0,
-            "field_recall": 1.0,
-            "field_f1": 1.0,
-            "schema_compliance": 1,
-        },
-        "schema_errors": [],
-    }
-    assert set(record["scores"]) == set(HIGHER_IS_BETTER)
-    assert all(HIGHER_IS_BETTER.values())
-
-
-def test_score_unparseable():
-    record = score_edgejson("Sorry, I can't.", EXPECTED, CHECKER)
-    assert record["parse"]["ok"] is False
-    assert record["parse"]["path"] == "none"
-    assert record["parse"]["error"]
-    assert record["parsed"] is None
-    assert set(record["scores"].values()) == {0}
-    assert record["schema_errors"] == []
-
-
-def test_score_compliant_but_wrong_values():
-    record = score_edgejson('{"name": "Bob", "age": 30}', EXPECTED, CHECKER)
-    scores = record["scores"]
-    assert (scores["schema_compliance"], scores["json_exact"]) == (1, 0)
-    assert (scores["field_precision"], scores["field_recall"]) == (0.5, 0.25)
-    assert scores["field_f1"] == pytest.approx(1 / 3)
-
-
-def test_score_wrong_values_and_types():
-    record = score_edgejson('{"name": "Bob", "age": 30, "active": 1}', EXPECTED, CHECKER)
-    scores = record["scores"]
-    assert (scores["valid_json"], scores["json_exact"]) == (1, 0)
-    assert scores["schema_compliance"] == 0  # active: 1 is not a boolean
-    assert record["schema_errors"] == ["$.active: 1 is not of type 'boolean'"]
-    assert scores["field_precision"] == pytest.approx(1 / 3)
-    assert scores["field_recall"] == pytest.approx(1 / 4)
-
-
-def test_score_keeps_three_schema_errors():
-    record = score_edgejson('{"a": 1, "b": 2, "c": 3, "d": 4}', EXPECTED, CHECKER)
-    assert len(record["schema_errors"]) == 3
-    assert record["scores"]["schema_compliance"] == 0
-
-
-def test_score_non_object_output():
-    record = score_edgejson('["Ann", 30]', EXPECTED, CHECKER)
-    assert record["parse"]["path"] == "whole"
-    assert record["scores"]["valid_json"] == 1
-    assert record["scores"]["field_f1"] == 0
-    assert record["scores"]["schema_compliance"] == 0
-
-
-def test_score_deep_output_does_not_crash():
-    record = score_edgejson("[" * 50_000, EXPECTED, CHECKER)
-    assert record["parse"]["error"] == "JSON refused: JSON nested too deeply"
-    assert record["scores"]["valid_json"] == 0
+@pytest.mark.parametrize(
+    "raw",
+    ['{"name": "A", "age": 1}', '{"name": "A"}', '{"name": "A", "age": 1, "x": 2}', '["A"]', "no"],
+)
+def test_scores_agree_with_schema_compliance_without_validating_twice(raw):
+    parsed = parse_json_output(raw)
+    scored = edgejson_scores(parsed, EXPECTED, CHECKER)
+    compliant = schema_compliance(parsed, CHECKER)
+    assert scored["scores"]["schema_compliance"] == compliant
+    # the errors kept are the reason for the verdict: present exactly when a parse fails it
+    assert bool(scored["schema_errors"]) == (parsed.ok and not compliant)
