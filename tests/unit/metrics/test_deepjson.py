@@ -12,6 +12,8 @@ from edgebench.metrics import get_family
 from edgebench.metrics.base import Scored
 from edgebench.metrics.score import ScoredOutput, score_output
 from edgebench.scoring.parse import parse_json_output
+from tests.conftest import RunFake
+from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.movie import MOVIE, MOVIE_SCHEMA
 
 PARTIAL_RATING = dict(MOVIE, Ratings=[MOVIE["Ratings"][0], {"Source": "Metacritic", "Score": 8}])
@@ -129,3 +131,15 @@ def test_no_element_scores_means_no_table() -> None:
     # samples scored without details (an older run, another family's record)
     assert family.breakdowns([Scored({"syntax": 1}, {}, {"depth": "3"})]) == {}
     assert get_family("edgejson").breakdowns([scored(json.dumps(MOVIE))]) == {}
+
+
+def test_a_run_summary_holds_the_element_type_table(run_fake: RunFake) -> None:
+    # deepjson as an extra family of the echo task: each example expects {"a": 1}
+    result = run_fake([RIGHT, WRONG, "nope"], metrics=("deepjson",))
+    (arm,) = result.summary.arms
+    groups = arm.families["deepjson"].groups
+    assert groups["element_type"] == {
+        "number": {"n": 3, "fields": 3, "key_matching": pytest.approx(1 / 3)}
+    }
+    assert "element_type" not in arm.families["edgejson"].groups
+    assert set(groups) == {"complexity", "schema", "element_type"}
