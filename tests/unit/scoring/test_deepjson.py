@@ -1,16 +1,19 @@
-"""DeepJSONEval scores on hand-worked cases, one group per rule of docs/metrics.md."""
+"""DeepJSONEval scores on hand-worked cases, one group per rule of docs/metrics.md; the
+family that stores them per sample is tested in tests/unit/metrics/test_deepjson.py."""
 
 import json
 
 import pytest
 
 from edgebench.scoring.deepjson import (
+    deepjson_scores,
     element_type,
     element_type_scores,
     key_matching,
-    score_deepjson,
 )
+from edgebench.scoring.parse import parse_json_output
 from edgebench.scoring.schema import SchemaChecker
+from tests.helpers.movie import MOVIE, MOVIE_SCHEMA
 
 
 # Primitives: 1 if equal under JSON equality, else 0.
@@ -108,64 +111,22 @@ def test_empty_array_needs_an_empty_array():
     assert key_matching([], None) == 0.0
 
 
-SCHEMA = {
-    "type": "object",
-    "required": ["Year", "IsSequel", "Ratings", "Genres"],
-    "properties": {
-        "Year": {"type": "number"},
-        "IsSequel": {"type": "boolean"},
-        "Genres": {"type": "array", "items": {"type": "string"}},
-        "Ratings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["Source", "Score"],
-                "properties": {
-                    "Source": {"type": "string", "enum": ["IMDb", "Metacritic"]},
-                    "Score": {"type": "number"},
-                },
-            },
-        },
-    },
-}
+SCHEMA = MOVIE_SCHEMA
+EXPECTED = MOVIE
 CHECKER = SchemaChecker(SCHEMA, source="movie")
-EXPECTED = {
-    "Year": 2023,
-    "IsSequel": False,
-    "Genres": ["Thriller", "Sci-Fi"],
-    "Ratings": [{"Source": "IMDb", "Score": 8.2}, {"Source": "Metacritic", "Score": 88}],
-}
 
 
-def _scores(raw: str) -> dict:
-    return score_deepjson(raw, EXPECTED, CHECKER, SCHEMA)
-
-
-def test_invalid_output_scores_zero_on_all_three():
-    for raw in ("", "no JSON here", '{"Year": 2023,', "[1, 2]"):
-        scores = _scores(raw)["scores"]
-        assert (scores["syntax"], scores["key_matching"], scores["strict"]) == (0, 0.0, 0)
-
-
-def test_output_that_breaks_the_schema_scores_zero_even_when_keys_match():
-    wrong_type = dict(EXPECTED, Year="2023")  # km alone would be 3/4
+def test_the_syntax_gate_zeroes_all_three_scores():
+    wrong_type = dict(EXPECTED, Year="2023")  # key matching alone would be 3/4
     assert key_matching(EXPECTED, wrong_type) == pytest.approx(0.75)
-    record = _scores(json.dumps(wrong_type))
-    assert record["parse"]["ok"] and record["scores"]["valid_json"] == 1
-    assert record["scores"] == {"syntax": 0, "key_matching": 0.0, "strict": 0, "valid_json": 1}
-    assert record["schema_errors"]
-    assert all(v["key_matching"] == 0 for v in record["element_scores"].values())
-
-
-def test_valid_output_gets_syntax_key_matching_and_strict():
-    perfect = _scores("```json\n" + json.dumps(EXPECTED) + "\n```")
-    assert perfect["parse"]["path"] == "fenced_json"
-    assert perfect["scores"] == {"syntax": 1, "key_matching": 1.0, "strict": 1, "valid_json": 1}
-    # the second rating's score is wrong: Ratings = (1 + 1/2) / 2, km = (1+1+1+0.75) / 4
-    partial = dict(EXPECTED, Ratings=[EXPECTED["Ratings"][0], {"Source": "Metacritic", "Score": 8}])
-    scores = _scores(json.dumps(partial))["scores"]
-    assert scores["syntax"] == 1 and scores["strict"] == 0
-    assert scores["key_matching"] == pytest.approx(3.75 / 4)
+    scored = deepjson_scores(parse_json_output(json.dumps(wrong_type)), EXPECTED, CHECKER)
+    assert scored["scores"] == {"syntax": 0, "key_matching": 0.0, "strict": 0, "valid_json": 1}
+    assert scored["schema_errors"] == ["$.Year: '2023' is not of type 'number'"]
+    unparsed = deepjson_scores(parse_json_output("no JSON"), EXPECTED, CHECKER)
+    assert unparsed == {
+        "scores": {"syntax": 0, "key_matching": 0.0, "strict": 0, "valid_json": 0},
+        "schema_errors": [],
+    }
 
 
 def test_element_types_follow_the_schema():
@@ -189,3 +150,13 @@ def test_element_type_scores_follow_paths_into_object_lists():
     assert scores["enum"] == {"fields": 2, "key_matching": 0.5}  # the second one is missing
     assert scores["object_list"] == {"fields": 1, "key_matching": 0.5}
     assert list(scores) == ["number", "boolean", "enum", "string_list", "object_list"]
+
+
+def test_element_type_scores_count_fields_but_score_zero_when_the_gate_fails():
+    gated = element_type_scores(EXPECTED, EXPECTED, SCHEMA, gate=False)
+    open_gate = element_type_scores(EXPECTED, EXPECTED, SCHEMA)
+    assert {k: v["fields"] for k, v in gated.items()} == {
+        k: v["fields"] for k, v in open_gate.items()
+    }
+    assert all(v["key_matching"] == 1.0 for v in open_gate.values())
+    assert all(v["key_matching"] == 0.0 for v in gated.values())

@@ -1,3 +1,6 @@
+"""The EdgeJSON task: loading rows and schema folders, checking expected outputs, the
+prompt, and scoring through the task's metric family."""
+
 import json
 from collections import Counter
 from pathlib import Path
@@ -5,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from edgebench.errors import UserError
+from edgebench.metrics import get_family
+from edgebench.metrics.score import score_output
+from edgebench.scoring.parse import parse_json_output
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Prompt
 from edgebench.tasks.edgejson import EdgeJSONTask, check_expected_outputs, load_edgejson
@@ -36,7 +42,14 @@ ROW_WITH_SCHEMA_NAME = {
 }
 
 # The public split lives in the workplace's shared/ folder, beside the checkout.
-PUBLIC = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "edgejson_v3"
+PUBLIC = next(
+    (
+        folder / "shared" / "datasets" / "edgejson_v3"
+        for folder in Path(__file__).resolve().parents
+        if (folder / "shared" / "datasets" / "edgejson_v3" / "train.jsonl").is_file()
+    ),
+    Path("/nonexistent"),
+)
 
 
 def write_dataset(root: Path, lines: list[str | dict]) -> tuple[Path, Path]:
@@ -185,19 +198,30 @@ def test_task_prompt_and_score(tmp_path):
     assert schema_line in prompt.user.splitlines()
     assert example.text in prompt.user
 
-    record = task.score('{"title": "Hi", "sent": "2024-01-02"}', example)
-    assert record["scores"]["json_exact"] == 1
-    assert record["scores"]["schema_compliance"] == 1
-    assert task.score("{}", example)["schema_errors"] == ["$: 'title' is a required property"]
+    # the task does not score: the family it names does
+    assert task.metric_family == "edgejson"
+    family = get_family(task.metric_family)
+    right = '{"title": "Hi", "sent": "2024-01-02"}'
+    result = score_output([family], right, example.expected, example.schema)
+    assert result.scores["edgejson"]["json_exact"] == 1
+    assert result.scores["edgejson"]["schema_compliance"] == 1
+    empty = family.evaluate(parse_json_output("{}"), example.expected, example.schema)
+    assert empty.details["schema_errors"] == ["$: 'title' is a required property"]
+    assert empty.scores["schema_compliance"] == 0
 
 
-def test_task_can_assert_formats(tmp_path):
+def test_the_task_family_can_assert_formats(tmp_path):
     dataset, schemas = write_dataset(tmp_path, [ROW_WITH_COMPLEXITY])
     (example,) = EdgeJSONTask().load(dataset, schemas)
-    output = '{"title": "Hi", "sent": "yesterday"}'
-    assert EdgeJSONTask().score(output, example)["scores"]["schema_compliance"] == 1
-    strict = EdgeJSONTask(check_formats=True)
-    assert strict.score(output, example)["scores"]["schema_compliance"] == 0
+    output = parse_json_output('{"title": "Hi", "sent": "yesterday"}')
+    family = get_family(EdgeJSONTask.metric_family)
+    assert (
+        family.evaluate(output, example.expected, example.schema).scores["schema_compliance"] == 1
+    )
+    strict = get_family(EdgeJSONTask.metric_family, {"check_formats": True})
+    assert (
+        strict.evaluate(output, example.expected, example.schema).scores["schema_compliance"] == 0
+    )
 
 
 def test_default_paths_point_at_built_in_data():

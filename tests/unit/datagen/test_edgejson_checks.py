@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from edgebench.cli.app import main
 from edgebench.cli.data_cmd import data_app
 from edgebench.datagen.edgejson import Status, run_checks
 from edgebench.datagen.edgejson.text_checks import key_value_share
 from edgebench.errors import UserError
 from edgebench.resources import resource_dir
 from edgebench.tasks.formats.edgejson import read_edgejson
+from tests.helpers.cli import assert_one_line_error, run_cli
 
 BUILTIN = resource_dir("data") / "edgejson"
 
@@ -169,11 +169,8 @@ def test_unreadable_input_exits_2_with_one_line_naming_file_and_line(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (copy / "test.jsonl").write_text('{"id": "a"}\nnot json\n')
-    with pytest.raises(SystemExit) as exit_info:
-        main(["data", "validate", str(copy)])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "test.jsonl:1: missing field 'schema_id'" in err
+    code, err = run_cli(capsys, "data", "validate", str(copy))
+    assert_one_line_error(code, err, f"{copy / 'test.jsonl'}:1: missing field 'schema_id'")
 
 
 def test_task_loader_reads_the_built_in_data() -> None:

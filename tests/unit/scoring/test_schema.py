@@ -1,3 +1,6 @@
+"""The JSON Schema checker: errors as one-line JSON paths, local references only (never the
+network or a file), formats as annotations unless asked, a bad schema as a UserError."""
+
 import json
 
 import pytest

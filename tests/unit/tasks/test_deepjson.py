@@ -1,17 +1,17 @@
-"""The deepjson task: loading .jsonl and .xlsx (safely), depth, prompt, bad input."""
+"""The deepjson task: loading .jsonl and .xlsx, depth, prompt, bad input (the .xlsx safety
+checks themselves: tests/unit/tasks/test_xlsx.py)."""
 
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
 
-from edgebench.cli.app import main
 from edgebench.errors import UserError
+from edgebench.metrics import get_family
+from edgebench.metrics.score import score_output
 from edgebench.tasks import get_task
-from edgebench.tasks import xlsx as xlsx_module
 from edgebench.tasks.deepjson import (
     DeepJSONTask,
     difficulty_of,
@@ -19,6 +19,7 @@ from edgebench.tasks.deepjson import (
     schema_depth,
     value_depth,
 )
+from tests.helpers.cli import assert_one_line_error, run_cli
 
 SCHEMA = {
     "title": "Movie",
@@ -40,12 +41,11 @@ TRUTH = {"Year": 2023, "Ratings": [{"Source": "IMDb"}]}
 TEXT = "Released in 2023, the film holds a rating on IMDb."
 
 # The public sample lives in the workplace's shared/ folder beside the checkout.
-_HERE = Path(__file__).resolve()
 PUBLIC = next(
     (
-        p / "shared" / "datasets" / "deepjsoneval" / "sample.jsonl"
-        for p in (_HERE.parents[3], _HERE.parents[4])
-        if (p / "shared" / "datasets" / "deepjsoneval" / "sample.jsonl").is_file()
+        folder / "shared" / "datasets" / "deepjsoneval" / "sample.jsonl"
+        for folder in Path(__file__).resolve().parents
+        if (folder / "shared" / "datasets" / "deepjsoneval" / "sample.jsonl").is_file()
     ),
     None,
 )
@@ -137,15 +137,31 @@ def test_duplicate_ids_empty_files_and_other_formats_are_refused(tmp_path: Path)
         DeepJSONTask().resolve_paths(path, tmp_path)
 
 
-def test_prompt_states_the_task_rules_with_schema_and_text():
+def test_prompt_states_the_task_rules_with_schema_and_text(tmp_path: Path):
     task = get_task("deepjson")
-    example = load_deepjson(write_jsonl(Path("/tmp") / "dj-prompt.jsonl", [row()]))[0]
+    example = load_deepjson(write_jsonl(tmp_path / "d.jsonl", [row()]))[0]
     prompt = task.build_prompt(example).user
     for rule in ("Map the text to the schema", "Keep the schema's hierarchy",
                  "Extract only what the text says", "```json"):  # fmt: skip
         assert rule in prompt
     assert json.dumps(SCHEMA, separators=(",", ":")) in prompt and prompt.endswith(TEXT)
     assert task.prompt_template.count("{schema}") == 1
+
+
+def test_an_example_is_scored_by_the_family_the_task_names(tmp_path: Path):
+    task = get_task("deepjson")
+    (example,) = load_deepjson(write_jsonl(tmp_path / "d.jsonl", [row()]))
+    family = get_family(task.metric_family)
+    answer = "```json\n" + json.dumps(TRUTH) + "\n```"
+    result = score_output([family], answer, example.expected, example.schema)
+    assert result.scores == {
+        "deepjson": {"syntax": 1, "key_matching": 1.0, "strict": 1, "valid_json": 1}
+    }
+    assert result.details["deepjson"]["element_scores"] == {
+        "number": {"fields": 1, "key_matching": 1.0},
+        "enum": {"fields": 1, "key_matching": 1.0},
+        "object_list": {"fields": 1, "key_matching": 1.0},
+    }
 
 
 def test_built_in_set_loads_by_default():
@@ -196,54 +212,16 @@ def test_xlsx_bad_cell_names_the_row(tmp_path: Path):
         load_deepjson(path)
 
 
-def test_xlsx_that_is_not_a_zip_is_refused(tmp_path: Path):
-    path = tmp_path / "d.xlsx"
-    path.write_text("schema,text,json\n")
-    with pytest.raises(UserError, match=r"not an \.xlsx file"):
-        load_deepjson(path)
-
-
-def test_oversized_xlsx_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    path = write_xlsx(tmp_path / "d.xlsx", [row()])
-    monkeypatch.setattr(xlsx_module, "MAX_FILE_BYTES", 1024)
-    with pytest.raises(UserError, match=r"d.xlsx: .* MB is over the .* limit"):
-        load_deepjson(path)
-
-
-def test_xlsx_that_unpacks_too_large_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    path = tmp_path / "bomb.xlsx"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("xl/sharedStrings.xml", "<sst>" + "a" * 2_000_000 + "</sst>")
-    assert path.stat().st_size < 100_000  # small packed, large unpacked
-    monkeypatch.setattr(xlsx_module, "MAX_UNPACKED_BYTES", 1_000_000)
-    expected = r"unpacks to 1\.9 MB, over the 1\.0 MB limit \(a zip bomb\?\)"
-    with pytest.raises(UserError, match=expected):
-        load_deepjson(path)
-
-
-def test_xlsx_declaring_xml_entities_is_refused(tmp_path: Path):
-    path = write_xlsx(tmp_path / "d.xlsx", [row()])
-    laughs = (
-        '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
-        '<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><workbook>&lol2;</workbook>'
-    )
-    evil = tmp_path / "evil.xlsx"
-    with zipfile.ZipFile(path) as source, zipfile.ZipFile(evil, "w") as target:
-        for item in source.infolist():
-            data = source.read(item)
-            if item.filename == "xl/workbook.xml":
-                data = laughs.encode()
-            target.writestr(item, data)
-    with pytest.raises(UserError, match=r"xl/workbook\.xml declares a DTD or XML entities"):
-        load_deepjson(evil)
-
-
 def test_run_with_a_bad_xlsx_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
     path = tmp_path / "d.xlsx"
     path.write_bytes(b"\x00" * 64)
-    with pytest.raises(SystemExit) as exit_info:
-        main(["run", "--task", "deepjson", "--dataset", str(path)])
-    err = capsys.readouterr().err.strip()
-    assert exit_info.value.code == 2 and "\n" not in err and "not an .xlsx file" in err
+    with pytest.raises(UserError, match=r"not an \.xlsx file"):
+        load_deepjson(path)
+    # the dataset is refused before any model is looked for
+    no_model = "/nonexistent/model.gguf"
+    code, err = run_cli(
+        capsys, "run", "--task", "deepjson", "--model", no_model, "--dataset", str(path)
+    )
+    assert_one_line_error(code, err, f"{path}: not an .xlsx file")

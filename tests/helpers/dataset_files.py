@@ -1,0 +1,45 @@
+"""Dataset files for the reader tests: JSONL lines, and the one line `edgebench run` and
+`edgebench data validate` print for a file they cannot read (both read it with the same
+reader, so both must print the same line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import assert_one_line_error, run_cli
+
+# Given so that `run` can never reach a model download: every input here fails to load
+# first, and a file that loaded by mistake would fail on this instead.
+NO_MODEL = "/nonexistent/model.gguf"
+# 100,000 levels of nesting: far past any reader's limit.
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+def lines(rows: list[dict]) -> bytes:
+    return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+
+def append(path: Path, line: bytes) -> Path:
+    with path.open("ab") as handle:
+        handle.write(line + b"\n")
+    return path
+
+
+def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The one line a command prints for unreadable input (exit code 2, no traceback)."""
+    code, err = run_cli(capsys, *args)
+    assert_one_line_error(code, err)
+    return err.strip()
+
+
+def same_error(
+    capsys: pytest.CaptureFixture[str], run_args: list[str], validate_args: list[str]
+) -> str:
+    """`run` and `data validate` on one file: the same line, returned once."""
+    from_run = cli_error(capsys, "run", "--model", NO_MODEL, *run_args)
+    from_validate = cli_error(capsys, "data", "validate", *validate_args)
+    assert from_run == from_validate
+    return from_run
