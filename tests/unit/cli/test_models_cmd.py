@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from gguf_factory import setup_tiny_model, write_gguf
 from typer.testing import CliRunner
 
 from edgebench.cli.models_cmd import models_app
 from edgebench.errors import UserError
+from tests.helpers.gguf_factory import setup_tiny_model, write_gguf
 
 runner = CliRunner()
 
