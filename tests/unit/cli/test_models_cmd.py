@@ -1,4 +1,5 @@
-"""`edgebench models list|pull|info` through Typer's test runner (no network)."""
+"""`edgebench models list|pull|info|convert` in this process (no network): registry
+models, converted ONNX variants, and the one-line errors of `convert`."""
 
 from __future__ import annotations
 
@@ -8,16 +9,19 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from edgebench.cli.app import main
 from edgebench.cli.models_cmd import models_app
 from edgebench.errors import UserError
 from tests.helpers.gguf_factory import setup_tiny_model, write_gguf
+from tests.helpers.onnx_fakes import fake_converted
 
 runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
-def _registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    setup_tiny_model(monkeypatch, tmp_path)
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """An empty cache and a user registry with the model "tiny" (pip faked for it)."""
+    return setup_tiny_model(monkeypatch, tmp_path).parent
 
 
 def test_list_shows_registry_and_cache_state() -> None:
@@ -73,3 +77,67 @@ def test_help_shows_an_example(command: str) -> None:
     result = runner.invoke(models_app, [command, "--help"])
     assert result.exit_code == 0
     assert "Example: edgebench models" in result.output
+
+
+# --- converted ONNX variants -------------------------------------------------------------
+
+
+def test_models_list_shows_converted_variants(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_converted(cache)
+    fake_converted(cache, precision="fp32")
+    with pytest.raises(SystemExit) as done:
+        main(["models", "list"])
+    assert not done.value.code
+    out = capsys.readouterr().out
+    assert "smollm2-135m-instruct@onnx-int4" in out and "smollm2-135m-instruct@onnx-fp32" in out
+    row = next(line for line in out.splitlines() if "@onnx-int4" in line)
+    assert "onnx" in row and "yes" in row
+
+
+def test_missing_conversion_extras_are_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib import metadata
+
+    real_version = metadata.version
+
+    def version(name: str) -> str:
+        if name in ("torch", "optimum-onnx"):
+            raise metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    monkeypatch.setattr("edgebench.models.convert.metadata.version", version)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "convert", "smollm2-135m-instruct", "--to", "onnx"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: converting to ONNX needs torch, optimum-onnx: pip install 'edgebench[convert]'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--to", "tflite"], "--to: 'tflite' is not a supported target (supported: onnx)"),
+        (["--precision", "int8"], "--precision: 'int8' is not one of: fp32, int4"),
+    ],
+)
+def test_convert_refuses_unknown_targets_and_precisions(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "convert", "smollm2-135m-instruct", *args])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip() == f"error: {message}"
+
+
+def test_pulling_a_variant_says_it_is_converted_not_pulled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "pull", "smollm2-135m-instruct@onnx-int4"])
+    assert exit_info.value.code == 2
+    assert "edgebench models convert smollm2-135m-instruct" in capsys.readouterr().err
