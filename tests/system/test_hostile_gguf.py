@@ -5,11 +5,13 @@ Real worker processes and llama.cpp; skipped without llama_cpp."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import pytest
 
+from edgebench.cli.app import main
 from edgebench.models.gguf import read_gguf
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.gguf_factory import isolate, tiny_llama_gguf
@@ -95,3 +97,20 @@ def test_a_file_that_crashes_llama_cpp_is_reported_not_inherited(
         exit_code=1,
     )
     assert '"status": "crashed"' in (out / "manifest.json").read_text()
+
+
+def test_models_check_loads_each_file_in_a_worker_and_reports_the_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("llama_cpp")
+    good = tmp_path / "tiny.gguf"
+    good.write_bytes(tiny_llama_gguf())
+    crashing = tmp_path / "no-bytes.gguf"
+    crashing.write_bytes(tiny_llama_gguf(byte_tokens=False))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "check", "--json", str(good), str(crashing), str(good)])
+    assert exit_info.value.code == 1  # not every file is ok
+    verdicts = json.loads(capsys.readouterr().out)
+    assert [v["verdict"] for v in verdicts] == ["ok", "crashed", "ok"]  # a fresh worker after
+    assert verdicts[0]["detail"].startswith("loads and decodes")
+    assert "SIGABRT" in verdicts[1]["detail"]

@@ -141,3 +141,29 @@ def test_pulling_a_variant_says_it_is_converted_not_pulled(
         main(["models", "pull", "smollm2-135m-instruct@onnx-int4"])
     assert exit_info.value.code == 2
     assert "edgebench models convert smollm2-135m-instruct" in capsys.readouterr().err
+
+
+# --- models check, header only -------------------------------------------------------------
+
+
+def test_check_without_loading_reads_headers_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--no-load: the pure-Python header check and nothing native; a bad file exits 1."""
+    from edgebench.backends.worker import BackendWorker
+
+    started: list[object] = []
+    monkeypatch.setattr(BackendWorker, "__init__", lambda self, *a, **k: started.append(a))
+    good = write_gguf(tmp_path / "good.gguf")
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGML" + good.read_bytes()[4:])
+    result = runner.invoke(models_app, ["check", "--no-load", "--json", str(good), str(bad)])
+    assert result.exit_code == 1, result.output
+    verdicts = json.loads(result.stdout)
+    assert [(v["path"], v["verdict"]) for v in verdicts] == [
+        (str(good), "ok"),
+        (str(bad), "rejected"),
+    ]
+    assert verdicts[0]["detail"] == "header checked (not loaded)"
+    assert verdicts[1]["detail"].startswith("not a GGUF file")
+    assert started == []
