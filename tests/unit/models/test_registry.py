@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gguf_factory import entry_toml, isolate, user_registry
 
 from edgebench.errors import UserError
 from edgebench.models.registry import DEFAULT_MODEL, get_entry, load_entry, load_registry
 from edgebench.resources import resource_dir
+from tests.helpers.gguf_factory import entry_toml, isolate, user_registry
 
 
 @pytest.fixture(autouse=True)

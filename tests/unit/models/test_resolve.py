@@ -7,12 +7,12 @@ import types
 from pathlib import Path
 
 import pytest
-from gguf_factory import TINY_GGUF, sample_metadata, setup_tiny_model, write_gguf
 
 from edgebench.errors import UserError
 from edgebench.models.hashing import sha256_file
 from edgebench.models.registry import DEFAULT_MODEL
 from edgebench.models.resolve import resolve_model
+from tests.helpers.gguf_factory import TINY_GGUF, sample_metadata, setup_tiny_model, write_gguf
 
 CALLS: list[list[str]] = []
 

@@ -1,0 +1,54 @@
+"""Fakes for `edgebench bench`: the model it measures and in-process speed workers on the
+fake backend (one per thread count, prompt processing faster with more threads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.backends.speed_test import SpeedPlan
+from edgebench.backends.worker import InProcessWorker
+from edgebench.isolation import WorkerDied
+from edgebench.prompts import STYLE_COMPLETION, PromptFormat
+from edgebench.runner.spec import ModelUnderTest
+
+
+def bench_model(n_ctx_train: int | None = 8192) -> ModelUnderTest:
+    return ModelUnderTest(
+        label="fake-model",
+        path=Path("/models/fake.gguf"),
+        sha256="0" * 64,
+        size_bytes=98_362_432,
+        prompt_format=PromptFormat(style=STYLE_COMPLETION),
+        n_ctx_train=n_ctx_train,
+        backend="fake",
+        details={"parameters": 134_515_008, "quantization": "Q4_1"},
+    )
+
+
+class SpeedWorkers:
+    """A bench worker factory: in-process workers on fake backends, timed by the
+    backend's virtual clock (2 ms per prompt token / threads, 10 ms per generated token).
+
+    `made` lists the thread counts asked for, in order. The worker for `die_at` threads
+    fails its first speed test with `failure` (default: killed by SIGSEGV)."""
+
+    def __init__(self, die_at: int | None = None, failure: BaseException | None = None) -> None:
+        self.die_at = die_at
+        self.failure = failure if failure is not None else WorkerDied(-11, "speed_test")
+        self.made: list[int] = []
+
+    def __call__(self, threads: int) -> Any:
+        self.made.append(threads)
+        backend = FakeBackend(
+            timings=FakeTimings(per_prompt_token=0.002 / threads, per_output_token=0.01)
+        )
+        worker = InProcessWorker(backend, clock=backend.virtual_clock)
+        if threads == self.die_at:
+
+            def fail(plan: SpeedPlan) -> Any:
+                raise self.failure
+
+            worker.speed_test = fail  # type: ignore[method-assign]
+        return worker

@@ -1,0 +1,145 @@
+"""Converted ONNX folders without a real model: a one-node graph as `models convert`
+would leave it, and an ONNX backend whose InferenceSession is a fixed logits table
+(the tokenizer is real, byte-level).
+
+onnx and tokenizers are optional extras: each function skips the calling test when the
+one it needs is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from edgebench.models.onnx_model import FORMAT, GRAPH, PROVENANCE, TOKENIZER
+
+# --- a tiny graph in a converted folder ----------------------------------------------------
+
+
+def tiny_onnx_graph(folder: Path, *, location: str | None = None, in_node: bool = False) -> Path:
+    """A one-node ONNX graph (Y = X + W) at folder/GRAPH; with `location`, W's bytes live
+    in that (external data) file; with `in_node`, W sits in a Constant node's attribute
+    instead of the initializers."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    folder.mkdir(parents=True, exist_ok=True)
+    weight = numpy_helper.from_array(np.arange(4, dtype=np.float32), name="W")
+    if location is not None:
+        weight.ClearField("raw_data")
+        weight.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", "0"), ("length", "16")):
+            entry = weight.external_data.add()
+            entry.key, entry.value = key, value
+    nodes = [helper.make_node("Add", ["X", "W"], ["Y"])]
+    initializers = [weight]
+    if in_node:
+        nodes.insert(0, helper.make_node("Constant", [], ["W"], value=weight))
+        initializers = []
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])],
+        initializers,
+    )
+    path = folder / GRAPH
+    path.write_bytes(helper.make_model(graph).SerializeToString())
+    return path
+
+
+def fake_converted(cache: Path, base: str = "smollm2-135m-instruct", precision: str = "int4"):
+    """A converted folder in the model cache `cache` as `models convert` leaves it, with
+    the tiny graph and a provenance file that matches it."""
+    from edgebench.models.hashing import sha256_file
+
+    folder = cache / "models" / "onnx" / f"{base}-{precision}"
+    graph = tiny_onnx_graph(folder)
+    provenance = {
+        "format": FORMAT,
+        "name": f"{base}@onnx-{precision}",
+        "base_model": base,
+        "precision": precision,
+        "source": {"sha256": "0" * 64, "architecture": "llama", "parameters": 1},
+        "weights": {
+            "file": GRAPH,
+            "sha256": sha256_file(graph),
+            "size_bytes": graph.stat().st_size,
+            "external_data": [],
+        },
+        "quantization": None,
+        "context_length": 2048,
+        "kv_cache": {"dtype": "float32", "bytes_per_token": 46080},
+        "prompt": {"style": "chat", "chat_template": "{{ messages[0]['content'] }}", "stop": []},
+        "tokens": {"add_bos": False, "bos_id": 1, "eos_id": 2, "eog_ids": [2], "vocab_size": 8},
+        "tools": {"onnxruntime": "1.31.1"},
+    }
+    (folder / PROVENANCE).write_text(json.dumps(provenance))
+    return folder
+
+
+# --- an ONNX backend on a logits table -----------------------------------------------------
+
+VOCAB = 257  # the 256 byte-level symbols and <eos>
+EOS = 256
+PROMPT = "Answer in JSON:"
+
+
+class TableSession:
+    """An InferenceSession whose logits at each position depend only on that position's
+    token (row `token` of `table`); the KV cache grows as the real graph's would."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        self.table = table
+        self.calls = 0
+
+    def run(self, names: list[str], feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self.calls += 1
+        ids = feed["input_ids"][0]
+        past = feed["past_key_values.0.key"].shape[2]
+        kv = np.zeros((1, 1, past + len(ids), 1), dtype=np.float32)
+        return [self.table[ids][None], kv, kv]
+
+
+def write_tokenizer_folder(folder: Path) -> None:
+    """A converted folder without a graph: the provenance file and a byte-level BPE
+    tokenizer.json (what the backend reads besides the graph)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    folder.mkdir(parents=True)
+    alphabet = sorted(tokenizers.pre_tokenizers.ByteLevel.alphabet())
+    vocab = {symbol: i for i, symbol in enumerate(alphabet)}
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.BPE(vocab=vocab, merges=[]))
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = tokenizers.decoders.ByteLevel()
+    tokenizer.add_special_tokens(["<eos>"])
+    assert tokenizer.token_to_id("<eos>") == EOS
+    tokenizer.save(str(folder / TOKENIZER))
+    provenance = {
+        "format": FORMAT,
+        "name": "tiny@onnx-fp32",
+        "precision": "fp32",
+        "weights": {"file": GRAPH, "sha256": "0" * 64, "size_bytes": 1, "external_data": []},
+        "context_length": 512,
+        "prompt": {"style": "completion", "stop": []},
+        "tokens": {"add_bos": False, "eos_id": EOS, "eog_ids": [EOS], "vocab_size": VOCAB},
+    }
+    (folder / PROVENANCE).write_text(json.dumps(provenance))
+
+
+def backend_for_table(folder: Path, table: np.ndarray, mode: str = "none") -> Any:
+    """An `OnnxBackend` on a new folder whose session answers from `table`, loaded (one
+    layer, a 512-token context) without onnxruntime."""
+    from edgebench.backends.onnx_runtime import OnnxBackend
+
+    write_tokenizer_folder(folder)
+    backend = OnnxBackend(str(folder), n_threads=1, constraint_mode=mode)
+    backend.session = TableSession(table)
+    backend.layers, backend.kv_shape, backend.n_ctx = 1, (1, 1), 512
+    backend.encode(PROMPT)  # loads the tokenizer
+    if mode != "none":
+        backend._load_llguidance()
+    return backend

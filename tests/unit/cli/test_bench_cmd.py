@@ -1,0 +1,97 @@
+"""`edgebench bench` in this process: its one-line errors by kind (the user's mistake
+exits 2, a crashed worker 1) and what it prints; workers are in-process fakes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from edgebench.cli.app import main
+from edgebench.runner import bench
+from tests.helpers.bench_fakes import SpeedWorkers
+from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.gguf_factory import SAMPLE_TENSORS, isolate, sample_metadata, write_gguf
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_network: list[str]) -> None:
+    isolate(monkeypatch, tmp_path)
+
+
+def fake_workers(monkeypatch: pytest.MonkeyPatch, workers: SpeedWorkers) -> None:
+    """`bench` starts its workers through `start_worker`: in-process fakes instead."""
+    monkeypatch.setattr(
+        bench, "start_worker", lambda model, mode, *, threads, guard: workers(threads)
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--threads", "0"], "--threads: 0 is below the minimum of 1"),
+        (["--threads", "two"], "--threads: 'two' is not a whole number"),
+        (["--prompt-tokens", "128,x"], "--prompt-tokens: 'x' is not a whole number"),
+        (["--gen-tokens", "-5"], "--gen-tokens: -5 is below the minimum of 0"),
+        (["-p", "0", "-n", "0"], "nothing to measure"),
+        (["--depth", ","], "--depth: give at least one number"),
+        (["--model", "/nope/model.gguf"], "/nope/model.gguf"),
+    ],
+)
+def test_bad_options_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], args: list[str], fragment: str
+) -> None:
+    code, err = run_cli(capsys, "bench", *args)
+    assert_one_line_error(code, err, fragment)
+
+
+def test_context_larger_than_the_model_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    metadata = sample_metadata()
+    metadata["llama.context_length"] = 256
+    path = write_gguf(tmp_path / "tiny.gguf", metadata, tensors=SAMPLE_TENSORS)
+    code, err = run_cli(capsys, "bench", "--model", str(path), "-p", "512", "-n", "0")
+    assert_one_line_error(code, err, "training context (256)")
+
+
+def test_a_bench_prints_the_table_and_where_the_json_is(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake_workers(monkeypatch, SpeedWorkers())
+    path = write_gguf(tmp_path / "tiny.gguf")
+    out = tmp_path / "bench.json"
+    args = ["--model", str(path), "-t", "1,2", "-p", "8", "-n", "2", "-r", "2"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", *args, "--out", str(out)])
+    captured = capsys.readouterr()
+    assert not exit_info.value.code, captured.err
+    assert "pp8" in captured.out and "tg2" in captured.out and "tiny" in captured.out
+    assert f"results: {out}" in " ".join(captured.err.split())
+    report = json.loads(out.read_text())
+    assert report["status"] == "completed"
+    assert [(r["threads"], r["test"]) for r in report["results"]] == [
+        (1, "pp8"),
+        (1, "tg2"),
+        (2, "pp8"),
+        (2, "tg2"),
+    ]
+
+
+def test_a_crashed_worker_is_a_run_failure_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake_workers(monkeypatch, SpeedWorkers(die_at=2))
+    path = write_gguf(tmp_path / "tiny.gguf")
+    out = tmp_path / "bench.json"
+    code, err = run_cli(
+        capsys, "bench", "--model", str(path), "-t", "1,2", "-p", "8", "-n", "0", "--out", str(out)
+    )
+    # The progress bar's last state stays above the error, which is one line.
+    *progress, error = err.strip().splitlines()
+    assert all(line.startswith("threads 1,2") for line in progress)
+    assert_one_line_error(
+        code, error, "SIGSEGV", f"what was measured is kept in {out}", exit_code=1
+    )
+    assert json.loads(out.read_text())["status"] == "crashed"

@@ -1,0 +1,169 @@
+"""`edgebench models list|pull|info|convert` in this process (no network): registry
+models, converted ONNX variants, and the one-line errors of `convert`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from edgebench.cli.app import main
+from edgebench.cli.models_cmd import models_app
+from edgebench.errors import UserError
+from tests.helpers.gguf_factory import setup_tiny_model, write_gguf
+from tests.helpers.onnx_fakes import fake_converted
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """An empty cache and a user registry with the model "tiny" (pip faked for it)."""
+    return setup_tiny_model(monkeypatch, tmp_path).parent
+
+
+def test_list_shows_registry_and_cache_state() -> None:
+    before = runner.invoke(models_app, ["list"])
+    assert before.exit_code == 0, before.output
+    assert "smollm2-135m-instruct *" in before.output
+    assert "gemma3-270m" in before.output
+    tiny_row = next(line for line in before.output.splitlines() if "tiny" in line)
+    assert "no" in tiny_row
+    assert runner.invoke(models_app, ["pull", "tiny"]).exit_code == 0
+    after = runner.invoke(models_app, ["list"])
+    assert "yes" in next(line for line in after.output.splitlines() if "tiny" in line)
+
+
+def test_pull_prints_the_path() -> None:
+    result = runner.invoke(models_app, ["pull", "tiny"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().endswith("tiny.gguf")
+
+
+def test_info_json_for_a_path(tmp_path: Path) -> None:
+    path = write_gguf(tmp_path / "local.gguf")
+    result = runner.invoke(models_app, ["info", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.stdout)
+    assert facts["architecture"] == "llama"
+    assert facts["quantization"] == "Q4_1"
+    assert facts["context_length"] == 2048
+    assert facts["chat_template"] is True
+    assert facts["vocab_size"] == 8
+    assert facts["parameter_count"] == 36
+    assert facts["file_size_bytes"] == path.stat().st_size
+    assert len(facts["sha256"]) == 64
+    assert facts["eos_token"] == "<|im_end|>"
+
+
+def test_info_table_for_a_pulled_model() -> None:
+    runner.invoke(models_app, ["pull", "tiny"])
+    result = runner.invoke(models_app, ["info", "tiny"])
+    assert result.exit_code == 0, result.output
+    assert "chat template" in result.output
+    assert "Tiny Test Model" in result.output
+
+
+def test_info_on_a_model_not_pulled_is_a_user_error() -> None:
+    result = runner.invoke(models_app, ["info", "tiny"])
+    assert isinstance(result.exception, UserError)
+    assert "models pull tiny" in str(result.exception)
+
+
+@pytest.mark.parametrize("command", ["list", "pull", "info"])
+def test_help_shows_an_example(command: str) -> None:
+    result = runner.invoke(models_app, [command, "--help"])
+    assert result.exit_code == 0
+    assert "Example: edgebench models" in result.output
+
+
+# --- converted ONNX variants -------------------------------------------------------------
+
+
+def test_models_list_shows_converted_variants(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_converted(cache)
+    fake_converted(cache, precision="fp32")
+    with pytest.raises(SystemExit) as done:
+        main(["models", "list"])
+    assert not done.value.code
+    out = capsys.readouterr().out
+    assert "smollm2-135m-instruct@onnx-int4" in out and "smollm2-135m-instruct@onnx-fp32" in out
+    row = next(line for line in out.splitlines() if "@onnx-int4" in line)
+    assert "onnx" in row and "yes" in row
+
+
+def test_missing_conversion_extras_are_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib import metadata
+
+    real_version = metadata.version
+
+    def version(name: str) -> str:
+        if name in ("torch", "optimum-onnx"):
+            raise metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    monkeypatch.setattr("edgebench.models.convert.metadata.version", version)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "convert", "smollm2-135m-instruct", "--to", "onnx"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: converting to ONNX needs torch, optimum-onnx: pip install 'edgebench[convert]'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--to", "tflite"], "--to: 'tflite' is not a supported target (supported: onnx)"),
+        (["--precision", "int8"], "--precision: 'int8' is not one of: fp32, int4"),
+    ],
+)
+def test_convert_refuses_unknown_targets_and_precisions(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "convert", "smollm2-135m-instruct", *args])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip() == f"error: {message}"
+
+
+def test_pulling_a_variant_says_it_is_converted_not_pulled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "pull", "smollm2-135m-instruct@onnx-int4"])
+    assert exit_info.value.code == 2
+    assert "edgebench models convert smollm2-135m-instruct" in capsys.readouterr().err
+
+
+# --- models check, header only -------------------------------------------------------------
+
+
+def test_check_without_loading_reads_headers_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--no-load: the pure-Python header check and nothing native; a bad file exits 1."""
+    from edgebench.backends.worker import BackendWorker
+
+    started: list[object] = []
+    monkeypatch.setattr(BackendWorker, "__init__", lambda self, *a, **k: started.append(a))
+    good = write_gguf(tmp_path / "good.gguf")
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGML" + good.read_bytes()[4:])
+    result = runner.invoke(models_app, ["check", "--no-load", "--json", str(good), str(bad)])
+    assert result.exit_code == 1, result.output
+    verdicts = json.loads(result.stdout)
+    assert [(v["path"], v["verdict"]) for v in verdicts] == [
+        (str(good), "ok"),
+        (str(bad), "rejected"),
+    ]
+    assert verdicts[0]["detail"] == "header checked (not loaded)"
+    assert verdicts[1]["detail"].startswith("not a GGUF file")
+    assert started == []

@@ -1,0 +1,215 @@
+"""Model files from strangers: a broken header is refused by the pure-Python reader at
+the header, before any native code runs, with a one-line error; the tensor table is held
+to llama.cpp's rules; absurd metadata gives a memory estimate the pre-check refuses.
+(The native side, real workers on fuzzed and crashing files: tests/system.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edgebench.backends.worker import BackendWorker
+from edgebench.errors import UserError
+from edgebench.models import gguf
+from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
+from edgebench.runner.preflight import check_memory, estimate_memory
+from edgebench.runner.prepare import model_under_test
+from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.gguf_factory import (
+    build_gguf,
+    gguf_string,
+    header,
+    isolate,
+    kv,
+    sample_metadata,
+    tensor_info,
+    u32,
+    u64,
+    write_gguf,
+)
+
+_GOOD = build_gguf(sample_metadata())
+# name -> (the file's bytes, what the error says)
+HOSTILE: dict[str, tuple[bytes, str]] = {
+    "zero-byte": (b"", "not a GGUF file"),
+    "wrong magic": (b"GGML" + _GOOD[4:], "not a GGUF file"),
+    "version 99": (b"GGUF" + u32(99) + _GOOD[8:], "GGUF version 99 is not supported"),
+    "tensor count overflow": (
+        header(n_tensors=2**63, n_kv=0),
+        "tensor count 9223372036854775808 is impossible",
+    ),
+    "key/value count overflow": (
+        header(n_tensors=0, n_kv=2**40),
+        "key/value count 1099511627776 is impossible",
+    ),
+    "string longer than the file": (
+        header(0, 1) + u64(2**62) + b"general.name",
+        "string length 4611686018427387904 is impossible",
+    ),
+    "array longer than the file": (
+        header(0, 1) + gguf_string("a") + u32(9) + u32(4) + u64(2**40),
+        "array length 1099511627776 is impossible",
+    ),
+}
+# After the broken header: a megabyte a reader that trusted the header would walk into.
+PADDING = 1 << 20
+# The furthest byte any of these headers needs read to be refused (header + one entry).
+HEADER_BYTES = 64
+
+
+def hostile_file(tmp_path: Path, name: str) -> tuple[Path, str]:
+    data, message = HOSTILE[name]
+    path = tmp_path / (name.replace(" ", "_").replace("/", "_") + ".gguf")
+    path.write_bytes(data + bytes(PADDING) if data else data)
+    return path, message
+
+
+@pytest.fixture
+def parsers(monkeypatch: pytest.MonkeyPatch) -> list[gguf._Parser]:
+    """Every parser `read_gguf` makes. A parser reads only at its cursor `pos`, so the
+    cursor where it stopped bounds the bytes it read."""
+    made: list[gguf._Parser] = []
+    real_init = gguf._Parser.__init__
+
+    def init(self: gguf._Parser, *args: object) -> None:
+        real_init(self, *args)  # type: ignore[arg-type]
+        made.append(self)
+
+    monkeypatch.setattr(gguf._Parser, "__init__", init)
+    return made
+
+
+@pytest.fixture
+def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Record (and refuse) any worker process start: native code must not run. Recorded,
+    not only raised, so an error handler cannot hide it."""
+    started: list[object] = []
+
+    def refuse(self: BackendWorker, *args: object, **kwargs: object) -> None:
+        started.append(args)
+        raise AssertionError("a worker (native code) was started for a broken model file")
+
+    monkeypatch.setattr(BackendWorker, "__init__", refuse)
+    return started
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_broken_header_is_refused_at_the_header(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch, parsers: list[gguf._Parser]
+) -> None:
+    isolate(monkeypatch, tmp_path)
+    path, message = hostile_file(tmp_path, name)
+    with pytest.raises(UserError, match=message) as info:
+        model_under_test(str(path))
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+    # Refused from the header alone: no parser read past its first bytes into the
+    # megabyte behind it (and the empty file is refused before one is made).
+    assert all(parser.pos <= HEADER_BYTES for parser in parsers)
+    if name != "zero-byte":
+        assert parsers
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_run_on_a_broken_header_is_one_line_and_starts_no_worker(
+    tmp_path: Path,
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    workers_started: list[object],
+) -> None:
+    isolate(monkeypatch, tmp_path)
+    path, message = hostile_file(tmp_path, name)
+    (tmp_path / "schemas" / "simple").mkdir(parents=True)
+    (tmp_path / "schemas" / "simple" / "s.json").write_text('{"type": "object"}')
+    row = '{"id": "r1", "schema_id": "s", "prompt": "p", "expected_output": {}}\n'
+    (tmp_path / "data.jsonl").write_text(row)
+    out = tmp_path / "run"
+    code, err = run_cli(
+        capsys,
+        "run",
+        "--model",
+        str(path),
+        "--dataset",
+        str(tmp_path / "data.jsonl"),
+        "--out",
+        str(out),
+    )
+    assert_one_line_error(code, err, message, path.name)
+    assert workers_started == []
+    assert not out.exists()  # refused before a run folder was made
+
+
+def table_file(tmp_path: Path, tensors: bytes, n_tensors: int, data: bytes) -> Path:
+    head = header(n_tensors, 1) + kv("general.architecture", "llama") + tensors
+    path = tmp_path / "t.gguf"
+    path.write_bytes(head + bytes(-len(head) % 32) + data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("infos", "n", "data", "message"),
+    [
+        (tensor_info("w", (8,), 0, 0), 1, bytes(16), r"needs bytes .* past the end of the"),
+        (tensor_info("w", (8,), 0, 64), 1, bytes(128), "at data offset 64, expected 0"),
+        (
+            tensor_info("a", (8,), 0, 0) + tensor_info("b", (8,), 0, 0),
+            2,
+            bytes(64),
+            "tensor 'b' at data offset 0, expected 32",
+        ),
+        (tensor_info("w", (8,), 4, 0), 1, bytes(64), "tensor type 4 is no longer supported"),
+        (tensor_info("w", (33,), 2, 0), 1, bytes(64), "not a multiple of the block size 32"),
+        (tensor_info("x" * 64, (8,), 0, 0), 1, bytes(64), "tensor name of 64 characters"),
+        (
+            tensor_info("w", (8,), 0, 0) + tensor_info("w", (8,), 0, 32),
+            2,
+            bytes(64),
+            "duplicate tensor name 'w'",
+        ),
+        (tensor_info("w", (2**63, 1), 0, 0), 1, bytes(64), "overflows"),
+    ],
+)
+def test_tensor_table_is_held_to_llama_cpp_rules(
+    tmp_path: Path, infos: bytes, n: int, data: bytes, message: str
+) -> None:
+    with pytest.raises(UserError, match=message):
+        read_gguf(table_file(tmp_path, infos, n, data))
+
+
+def test_a_well_formed_tensor_table_passes(tmp_path: Path) -> None:
+    infos = tensor_info("a", (8,), 0, 0) + tensor_info("b", (32,), 8, 32)  # F32, Q8_0
+    gguf = read_gguf(table_file(tmp_path, infos, 2, bytes(32 + 64)))
+    assert [t.name for t in gguf.tensors] == ["a", "b"]
+
+
+def test_kv_cache_estimate_from_metadata() -> None:
+    meta = {
+        "general.architecture": "llama",
+        "llama.block_count": 30,
+        "llama.embedding_length": 576,
+        "llama.attention.head_count": 9,
+        "llama.attention.head_count_kv": 3,
+    }
+    assert kv_cache_bytes_per_token(meta) == 30 * 3 * (64 + 64) * 2  # SmolLM2-135M
+    per_layer = {**meta, "llama.block_count": 2, "llama.attention.head_count_kv": [3, 1]}
+    assert kv_cache_bytes_per_token(per_layer) == (3 + 1) * 128 * 2
+    keyed = {**meta, "llama.attention.key_length": 256, "llama.attention.value_length": 256}
+    assert kv_cache_bytes_per_token(keyed) == 30 * 3 * 512 * 2
+    assert kv_cache_bytes_per_token({"general.architecture": "llama"}) is None
+    assert kv_cache_bytes_per_token({**meta, "llama.attention.head_count": 0}) is None
+
+
+def test_memory_estimate_of_a_file_with_absurd_metadata_refuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate(monkeypatch, tmp_path)
+    meta = sample_metadata() | {"llama.block_count": 2**31, "llama.attention.head_count": 1}
+    model = model_under_test(str(write_gguf(tmp_path / "m.gguf", meta)))
+    # 2**31 layers x 1 head x (4 + 4) x 2 bytes: 32 GiB per token of context
+    assert model.kv_bytes_per_token == 2**31 * 16
+    # ... which the pre-check refuses even on a machine with a terabyte free.
+    estimate = estimate_memory(model, 512, available=2**40)
+    assert estimate.kv_bytes == 2**31 * 16 * 512 and not estimate.fits
+    with pytest.raises(UserError, match="not enough memory for m: it needs about"):
+        check_memory(model, estimate)

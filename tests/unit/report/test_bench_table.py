@@ -1,0 +1,69 @@
+"""The terminal view of `edgebench bench`: llama-bench's columns, and the rows flagged as
+not clean (a wide spread, other processes on the CPU) with a note saying why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from edgebench.report.bench_table import BUSY_SHARE, NOISY_CV, bench_notes, bench_table, flags
+from edgebench.runner.bench import BenchSettings, execute_bench
+from tests.helpers.bench_fakes import SpeedWorkers, bench_model
+
+
+def report_of(tmp_path: Path) -> dict[str, Any]:
+    """A completed bench at 2 threads: pp512 and tg128 on the fake backend."""
+    settings = BenchSettings(threads=(2,), out=tmp_path / "b.json")
+    return execute_bench(
+        settings, bench_model(), worker_factory=SpeedWorkers(), root=tmp_path
+    ).report
+
+
+def text_of(report: dict[str, Any]) -> str:
+    console = Console(width=200, record=True)
+    console.print(bench_table(report))
+    return console.export_text()
+
+
+def test_table_and_notes_flag_rows_that_are_not_clean(tmp_path: Path) -> None:
+    report = report_of(tmp_path)
+    report["results"][1].update(tok_s_cv=0.08, cpu_others_max=0.3)
+    text = text_of(report)
+    assert "pp512" in text and "tg128" in text
+    assert "93.81 MiB" in text and "134.52 M" in text and "fake CPU" in text
+    assert "1000.00 ± 0.00" in text and "8.0%" in text and "30.0%" in text
+    (note,) = bench_notes(report)
+    assert note.startswith("tg128 (threads 2): spread 8.0% of the mean")
+    assert "30% of the CPU" in note
+    assert "size: the model file" in text
+
+
+def test_size_column_is_llama_benchs_when_the_runtime_reports_it(tmp_path: Path) -> None:
+    report = report_of(tmp_path)
+    report["workers"][0]["runtime"]["model_size_bytes"] = 96_571_392  # llama_model_size
+    text = text_of(report)
+    assert "92.10 MiB" in text and "93.81 MiB" not in text
+    assert "as llama-bench shows" in text
+
+
+@pytest.mark.parametrize(
+    ("row", "reasons"),
+    [
+        ({}, []),
+        ({"tok_s_cv": None, "cpu_others_max": None}, []),
+        ({"tok_s_cv": NOISY_CV, "cpu_others_max": BUSY_SHARE}, []),  # at the limit: clean
+        ({"tok_s_cv": NOISY_CV + 0.001}, ["spread 5.1% of the mean"]),
+        ({"cpu_others_max": BUSY_SHARE + 0.01}, ["other processes took up to 6% of the CPU"]),
+        (
+            {"tok_s_cv": 0.2, "cpu_others_max": 0.5},
+            ["spread 20.0% of the mean", "other processes took up to 50% of the CPU"],
+        ),
+    ],
+)
+def test_a_row_is_flagged_above_the_spread_or_contention_limit(
+    row: dict[str, Any], reasons: list[str]
+) -> None:
+    assert flags(row) == reasons

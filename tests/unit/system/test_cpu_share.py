@@ -1,0 +1,70 @@
+"""Who else used the CPU during a measured interval, from two snapshots of the system's
+and this process's CPU times."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import pytest
+
+from edgebench.system.cpu_share import CpuMeter, CpuShare
+
+# psutil.cpu_times() on Linux: guest time is already inside user time.
+Times = namedtuple("Times", "user nice system idle iowait irq softirq steal guest guest_nice")
+
+
+def times(
+    *,
+    user: float = 0,
+    system: float = 0,
+    idle: float = 0,
+    iowait: float = 0,
+    steal: float = 0,
+    guest: float = 0,
+) -> Times:
+    return Times(user, 0.0, system, idle, iowait, 0.0, 0.0, steal, guest, 0.0)
+
+
+ZERO = (times(), 0.0)
+
+
+def test_others_are_the_busy_time_that_was_not_ours() -> None:
+    # 100 s of all cores: 40 idle, 10 iowait, 10 steal; 40 busy, 15 of them ours.
+    after = (times(user=30, system=10, idle=40, iowait=10, steal=10), 15.0)
+    share = CpuMeter.share(ZERO, after)
+    assert share.others == pytest.approx(25 / 100)
+    assert share.steal == pytest.approx(10 / 100)
+
+
+def test_guest_time_is_not_counted_twice() -> None:
+    # guest is inside user: 50 busy of 100 (not of 150), all of it ours.
+    after = (times(user=50, idle=50, guest=50), 50.0)
+    assert CpuMeter.share(ZERO, after) == CpuShare(others=0.0, steal=0.0)
+
+
+def test_coarse_ticks_never_give_a_share_below_zero() -> None:
+    # Our own time read a tick more than the system's busy time: clamped to 0, not -0.1.
+    after = (times(user=10, idle=90), 20.0)
+    assert CpuMeter.share(ZERO, after).others == 0.0
+
+
+def test_an_interval_without_ticks_is_not_measurable() -> None:
+    snapshot = (times(user=5, idle=5), 1.0)
+    assert CpuMeter.share(snapshot, snapshot) == CpuShare(others=None, steal=None)
+
+
+def test_snapshots_read_this_machine_and_this_process() -> None:
+    """Real counters: burning CPU here advances our own time and the system's total, so
+    the interval is measurable."""
+    meter = CpuMeter()
+    before = meter.snapshot()
+    after = before
+    for _ in range(2000):  # until 50 ms of our CPU time have passed (at most seconds)
+        sum(i * i for i in range(50_000))
+        after = meter.snapshot()
+        if after[1] - before[1] >= 0.05:
+            break
+    assert after[1] - before[1] >= 0.05
+    share = meter.share(before, after)
+    assert share.others is not None and share.steal is not None
+    assert 0.0 <= share.others <= 1.0 and 0.0 <= share.steal <= 1.0
