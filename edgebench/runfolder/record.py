@@ -5,7 +5,8 @@ A record is a frozen dataclass deriving from `Record`. Its fields' type hints ar
 format: `to_json` writes the fields in declaration order, `from_json` checks every value
 against its hint and says in one line where a file breaks the format, and
 `json_schema` turns the same hints into the published schema (docs/run-format.md).
-Field documentation lives next to the field: `doc("what it means")`.
+Field documentation lives next to the field, as a comment on its line or on the lines
+just above it; `field_doc` reads it from the source for the published format.
 
 Supported hints: str, int, float, bool, None, Path (a string in JSON), Any (any JSON),
 Literal[...], X | None and other unions, list[X], tuple[X, ...], dict[str, X], and other
@@ -16,6 +17,8 @@ fields); a field a record lacks takes its default, or is an error when it has no
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import re
 import types
 import typing
 from functools import cache
@@ -27,11 +30,6 @@ R = TypeVar("R", bound="Record")
 
 class FormatError(ValueError):
     """A JSON value that does not have a record's shape; the message names where."""
-
-
-def doc(text: str, **kwargs: Any) -> Any:
-    """A dataclass field with its documentation (`default=` / `default_factory=` pass on)."""
-    return dataclasses.field(metadata={"doc": text}, **kwargs)
 
 
 class Record:
@@ -229,7 +227,7 @@ def _record_schema(cls: type[Record], defs: dict[str, Any]) -> dict[str, Any]:
     required: list[str] = []
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         schema = _schema_of(hints[field.name], defs)
-        text = field.metadata.get("doc")
+        text = field_doc(cls, field.name)
         properties[field.name] = {"description": text, **schema} if text else schema
         if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             required.append(field.name)
@@ -245,9 +243,39 @@ def field_docs(cls: type[Record]) -> list[tuple[str, str, str]]:
     """(name, type as written, documentation) of every field, for the format page."""
     hints = _hints(cls)
     return [
-        (field.name, type_label(hints[field.name]), field.metadata.get("doc", ""))
+        (field.name, type_label(hints[field.name]), field_doc(cls, field.name))
         for field in dataclasses.fields(cls)  # type: ignore[arg-type]
     ]
+
+
+@cache
+def _comment_docs(cls: type) -> dict[str, str]:
+    """field -> the comment on its line, after the comment lines just above it."""
+    lines, _ = inspect.getsourcelines(cls)
+    docs: dict[str, str] = {}
+    above: list[str] = []
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            above.append(stripped.lstrip("#").strip())
+            continue
+        match = _FIELD.match(line)
+        if match:
+            trailing = line.partition("  # ")[2].strip()
+            docs[match.group(1)] = " ".join([*above, trailing]).strip()
+        above = []
+    return docs
+
+
+_FIELD = re.compile(r"^    (\w+): ")
+
+
+def field_doc(cls: type, name: str) -> str:
+    """What a record's field means, from the comment that documents it in the source."""
+    for klass in cls.__mro__:
+        if name in _comment_docs(klass) if dataclasses.is_dataclass(klass) else False:
+            return _comment_docs(klass)[name]
+    return ""
 
 
 def type_label(hint: Any) -> str:
