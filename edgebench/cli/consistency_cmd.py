@@ -3,11 +3,8 @@ much the answers agree (STED and the consistency score)."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
 from edgebench.cli.options import (
+    ConsistencyConstraintOpt,
     DatasetOpt,
     GuardOpt,
     IgnoreMemoryOpt,
@@ -19,22 +16,23 @@ from edgebench.cli.options import (
     NCtxOpt,
     OutOpt,
     ResumeOpt,
+    SamplesOpt,
     SchemasOpt,
+    SeedOpt,
     TaskOpt,
+    TemperaturesOpt,
     ThreadsOpt,
     TimeoutOpt,
     WarmupOpt,
     run_settings,
 )
-from edgebench.cli.output import interruptible, note_lost, stderr_console, stdout_console
+from edgebench.cli.output import run_and_show
 from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import get_family, parse_metric_params
-from edgebench.report.table import RichProgress, render_consistency
+from edgebench.report.table import render_consistency
 from edgebench.runfolder.read import read_manifest
-from edgebench.runner.engine import execute, resume_command
 from edgebench.runner.jobs import ConsistencyRun
-from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.tasks import get_task
 
 
@@ -53,27 +51,11 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
 def consistency(
     model: ModelOpt = None,
     task: TaskOpt = None,
-    samples: Annotated[
-        int | None,
-        typer.Option(
-            "--samples", "-s", min=2, help="Generations per prompt and temperature (default: 5)."
-        ),
-    ] = None,
-    temperatures: Annotated[
-        str | None,
-        typer.Option(
-            "--temperatures",
-            help="Sampling temperatures, comma-separated, above 0 (default: 0.2,0.5,0.8).",
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None,
-        typer.Option(
-            "--seed",
-            min=0,
-            help="Seed of the first generation; generation i uses seed + i (default: 0).",
-        ),
-    ] = None,
+    samples: SamplesOpt = None,
+    temperatures: TemperaturesOpt = None,
+    seed: SeedOpt = None,
+    constraint: ConsistencyConstraintOpt = None,
+    resume: ResumeOpt = None,
     dataset: DatasetOpt = None,
     schemas: SchemasOpt = None,
     limit: LimitOpt = None,
@@ -81,20 +63,11 @@ def consistency(
     max_tokens: MaxTokensOpt = None,
     n_ctx: NCtxOpt = None,
     out: OutOpt = None,
-    constraint: Annotated[
-        str | None,
-        typer.Option(
-            "--constraint",
-            "-c",
-            help="One constraint mode: none, json, gbnf, outlines, mask (default: none).",
-        ),
-    ] = None,
-    warmup: WarmupOpt = None,
-    guard: GuardOpt = None,
-    resume: ResumeOpt = None,
     timeout: TimeoutOpt = None,
     max_crashes: MaxCrashesOpt = None,
     ignore_memory_check: IgnoreMemoryOpt = False,
+    warmup: WarmupOpt = None,
+    guard: GuardOpt = None,
     metric_param: MetricParamOpt = None,
 ) -> None:
     """Sample every prompt N times at each temperature (seeded) and score how consistent
@@ -108,7 +81,6 @@ def consistency(
 
     Example: edgebench consistency --resume runs/20261124T1015-smollm2-consistency-edgejson
     """
-    console = stderr_console()
     modes = parse_modes(constraint) if constraint is not None else None
     if modes is not None and len(modes) != 1:
         raise UserError("--constraint: consistency runs one constraint mode at a time")
@@ -118,24 +90,12 @@ def consistency(
         raise UserError(
             f"--metric-param: consistency uses only sted.* parameters, not '{unknown[0]}'"
         )
-    given = {
-        "model": model,
-        "task": task,
-        "dataset": dataset,
-        "schemas": schemas,
-        "limit": limit,
-        "threads": threads,
-        "max_tokens": max_tokens,
-        "n_ctx": n_ctx,
-        "out": out,
-        "warmup": warmup,
-        "constraints": tuple(modes) if modes is not None else None,
-        "guard": guard,
-        "timeout": timeout,
-        "max_crashes": max_crashes,
-        "check_memory": False if ignore_memory_check else None,
-    }
-    settings = run_settings(given, resume, out)
+    settings = run_settings(
+        locals(),
+        resume,
+        constraints=tuple(modes) if modes is not None else None,
+        check_memory=False if ignore_memory_check else None,
+    )
     stored = read_manifest(resume).consistency if resume is not None else None
     base = ConsistencyRun.from_record(stored) if stored is not None else ConsistencyRun()
     sted = get_family("sted", {**dict(base.sted_parameters), **params.get("sted", {})})
@@ -147,19 +107,11 @@ def consistency(
         seed=seed if seed is not None else base.seed,
         sted_parameters=tuple(sted.parameters().items()),
     )
-    task_impl = get_task(settings.task)
-    examples, dataset_record = load_examples(task_impl, settings)
-    model_info = model_under_test(settings.model)
-    with interruptible(console):
-        result = execute(
-            settings,
-            [model_info],
-            task_impl,
-            examples,
-            dataset_record,
-            kind=kind,
-            progress=RichProgress(console),
-            resume=resume is not None,
-        )
-    stdout_console().print(render_consistency(result.summary))
-    note_lost(console, result, resume_command("consistency", result.run_dir))
+    run_and_show(
+        settings,
+        [settings.model],
+        get_task(settings.task),
+        kind,
+        resume=resume is not None,
+        render=render_consistency,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -153,11 +154,26 @@ IgnoreMemoryOpt = Annotated[
 ]
 
 
-def run_settings(given: dict[str, Any], resume: Path | None, out: Path | None) -> RunSettings:
-    """The settings of a run from the options the user gave (`given`: only those given):
+# `edgebench consistency`: what each prompt is sampled with.
+_SAMPLES = "Generations per prompt and temperature (default: 5)."
+_TEMPERATURES = "Sampling temperatures, comma-separated, above 0 (default: 0.2,0.5,0.8)."
+_SEED = "Seed of the first generation; generation i uses seed + i (default: 0)."
+_ONE_MODE = "One constraint mode: none, json, gbnf, outlines, mask (default: none)."
+SamplesOpt = Annotated[int | None, typer.Option("--samples", "-s", min=2, help=_SAMPLES)]
+TemperaturesOpt = Annotated[str | None, typer.Option("--temperatures", help=_TEMPERATURES)]
+SeedOpt = Annotated[int | None, typer.Option("--seed", min=0, help=_SEED)]
+ConsistencyConstraintOpt = Annotated[str | None, typer.Option("--constraint", "-c", help=_ONE_MODE)]
+
+
+def run_settings(options: dict[str, Any], resume: Path | None, **converted: Any) -> RunSettings:
+    """The settings of a run from a command's options (its `locals()`: every option named
+    like a RunSettings field counts, with `converted` ones on top; None means not given):
     a new run's, or with `--resume` the stored run's with the given ones on top (the
     engine refuses any that change what is measured)."""
-    given = {name: value for name, value in given.items() if value is not None}
+    names = {field.name for field in fields(RunSettings)}
+    chosen = {name: value for name, value in options.items() if name in names}
+    given = {name: value for name, value in {**chosen, **converted}.items() if value is not None}
+    out = given.get("out")
     if resume is None:
         return RunSettings(**{"threads": default_threads(), **given})
     if out is not None and out.resolve() != resume.resolve():

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
 
-from edgebench.runner.engine import RunInterrupted, RunResult
+from edgebench.report.table import RichProgress
+from edgebench.runfolder.records import RunSettings, Summary
+from edgebench.runner.engine import RunInterrupted, execute, resume_command
+from edgebench.runner.jobs import RunKind
+from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.tasks.base import Task
 
 
 def stdout_console(width: int = 160) -> Console:
@@ -48,12 +53,38 @@ def interruptible(console: Console) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def note_lost(console: Console, result: RunResult, resume: str) -> None:
-    """Say which examples a worker crash or timeout cost, and how to run them again."""
+def run_and_show(
+    settings: RunSettings,
+    model_specs: list[str | None],
+    task: Task,
+    kind: RunKind,
+    *,
+    resume: bool,
+    render: Callable[[Summary], Group],
+) -> None:
+    """Load the dataset (its mistakes are reported before any model is resolved or
+    pulled), resolve the models, run them through the engine with a progress bar, print
+    the summary with `render`, and say where it went and what a crash or timeout cost."""
+    console = stderr_console()
+    examples, dataset = load_examples(task, settings)
+    models = [model_under_test(spec) for spec in model_specs]
+    with interruptible(console):
+        result = execute(
+            settings,
+            models,
+            task,
+            examples,
+            dataset,
+            kind=kind,
+            progress=RichProgress(console),
+            resume=resume,
+        )
+    stdout_console().print(render(result.summary))
     if result.worker_failures:
         console.print(
             f"[yellow]{result.worker_failures} example(s) lost to a worker crash or "
-            f"timeout (recorded as such); `{resume}` runs them again[/]",
+            f"timeout (recorded as such); `{resume_command(kind.name, result.run_dir)}` "
+            "runs them again[/]",
             highlight=False,
             soft_wrap=True,
         )

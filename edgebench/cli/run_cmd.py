@@ -27,13 +27,12 @@ from edgebench.cli.options import (
     WarmupOpt,
     run_settings,
 )
-from edgebench.cli.output import interruptible, note_lost, stderr_console, stdout_console
+from edgebench.cli.output import run_and_show
 from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import parse_metric_params, parse_metrics, select_families
-from edgebench.report.table import RichProgress, render_summary
-from edgebench.runner.engine import execute, resume_command
-from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.report.table import render_summary
+from edgebench.runner.jobs import GreedyRun
 from edgebench.tasks import get_task
 
 
@@ -90,41 +89,17 @@ def run(
 
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
-    console = stderr_console()
-    given = {
-        "model": model,
-        "task": task,
-        "dataset": dataset,
-        "schemas": schemas,
-        "limit": limit,
-        "threads": threads,
-        "max_tokens": max_tokens,
-        "n_ctx": n_ctx,
-        "max_context": max_context,
-        "out": out,
-        "warmup": warmup,
-        "constraints": tuple(parse_modes(constraint)) if constraint is not None else None,
-        "guard": guard,
-        "timeout": timeout,
-        "max_crashes": max_crashes,
-        "check_memory": False if ignore_memory_check else None,
-        "metrics": parse_metrics(metrics) if metrics is not None else None,
-        "metric_params": parse_metric_params(metric_param) if metric_param else None,
-    }
-    settings = run_settings(given, resume, out)
+    settings = run_settings(
+        locals(),
+        resume,
+        constraints=tuple(parse_modes(constraint)) if constraint is not None else None,
+        check_memory=False if ignore_memory_check else None,
+        metrics=parse_metrics(metrics) if metrics is not None else None,
+        metric_params=parse_metric_params(metric_param) if metric_param else None,
+    )
     task_impl = get_task(settings.task)
     select_families(task_impl.metric_family, settings.metrics, settings.metric_params)
-    examples, dataset_record = load_examples(task_impl, settings)
-    models = [model_under_test(spec) for spec in parse_model_list(settings.model)]
-    with interruptible(console):
-        result = execute(
-            settings,
-            models,
-            task_impl,
-            examples,
-            dataset_record,
-            progress=RichProgress(console),
-            resume=resume is not None,
-        )
-    stdout_console().print(render_summary(result.summary))
-    note_lost(console, result, resume_command("run", result.run_dir))
+    specs = parse_model_list(settings.model)
+    run_and_show(
+        settings, specs, task_impl, GreedyRun(), resume=resume is not None, render=render_summary
+    )

@@ -16,7 +16,7 @@ and runtime stay; memory peaks, wall time, restarts and failures accumulate.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.constraints import CompileReport, ConstraintRequest, request_for
@@ -76,39 +76,28 @@ def merge_peaks(previous: MemoryRecord | None, peak: MemoryPeak) -> MemoryRecord
     )
 
 
+@dataclass(kw_only=True)
 class Arm:
     """Runs the jobs of one arm; see the module docstring."""
 
-    def __init__(
-        self,
-        model: ModelUnderTest,
-        mode: str,
-        *,
-        settings: RunSettings,
-        n_ctx: int,
-        stop: tuple[str, ...],
-        make_worker: Callable[[], Worker],
-        record: ArmRecord,
-        on_sample: Callable[[SampleRecord], None],
-        families: Sequence[Family],
-        note: Callable[[str], None] = lambda message: None,
-        worker: Worker | None = None,
-    ) -> None:
-        self.model = model
-        self.mode = mode
-        self.settings = settings
-        self.n_ctx = n_ctx
-        # Stop strings end free text (a closing code fence); a grammar ends the JSON itself.
-        self.stop = stop if mode == "none" else ()
-        self.make_worker = make_worker
-        self.record = record
-        self.on_sample = on_sample
-        self.families = families
-        self.note = note
-        self.worker = worker
-        self.reports: dict[str, CompileReport] = {}
-        self.requests: dict[int, ConstraintRequest | None] = {}
-        self.failures_in_a_row = 0
+    model: ModelUnderTest
+    mode: str
+    settings: RunSettings
+    n_ctx: int
+    stop: tuple[str, ...]  # stop strings of free text; a grammar ends the JSON itself
+    make_worker: Callable[[], Worker]
+    record: ArmRecord  # replaced as things happen
+    on_sample: Callable[[SampleRecord], None]
+    families: Sequence[Family]
+    note: Callable[[str], None] = lambda message: None
+    worker: Worker | None = None
+    reports: dict[str, CompileReport] = field(default_factory=dict)
+    requests: dict[int, ConstraintRequest | None] = field(default_factory=dict)
+    failures_in_a_row: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode != "none":  # a grammar ends the JSON itself
+            self.stop = ()
 
     def describe(self) -> str:
         return f"{self.model.label}, {self.mode}"

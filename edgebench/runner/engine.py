@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from edgebench.backends.base import now
@@ -33,6 +33,7 @@ from edgebench.errors import RunFailure, UserError
 from edgebench.io import JsonlAppender, rewrite_jsonl
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
 from edgebench.metrics import select_families
+from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families
 from edgebench.runfolder.folder import RunFolder
 from edgebench.runfolder.read import read_manifest, read_samples
@@ -139,10 +140,19 @@ def execute(
         name = settings.task if kind.name == "run" else f"{kind.name}-{settings.task}"
         folder = RunFolder.create(settings.out, " + ".join(labels), name, utc_now())
     try:
-        run = _Run(folder, settings, models, task, dataset, examples, prompts, kind)
-        run.families = families
-        run.factory = worker_factory
-        run.progress = progress
+        run = _Run(
+            folder,
+            settings,
+            models,
+            task,
+            dataset,
+            examples,
+            prompts,
+            kind,
+            families,
+            worker_factory,
+            progress,
+        )
         try:
             run.begin(dataset_record, resume)
             first_worker, plans = run.plan()
@@ -184,37 +194,29 @@ def _error_text(failure: BaseException | None) -> str | None:
     return str(failure) or type(failure).__name__
 
 
+@dataclass
 class _Run:
     """The state of one run while it executes (see the module docstring)."""
 
-    def __init__(
-        self,
-        folder: RunFolder,
-        settings: RunSettings,
-        models: list[ModelUnderTest],
-        task: Task,
-        dataset: list[Example],
-        examples: list[Example],
-        prompts: list[list[str]],
-        kind: RunKind,
-    ) -> None:
-        self.folder = folder
-        self.settings = settings
-        self.models = models
-        self.task = task
-        self.dataset = dataset
-        self.examples = examples
-        self.prompts = prompts  # per model, per example
-        self.kind = kind
-        self.families: list[Any] = []
-        self.factory: WorkerFactory | None = None
-        self.progress: Progress | None = None
-        self.stop = StopRequest()  # Ctrl-C, remembered (runner/interrupt.py)
-        self.specs = [(m, mode) for m in models for mode in settings.constraints]
-        self.manifest: Manifest
-        self.samples: list[SampleRecord] = []
-        self.resumed = False
-        self.t_start = now()
+    folder: RunFolder
+    settings: RunSettings
+    models: list[ModelUnderTest]
+    task: Task
+    dataset: list[Example]  # the whole dataset: it sizes the token budget
+    examples: list[Example]  # those the run decodes
+    prompts: list[list[str]]  # per model, per example
+    kind: RunKind
+    families: list[Family]
+    factory: WorkerFactory | None
+    progress: Progress | None
+    stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C, remembered
+    samples: list[SampleRecord] = field(default_factory=list)  # the records so far
+    resumed: bool = False
+    t_start: float = field(default_factory=now)
+    manifest: Manifest = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.specs = [(m, mode) for m in self.models for mode in self.settings.constraints]
 
     @property
     def resume(self) -> str:
@@ -473,8 +475,8 @@ class _Run:
             resumed = f" · resumed, {done} done" if done else ""
             self.progress.start(len(pending), f"{self.task.name} · {model.label}, {mode}{resumed}")
         arm = Arm(
-            model,
-            mode,
+            model=model,
+            mode=mode,
             settings=self.settings,
             n_ctx=plan.n_ctx,
             stop=plan.stop,
