@@ -22,11 +22,14 @@ from typing import Any
 from edgebench.backends.base import DecodeSettings, now
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.llama_outlines import OutlinesLlamaBackend
-from edgebench.constraints import request_for
+from edgebench.constraints import ConstraintRequest, request_for
+from edgebench.metrics import get_family
+from edgebench.metrics.score import score_output
+from edgebench.runfolder.records import CompileRecord, RunSettings
+from edgebench.runner.arm import compile_record
 from edgebench.runner.budget import plan_budget, reference_text, size_context
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings, compile_schemas
-from edgebench.runner.timing import compute_timings
+from edgebench.runner.samples import compute_timings
 from edgebench.system.device import device_info
 from edgebench.tasks import get_task
 
@@ -52,8 +55,21 @@ def make_backend(path: str, mode: str, threads: int, fast_forward: bool, guard: 
     )
 
 
+def compile_twice(backend: Any, requests: list[ConstraintRequest | None]) -> list[CompileRecord]:
+    """Each distinct schema compiled once (timed), then again (the cached path), as the
+    first session of a run's arm records it."""
+    records: dict[str, CompileRecord] = {}
+    for request in requests:
+        if request is not None and request.key not in records:
+            first = backend.compile_constraint(request)
+            again = backend.compile_constraint(request)
+            records[request.key] = compile_record(first, again.seconds)
+    return list(records.values())
+
+
 def measure(args: argparse.Namespace) -> None:
     task = get_task("edgejson")
+    family = get_family(task.metric_family)
     settings = RunSettings(limit=args.limit, threads=args.threads, max_tokens=args.max_tokens)
     dataset, _ = load_examples(task, settings)
     examples = dataset[: args.limit] if args.limit else dataset
@@ -72,9 +88,9 @@ def measure(args: argparse.Namespace) -> None:
         backend = make_backend(str(model.path), mode, args.threads, fast_forward, guard)
         backend.load(n_ctx)
         requests = [request_for(mode, ex.schema, ex.schema_id) for ex in examples]
-        _, records = compile_schemas(backend.compile_constraint, requests)
-        first = [r["seconds"] for r in records]
-        cached = [r["cached_seconds"] for r in records]
+        records = compile_twice(backend, requests)
+        first = [r.seconds for r in records]
+        cached = [r.cached_seconds for r in records if r.cached_seconds is not None]
         backend.generate(prompts[0], DecodeSettings(max_tokens=8, constraint=requests[0]))
         rates, latencies, decode_tokens, decode_seconds, passes = [], [], 0, 0.0, 0
         compliant = cut = 0
@@ -86,7 +102,8 @@ def measure(args: argparse.Namespace) -> None:
             gen = backend.generate(
                 prompt, DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
             )
-            compliant += task.score(gen.text, example)["scores"]["schema_compliance"]
+            scored = score_output([family], gen.text, example.expected, example.schema)
+            compliant += scored.scores[family.name]["schema_compliance"]
             cut += gen.finish_reason == "length"
             timings = compute_timings(gen)
             latencies.append(timings.latency_s)

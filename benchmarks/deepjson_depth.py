@@ -42,32 +42,44 @@ def _triple(scores: dict | None) -> str:
     return f"{scores['syntax']:.2f} / {scores['key_matching']:.2f} / {scores['strict']:.2f}"
 
 
+def first_model_arms(summary: dict) -> list[tuple[dict, dict]]:
+    """(arm, its task family's figures) for every constraint mode of the run's first
+    model, in run order."""
+    first = summary["models"][0]
+    return [
+        (arm, arm["families"][summary["task_family"]])
+        for arm in summary["arms"]
+        if arm["model"] == first
+    ]
+
+
 def depth_rows(name: str, summary: dict) -> list[str]:
     rows = []
-    for mode, result in summary["by_constraint"].items():
-        by_depth, by_tier = result.get("by_depth", {}), result.get("by_difficulty", {})
-        cells = [name, mode, str(result["metrics"]["n"])]
+    for arm, task in first_model_arms(summary):
+        by_depth = task["groups"].get("depth", {})
+        by_tier = task["groups"].get("difficulty", {})
+        cells = [name, arm["constraint"], str(task["overall"]["n"])]
         cells += [_triple(by_depth.get(depth)) for depth in DEPTHS]
         cells += [_triple(by_tier.get("medium")), _triple(by_tier.get("hard"))]
-        cells.append(_triple(result["metrics"]))
+        cells.append(_triple(task["overall"]))
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
 def perf_rows(name: str, summary: dict) -> list[str]:
     rows = []
-    for mode, result in summary["by_constraint"].items():
-        m, p = result["metrics"], result["perf"]
+    for arm, task in first_model_arms(summary):
+        m, p = task["overall"], arm["perf"]
         cells = [
             name,
-            mode,
+            arm["constraint"],
             f"{m['valid_json']:.2f}",
             f"{p['ttft_s']['p50']:.2f}",
             f"{p['latency_s']['p50']:.2f}",
             f"{p['decode_tok_s']['p50']:.1f}",
             f"{p['prefill_tok_s']['p50']:.0f}",
             str(p["hit_token_limit"]),
-            str(result.get("n_skipped", 0)),
+            str(arm["n_skipped"]),
             f"{p['peak_rss_mb']:.0f}",
             f"{p['wall_s']:.0f}",
         ]

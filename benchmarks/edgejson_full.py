@@ -39,11 +39,14 @@ def run_model(model: str, threads: int, out: Path) -> Path:
     return run_dir
 
 
-def row(model: str, s: dict) -> str:
-    m, p = s["metrics"], s["perf"]
+def row(model: str, summary: dict) -> str:
+    """The run's first arm (its first model, first constraint mode: `none` unless the
+    run was told otherwise)."""
+    arm = summary["arms"][0]
+    m, p = arm["families"][summary["task_family"]]["overall"], arm["perf"]
     cells = [
         model,
-        str(s["n_examples"]),
+        str(arm["n_examples"]),
         f"{m['json_exact']:.3f}",
         f"{m['field_f1']:.3f}",
         f"{m['schema_compliance']:.3f}",

@@ -24,8 +24,8 @@ import numpy as np
 
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.constraints.guard import KeywordGuard, TokenGuard
+from edgebench.runfolder.records import RunSettings
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings
 from edgebench.system.device import device_info
 from edgebench.tasks import get_task
 

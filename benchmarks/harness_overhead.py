@@ -43,10 +43,10 @@ from typing import Any
 from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.worker import BackendWorker
+from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import plan_budget, reference_text
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.runner.run import RunSettings
-from edgebench.runner.timing import compute_timings
+from edgebench.runner.samples import compute_timings
 from edgebench.system.device import device_info
 from edgebench.system.memory import MemorySampler
 from edgebench.tasks import get_task

@@ -6,9 +6,10 @@ dropped from strings), the answer with its structure changed (a key renamed to
 camelCase, one dropped, the object wrapped in {"data": ...}), the example's JSON Schema
 echoed as the answer (what SmolLM2-135M writes most often), and a truncated,
 unparseable answer; with --from RUN_DIR the raw outputs of a real run come first.
-Then it times `score_sample` (parse, the task's EdgeJSON scores, structure, sted and
-sobench) and the aggregation into a summary, all in this one process, and prints the
-time per family and in all.
+Then it times `score_output` (parse, then every metric family: the task's EdgeJSON
+scores, deepjson, structure, sted and sobench), in the sample record a run writes, and
+the aggregation into a summary, all in this one process, and prints the time per family
+and in all.
 
     python benchmarks/metrics_scoring.py
     python benchmarks/metrics_scoring.py --n 1000 --from runs/20261122T0210-smollm2-edgejson
@@ -27,14 +28,29 @@ import time
 from pathlib import Path
 from typing import Any
 
+from edgebench.backends.base import Generation
 from edgebench.io import read_jsonl
-from edgebench.metrics import family_names, select_families
-from edgebench.metrics.apply import describe_families, score_sample
+from edgebench.metrics import Family, family_names, select_families
+from edgebench.metrics.score import describe_families, score_output
+from edgebench.runfolder.records import (
+    SCHEMA_VERSION,
+    ArmRecord,
+    DatasetRecord,
+    Device,
+    Manifest,
+    ModelRecord,
+    PromptFormatRecord,
+    RunSettings,
+    TaskRecord,
+)
+from edgebench.runner.jobs import Job
 from edgebench.runner.prepare import load_examples
-from edgebench.runner.run import RunSettings
-from edgebench.runner.summary import summarize
+from edgebench.runner.samples import build_sample
+from edgebench.summary import summarize
 from edgebench.tasks import get_task
-from edgebench.tasks.base import Example
+from edgebench.tasks.base import Example, Task
+
+MODEL = "stored-outputs"  # the one arm the samples are summarised as
 
 
 def _change_values(value: Any, rng: random.Random) -> Any:
@@ -95,6 +111,52 @@ def build_samples(n: int, run_dir: Path | None) -> list[tuple[str, Example]]:
     return samples[:n]
 
 
+def answer(raw: str) -> Generation:
+    """A stored output as the generation a run would score (nothing timed)."""
+    return Generation(
+        text=raw,
+        prompt_tokens=0,
+        output_tokens=0,
+        generated_tokens=0,
+        finish_reason="stop",
+        t_start=0.0,
+        t_first_token=None,
+        t_end=0.0,
+    )
+
+
+def scoring_manifest(task: Task, families: list[Family]) -> Manifest:
+    """A manifest of one arm (`MODEL`, none) scored with `families`: what `summarize`
+    needs to aggregate the samples."""
+    model = ModelRecord(
+        label=MODEL,
+        path="",
+        sha256="",
+        size_bytes=0,
+        backend="none",
+        format="none",
+        prompt_format=PromptFormatRecord(style="completion"),
+    )
+    return Manifest(
+        schema_version=SCHEMA_VERSION,
+        kind="run",
+        run_id="metrics-scoring",
+        status="completed",
+        started_at="",
+        command=[],
+        settings=RunSettings(),
+        models=[model],
+        task=TaskRecord(task.name, task.prompt_template, task.metric_family),
+        dataset=DatasetRecord(),
+        device=Device(),
+        packages={},
+        git=None,
+        families=describe_families(families, task.metric_family),
+        arms=[ArmRecord(MODEL, "none", "completed")],
+        consistency=None,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000, help="samples to score")
@@ -105,7 +167,7 @@ def main() -> None:
 
     task = get_task("edgejson")
     samples = build_samples(args.n, args.run_dir)
-    families = select_families(task, family_names())
+    families = select_families(task.metric_family, family_names())
     print(
         f"{platform.processor() or platform.machine()} · {os.cpu_count()} cores · "
         f"Python {platform.python_version()} · {len(samples)} samples"
@@ -116,10 +178,10 @@ def main() -> None:
     start = time.perf_counter()
     records = []
     for index, (raw, example) in enumerate(samples):
-        scored = score_sample(task, families, raw, example)
-        records.append({"index": index, "id": example.id, "groups": example.groups, **scored})
+        job = Job(index, example, prompt="", max_tokens=0)
+        records.append(build_sample(job, MODEL, "none", answer(raw), families))
     scored_s = time.perf_counter() - start
-    manifest = {"families": describe_families(families, task), "arms": {"none": {}}}
+    manifest = scoring_manifest(task, families)
     start = time.perf_counter()
     summarize(manifest, records)
     summary_s = time.perf_counter() - start
@@ -127,10 +189,13 @@ def main() -> None:
     print(f"all families: scoring {scored_s:.2f} s + summary {summary_s:.2f} s = {total:.2f} s")
     print(f"per sample: {total / len(samples) * 1000:.2f} ms")
     for family in families:
-        alone = [family] if family.name != "edgejson" else []
+        # A run always scores with the task's own family (select_families puts it first),
+        # so a family "alone" is timed as `--metrics FAMILY` scores it: the task's
+        # EdgeJSON scores plus its own.
+        alone = select_families(task.metric_family, [family.name])
         start = time.perf_counter()
         for raw, example in samples:
-            score_sample(task, alone, raw, example)
+            score_output(alone, raw, example.expected, example.schema)
         print(
             f"  again, {family.name:<10} alone: {time.perf_counter() - start:6.2f} s (warm caches)"
         )
