@@ -93,11 +93,16 @@ def markdown(rows: list[dict[str, Any]], first: str) -> str:
     for r in rows:
         key = r["prompt_tokens"] if first == "prompt tokens" else r["n_ctx"]
         lines.append(
-            f"| {key} | {r['n_ctx']} | {r['prefill_tok_s']:.1f} ± {r['prefill_std']:.1f} | "
-            f"{r['decode_tok_s']:.1f} ± {r['decode_std']:.1f} | {r['peak_rss_mb']:.0f} | "
+            f"| {key} | {r['n_ctx']} | {_spread(r['prefill_tok_s'], r['prefill_std'])} | "
+            f"{_spread(r['decode_tok_s'], r['decode_std'])} | {r['peak_rss_mb']:.0f} | "
             f"{r['peak_anon_mb']:.0f} | {100 * (r['cpu_others_max'] or 0):.0f}% |"
         )
     return "\n".join(lines)
+
+
+def _spread(mean: float, std: float | None) -> str:
+    """`mean ± std`; one timed repetition has no spread to show."""
+    return f"{mean:.1f}" if std is None else f"{mean:.1f} ± {std:.1f}"
 
 
 def _panel(
