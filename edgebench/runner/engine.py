@@ -555,9 +555,10 @@ class _Run:
                 f"{len(self.samples)} examples; free space, then continue with "
                 f"`{self.resume}`"
             ) from None
-        if isinstance(failure, KeyboardInterrupt):
-            raise RunInterrupted(run_dir, len(self.samples), self.resume) from None
-        if failure is not None:
-            raise run_failure(failure, run_dir, len(self.samples), self.resume)
         lost = sum(1 for s in self.samples if s.worker_failure)
+        completed = len(self.samples) - lost  # crashed and timed-out ones run again
+        if isinstance(failure, KeyboardInterrupt):
+            raise RunInterrupted(run_dir, completed, self.resume) from None
+        if failure is not None:
+            raise run_failure(failure, run_dir, completed, self.resume)
         return RunResult(run_dir=run_dir, summary=summary, worker_failures=lost)

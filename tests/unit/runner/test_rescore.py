@@ -1,0 +1,158 @@
+"""`edgebench score`: re-scoring a stored run folder without a model, for runs and
+consistency runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgebench.backends.fake import FakeBackend
+from edgebench.errors import UserError
+from edgebench.io import read_jsonl
+from edgebench.runfolder.records import RunSettings
+from edgebench.runner.engine import execute
+from edgebench.runner.jobs import ConsistencyRun
+from edgebench.runner.prepare import load_examples
+from edgebench.runner.rescore import rescore
+from edgebench.tasks import get_task
+from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.fakes import fake_model, in_process
+
+
+def recorded_run(
+    out: Path, task_name: str, backend: FakeBackend, *, dataset: Path | None = None, **kw: Any
+) -> Path:
+    """A fake-backend run of a real task whose manifest names its dataset file (and its
+    sha256), as `edgebench score` needs: `run_fake` records an in-memory dataset."""
+    task = get_task(task_name)
+    examples, record = load_examples(task, RunSettings(task=task_name, dataset=dataset))
+    kind = kw.pop("kind", None)
+    settings = RunSettings(out=out, warmup=False, task=task_name, dataset=dataset, **kw)
+    execute(
+        settings,
+        [fake_model()],
+        task,
+        examples,
+        record,
+        kind=kind,
+        worker_factory=in_process(backend),
+    )
+    return out
+
+
+def edgejson_run(tmp_path: Path, **settings: Any) -> Path:
+    """Three built-in EdgeJSON examples, the second one answered right."""
+    examples, _ = load_examples(get_task("edgejson"), RunSettings())
+    right = json.dumps(examples[1].expected).replace(" ", "")
+    backend = FakeBackend(['{"site": "x"}', right, "no"])
+    return recorded_run(tmp_path / "run", "edgejson", backend, limit=3, **settings)
+
+
+def test_score_reproduces_the_summary_exactly(tmp_path: Path) -> None:
+    run_dir = edgejson_run(tmp_path, metrics=("structure", "sted", "sobench"))
+    summary = (run_dir / "summary.json").read_bytes()
+    samples = (run_dir / "samples.jsonl").read_bytes()
+    exact = [s["scores"]["edgejson"]["json_exact"] for s in read_jsonl(run_dir / "samples.jsonl")]
+    assert exact == [0, 1, 0]
+    rescore(run_dir)
+    assert (run_dir / "summary.json").read_bytes() == summary
+    assert (run_dir / "samples.jsonl").read_bytes() == samples
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["rescored"][0]["families"] == ["edgejson", "structure", "sted", "sobench"]
+
+
+def test_score_adds_families_with_parameters(tmp_path: Path) -> None:
+    run_dir = edgejson_run(tmp_path)
+    summary = rescore(
+        run_dir, metrics=("sobench",), metric_params={"sobench": {"fuzzy_string_threshold": "0.5"}}
+    ).summary
+    arm = summary.arms[0]
+    assert list(arm.families) == ["edgejson", "sobench"]
+    sobench = arm.families["sobench"]
+    assert sobench.role == "extra" and sobench.parameters["fuzzy_string_threshold"] == 0.5
+    assert sobench.overall["fsma_exact"] == pytest.approx(1 / 3)
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    assert [list(s["scores"]) for s in samples] == [["edgejson", "sobench"]] * 3
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["families"]["sobench"]["parameters"]["fuzzy_string_threshold"] == 0.5
+    # Re-scored again without --metrics: the recorded families and parameters.
+    again = rescore(run_dir).summary
+    assert again.arms[0].families["sobench"] == sobench
+
+
+def test_score_refuses_other_data(tmp_path: Path) -> None:
+    run_dir = edgejson_run(tmp_path)
+    data = tmp_path / "copy"
+    recorded = json.loads((run_dir / "manifest.json").read_text())["dataset"]
+    shutil.copytree(recorded["schemas"], data / "schemas")
+    rows = Path(recorded["path"]).read_text()
+    (data / "test.jsonl").write_text(rows.replace("North greenhouse", "South greenhouse"))
+    with pytest.raises(UserError, match="not the dataset this run used"):
+        rescore(run_dir, dataset=data / "test.jsonl")
+    (data / "test.jsonl").write_text(rows)  # the same data in another folder
+    assert rescore(run_dir, dataset=data / "test.jsonl").summary.arms[0].n_examples == 3
+
+
+def test_score_refuses_run_folders_of_another_format(tmp_path: Path) -> None:
+    run_dir = edgejson_run(tmp_path)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    (run_dir / "manifest.json").write_text(json.dumps({**manifest, "schema_version": "3.0"}))
+    with pytest.raises(UserError, match=r"run-folder format 3.0, but this edgebench reads"):
+        rescore(run_dir)
+    del manifest["schema_version"]  # what edgebench's first format looks like
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match="first, unversioned format"):
+        rescore(run_dir)
+
+
+def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, err = run_cli(capsys, "score", str(tmp_path / "missing"))
+    assert_one_line_error(code, err, "no such run folder")
+    run_dir = edgejson_run(tmp_path)
+    code, err = run_cli(capsys, "score", str(run_dir), "--metrics", "sted")
+    assert code == 0, err
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["arms"][0]["families"]["sted"]["role"] == "extra"
+    (run_dir / "samples.jsonl").write_text("")
+    code, err = run_cli(capsys, "score", str(run_dir))
+    assert_one_line_error(code, err, "no samples")
+
+
+ANSWERS = ['{"a":1,"b":"x"}', '{"b":"x","a":1}', '{"a":2}', "no json"]
+
+
+def consistency_run(tmp_path: Path) -> Path:
+    payloads = tmp_path / "payloads.jsonl"
+    payloads.write_text('{"a": 1, "b": "x"}\n{"c": [1]}\n')
+    return recorded_run(
+        tmp_path / "run",
+        "roundtrip",
+        FakeBackend(sampled=ANSWERS),
+        dataset=payloads,
+        kind=ConsistencyRun(samples=3, temperatures=(0.3,)),
+    )
+
+
+def test_rescoring_a_consistency_run_reproduces_it(tmp_path: Path) -> None:
+    run_dir = consistency_run(tmp_path)
+    before = (run_dir / "summary.json").read_text()
+    rescore(run_dir)
+    assert (run_dir / "summary.json").read_text() == before
+    changed = rescore(run_dir, metric_params={"sted": {"steepness": "0"}}).summary
+    assert changed.consistency is not None and changed.consistency.parameters["steepness"] == 0
+    for prompt in changed.consistency.by_prompt["0.3"].values():
+        assert prompt.consistency == pytest.approx(prompt.sted_mean)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["consistency"]["sted_parameters"]["steepness"] == 0
+
+
+def test_a_consistency_run_is_scored_by_sted_only(tmp_path: Path) -> None:
+    run_dir = consistency_run(tmp_path)
+    with pytest.raises(UserError, match="--metrics does not apply to a consistency run"):
+        rescore(run_dir, metrics=("sobench",))
+    with pytest.raises(UserError, match=r"uses only sted\.\*, not 'sobench'"):
+        rescore(run_dir, metric_params={"sobench": {"fuzzy_string_threshold": "0.5"}})

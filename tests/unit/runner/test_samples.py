@@ -1,0 +1,82 @@
+"""Timings of one answer from the backend's raw timestamps (one formula for every
+backend), and the sample record built around them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from edgebench.backends.base import Generation
+from edgebench.metrics import select_families
+from edgebench.runner.jobs import Job
+from edgebench.runner.samples import build_sample, compute_timings, nothing_decoded
+from tests.helpers.fakes import RIGHT, example
+
+
+def gen(**kw: Any) -> Generation:
+    base: dict[str, Any] = dict(
+        text="",
+        prompt_tokens=100,
+        output_tokens=10,
+        generated_tokens=11,
+        finish_reason="stop",
+        t_start=10.0,
+        t_first_token=10.5,
+        t_end=11.5,
+    )
+    base.update(kw)
+    return Generation(**base)
+
+
+def test_timings_from_timestamps() -> None:
+    t = compute_timings(gen())
+    assert t.ttft_s == pytest.approx(0.5)
+    assert t.prefill_tok_s == pytest.approx(200.0)
+    assert t.decode_tok_s == pytest.approx(10.0)  # 10 forward passes after the first token
+    assert t.latency_s == pytest.approx(1.5)
+
+
+def test_timings_without_tokens_have_no_rates() -> None:
+    t = compute_timings(gen(t_first_token=None, generated_tokens=0, output_tokens=0))
+    assert t.ttft_s is None and t.decode_tok_s is None and t.prefill_tok_s is None
+    assert t.latency_s == pytest.approx(1.5)
+    one = compute_timings(gen(generated_tokens=1, output_tokens=0, t_end=10.5))
+    assert one.decode_tok_s is None and one.ttft_s == pytest.approx(0.5)
+
+
+def test_tokens_forced_before_the_first_sample_are_not_decode_tokens() -> None:
+    forced = gen(
+        text="x",
+        prompt_tokens=10,
+        output_tokens=13,
+        generated_tokens=13,
+        t_start=0.0,
+        t_first_token=1.0,
+        t_end=2.0,
+        forced_tokens=5,
+        forced_prefix_tokens=3,
+    )
+    # 13 tokens: 3 forced with the prompt, the first sampled one at t=1, 9 more by t=2.
+    assert compute_timings(forced).decode_tok_s == 9.0
+
+
+def test_a_sample_record_carries_its_timings_and_every_familys_scores() -> None:
+    job = Job(4, example(4), "the prompt", 64)
+    families = select_families("edgejson", ("structure",), {})
+    sample = build_sample(job, "m", "none", gen(text=RIGHT), families)
+    assert (sample.index, sample.id, sample.model, sample.constraint) == (4, "ex4", "m", "none")
+    assert sample.timings == compute_timings(gen(text=RIGHT))
+    assert list(sample.scores or {}) == ["edgejson", "structure"]
+    assert sample.scores is not None and sample.scores["edgejson"]["json_exact"] == 1
+    assert sample.parse is not None and sample.parse.ok and sample.parsed == {"a": 1}
+    assert sample.sampling is None and not sample.worker_failure
+
+
+def test_a_lost_example_is_scored_as_a_wrong_answer_and_marked_for_resume() -> None:
+    job = Job(0, example(0), "p", 64)
+    lost = nothing_decoded("crashed", "the model worker was killed by SIGKILL")
+    sample = build_sample(job, "m", "none", lost, select_families("edgejson", (), {}))
+    assert sample.worker_failure and sample.error == "the model worker was killed by SIGKILL"
+    assert sample.scores is not None and sample.scores["edgejson"]["json_exact"] == 0
+    assert sample.timings.ttft_s is None and sample.timings.decode_tok_s is None
