@@ -71,16 +71,18 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def run_fake(tmp_path: Path) -> RunFake:
     """`run_fake(outputs_or_backend, n=3, **settings)`: a whole run of the fake model on
     `n` echo examples (or `examples=`), in this process, into tmp_path/run (or `out=`).
-    Keywords that are not RunSettings: `models`, `task`, `examples`, `kind`, `factory`
-    (a worker factory instead of the in-process fake), `progress`, `resume`."""
+    Keywords that are not RunSettings: `models`, `task_impl` (the Task; `task` is the
+    setting), `examples`, `dataset_record`, `kind`, `factory` (a worker factory instead
+    of the in-process fake), `progress`, `resume`."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
         n: int = 3,
         *,
         models: list[Any] | None = None,
-        task: Any = None,
+        task_impl: Any = None,
         examples: list[Any] | None = None,
+        dataset_record: DatasetRecord | None = None,
         kind: Any = None,
         factory: Any = None,
         progress: Any = None,
@@ -92,9 +94,9 @@ def run_fake(tmp_path: Path) -> RunFake:
         return execute(
             RunSettings(**settings),
             models or [fake_model()],
-            task or EchoTask(),
+            task_impl or EchoTask(),
             examples if examples is not None else make_examples(n),
-            DatasetRecord(path="mem"),
+            dataset_record or DatasetRecord(path="mem"),
             kind=kind,
             worker_factory=factory or in_process(backend),
             progress=progress,
@@ -102,4 +104,3 @@ def run_fake(tmp_path: Path) -> RunFake:
         )
 
     return run
-

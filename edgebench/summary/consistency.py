@@ -71,7 +71,9 @@ def summarize_consistency(
     task = next(f for f in families if f.name == manifest.task_family)
     grouped: dict[str, dict[str, list[SampleRecord]]] = defaultdict(lambda: defaultdict(list))
     for sample in samples:
-        if sample.sampling is not None and not sample.skipped:
+        # Generations nothing answered (skipped, or lost with a crashed or hung worker:
+        # `--resume` runs those again) are not the model's answers to compare.
+        if sample.sampling is not None and not sample.skipped and not sample.worker_failure:
             grouped[temperature_key(sample.sampling.temperature)][sample.id].append(sample)
     by_temperature: dict[str, TemperatureConsistency] = {}
     by_prompt: dict[str, dict[str, PromptConsistency]] = {}

@@ -13,7 +13,7 @@ from tests.helpers.fakes import fake_model
 def use_fake_model(monkeypatch: pytest.MonkeyPatch, make_worker: WorkerFactory) -> None:
     """Every `--model` name (or none) resolves to `fake_model(<the name>)`, and every
     worker the run starts is `make_worker(model, mode)` (e.g. an `InProcessWorker`)."""
-    from edgebench.cli import consistency_cmd, run_cmd
+    from edgebench.cli import output
     from edgebench.runner import engine
 
     def resolve(spec: str | None) -> ModelUnderTest:
@@ -22,8 +22,7 @@ def use_fake_model(monkeypatch: pytest.MonkeyPatch, make_worker: WorkerFactory) 
     def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool) -> Worker:
         return make_worker(model, mode)
 
-    monkeypatch.setattr(run_cmd, "model_under_test", resolve)
-    monkeypatch.setattr(consistency_cmd, "model_under_test", resolve)
+    monkeypatch.setattr(output, "model_under_test", resolve)
     monkeypatch.setattr(engine, "start_worker", start_worker)
 
 

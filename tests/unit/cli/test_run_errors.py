@@ -127,7 +127,7 @@ def test_run_resume_of_a_consistency_folder_names_edgebench_consistency(
     assert_one_line_error(
         code,
         err,
-        f"cannot resume {out}: it is a consistency run",
+        f"cannot resume {out}: it was made by `edgebench consistency`",
         f"continue it with `edgebench consistency --resume {out}`",
     )
     assert (out / "samples.jsonl").read_bytes() == before

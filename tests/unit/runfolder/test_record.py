@@ -9,7 +9,7 @@ from typing import Any, Literal
 import jsonschema
 import pytest
 
-from edgebench.runfolder.record import FormatError, Record, doc, json_schema, type_label
+from edgebench.runfolder.record import FormatError, Record, field_doc, json_schema, type_label
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,8 @@ class Inner(Record):
 class Outer(Record):
     """The root of the test records."""
 
-    name: str = doc("a name")
+    # what it is called,
+    name: str  # a name
     path: Path | None = None
     items: list[Inner] = field(default_factory=list)
     by_key: dict[str, Inner | None] = field(default_factory=dict)
@@ -81,7 +82,10 @@ def test_the_json_schema_accepts_what_the_record_writes_and_nothing_else() -> No
     schema = json_schema(Outer, "outer", "test")
     validator = jsonschema.Draft202012Validator(schema)
     validator.validate(SAMPLE.to_json())
-    assert schema["$defs"]["Outer"]["properties"]["name"]["description"] == "a name"
+    assert schema["$defs"]["Outer"]["properties"]["name"]["description"] == (
+        "what it is called, a name"
+    )
+    assert field_doc(Inner, "tag") == "" and field_doc(Outer, "pair") == ""
     assert schema["$defs"]["Outer"]["required"] == ["name"]
     assert not validator.is_valid({"name": "x", "items": [{"value": "1"}]})
     assert not validator.is_valid({"name": "x", "items": [{"value": 1, "tag": "c"}]})

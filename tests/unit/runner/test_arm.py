@@ -20,8 +20,8 @@ def test_an_arm_whose_jobs_are_all_skipped_starts_no_worker() -> None:
         return InProcessWorker(FakeBackend([]))
 
     arm = Arm(
-        fake_model(),
-        "mask",
+        model=fake_model(),
+        mode="mask",
         settings=RunSettings(),
         n_ctx=512,
         stop=(),

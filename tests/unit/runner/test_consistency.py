@@ -47,7 +47,7 @@ def consistency(
     """A consistency run of the two payload examples into tmp_path/`out`."""
     return run_fake(
         backend,
-        task=get_task("roundtrip"),
+        task_impl=get_task("roundtrip"),
         examples=payloads(tmp_path),
         kind=ConsistencyRun(**kind),
         out=tmp_path / out,
@@ -135,7 +135,7 @@ def test_an_interrupted_consistency_run_resumes_to_each_draw_once_in_run_order(
     with pytest.raises(RunInterrupted) as stopped:
         run_fake(
             FakeBackend(sampled=ANSWERS),
-            task=get_task("roundtrip"),
+            task_impl=get_task("roundtrip"),
             examples=payloads(tmp_path),
             kind=ConsistencyRun(**kind),  # type: ignore[arg-type]
             progress=interrupt_after(7),
@@ -180,13 +180,13 @@ def test_a_run_and_a_consistency_run_do_not_resume_as_each_other(
     run_fake([RIGHT], n=2, out=tmp_path / "greedy")
     with pytest.raises(
         UserError,
-        match=r"it is a run run; continue it with `edgebench run --resume .*greedy`",
+        match=r"it was made by `edgebench run`; continue it with `edgebench run --resume .*greedy`",
     ):
         run_fake(n=2, out=tmp_path / "greedy", kind=ConsistencyRun(), resume=True)
     run_fake(FakeBackend(sampled=[RIGHT]), n=2, out=tmp_path / "sampled", kind=ConsistencyRun())
     with pytest.raises(
         UserError,
-        match=r"it is a consistency run; continue it with `edgebench consistency --resume ",
+        match=r"made by `edgebench consistency`; continue it with `edgebench consistency --resume ",
     ):
         run_fake(n=2, out=tmp_path / "sampled", resume=True)
 
@@ -198,3 +198,36 @@ def test_bad_sampling_plans_are_refused() -> None:
         ConsistencyRun(temperatures=(0.5, 0.0))
     with pytest.raises(UserError, match="at least one temperature"):
         ConsistencyRun(temperatures=())
+
+
+def test_generations_lost_with_their_worker_are_left_out_of_the_comparison(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    """A draw whose worker died is not one of the model's answers: the prompt is compared
+    over the draws that were answered (and `--resume` would run the lost one again)."""
+    from tests.helpers.faults import DyingWorker
+
+    class DiesOnce(DyingWorker):
+        def generate(self, prompt, settings, timeout=None):  # type: ignore[no-untyped-def]
+            if settings.seed == 1 and not self.died:  # the first example's second draw
+                self.died = True
+                return super().generate(prompt, settings, timeout)
+            return InProcessWorker.generate(self, prompt, settings, timeout)
+
+    from edgebench.backends.worker import InProcessWorker
+
+    worker = DiesOnce(FakeBackend(sampled=['{"a":1,"b":"x"}']))
+    worker.died = False
+    result = run_fake(
+        task_impl=get_task("roundtrip"),
+        examples=payloads(tmp_path),
+        kind=ConsistencyRun(samples=3, temperatures=(0.5,)),
+        factory=lambda model, mode: worker,
+    )
+    assert result.worker_failures == 1
+    consistency_summary = result.summary.consistency
+    assert consistency_summary is not None
+    prompts = consistency_summary.by_prompt["0.5"]
+    assert prompts["payloads:1"].n == 2 and prompts["payloads:2"].n == 3
+    assert prompts["payloads:1"].consistency == prompts["payloads:2"].consistency == 1.0
+    assert consistency_summary.by_temperature["0.5"].n_generations == 5

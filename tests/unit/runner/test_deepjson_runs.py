@@ -21,7 +21,7 @@ from edgebench.report.compare import compare_rows
 from edgebench.report.table import render_summary
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import plan_context
-from edgebench.runner.engine import RunInterrupted, execute
+from edgebench.runner.engine import RunInterrupted
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.rescore import rescore
 from edgebench.scoring.parse import parse_json_output
@@ -30,7 +30,6 @@ from edgebench.tasks.base import Example
 from edgebench.tasks.deepjson import DeepJSONTask, example_from_row
 from tests.conftest import RunFake
 from tests.helpers.fakes import examples as echo_examples
-from tests.helpers.fakes import fake_model, in_process
 
 SCORES = ["syntax", "key_matching", "strict", "valid_json"]
 
@@ -76,7 +75,7 @@ def deep_run(
     run_fake: RunFake, outputs: list[str], exs: list[Example], **settings: Any
 ) -> tuple[Any, FakeBackend]:
     backend = FakeBackend(outputs)
-    return run_fake(backend, task=DeepJSONTask(), examples=exs, **settings), backend
+    return run_fake(backend, task_impl=DeepJSONTask(), examples=exs, **settings), backend
 
 
 def test_summary_breaks_scores_down_by_depth_difficulty_domain_and_element_type(
@@ -194,7 +193,7 @@ def test_compare_shows_deepjson_scores(run_fake: RunFake) -> None:
 
 
 def test_skipped_examples_are_complete_for_resume_and_stay_unscored_by_score(
-    tmp_path: Path,
+    run_fake: RunFake, tmp_path: Path
 ) -> None:
     """A skipped example is a finished record: --resume keeps it (never decodes it) and
     `edgebench score` leaves it unscored, reproducing the summary."""
@@ -213,16 +212,16 @@ def test_skipped_examples_are_complete_for_resume_and_stay_unscored_by_score(
             return super().generate(prompt, settings)
 
     def go(backend: FakeBackend, resume: bool) -> Any:
-        settings = RunSettings(
-            out=out, warmup=False, task="deepjson", limit=6, max_context=limit, max_tokens=64
-        )
-        return execute(
-            settings,
-            [fake_model()],
-            task,
-            exs,
-            record,
-            worker_factory=in_process(backend),
+        return run_fake(
+            backend,
+            task_impl=task,
+            examples=exs,
+            dataset_record=record,
+            out=out,
+            task="deepjson",
+            limit=6,
+            max_context=limit,
+            max_tokens=64,
             resume=resume,
         )
 

@@ -14,46 +14,48 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runfolder.records import RunSettings
-from edgebench.runner.engine import execute
 from edgebench.runner.jobs import ConsistencyRun
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.rescore import rescore
 from edgebench.tasks import get_task
+from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
-from tests.helpers.fakes import fake_model, in_process
 
 
 def recorded_run(
-    out: Path, task_name: str, backend: FakeBackend, *, dataset: Path | None = None, **kw: Any
+    run_fake: RunFake,
+    task_name: str,
+    backend: FakeBackend,
+    *,
+    dataset: Path | None = None,
+    **kw: Any,
 ) -> Path:
     """A fake-backend run of a real task whose manifest names its dataset file (and its
-    sha256), as `edgebench score` needs: `run_fake` records an in-memory dataset."""
+    sha256), as `edgebench score` needs."""
     task = get_task(task_name)
     examples, record = load_examples(task, RunSettings(task=task_name, dataset=dataset))
-    kind = kw.pop("kind", None)
-    settings = RunSettings(out=out, warmup=False, task=task_name, dataset=dataset, **kw)
-    execute(
-        settings,
-        [fake_model()],
-        task,
-        examples,
-        record,
-        kind=kind,
-        worker_factory=in_process(backend),
+    result = run_fake(
+        backend,
+        task_impl=task,
+        examples=examples,
+        dataset_record=record,
+        task=task_name,
+        dataset=dataset,
+        **kw,
     )
-    return out
+    return result.run_dir
 
 
-def edgejson_run(tmp_path: Path, **settings: Any) -> Path:
+def edgejson_run(run_fake: RunFake, **settings: Any) -> Path:
     """Three built-in EdgeJSON examples, the second one answered right."""
     examples, _ = load_examples(get_task("edgejson"), RunSettings())
     right = json.dumps(examples[1].expected).replace(" ", "")
     backend = FakeBackend(['{"site": "x"}', right, "no"])
-    return recorded_run(tmp_path / "run", "edgejson", backend, limit=3, **settings)
+    return recorded_run(run_fake, "edgejson", backend, limit=3, **settings)
 
 
-def test_score_reproduces_the_summary_exactly(tmp_path: Path) -> None:
-    run_dir = edgejson_run(tmp_path, metrics=("structure", "sted", "sobench"))
+def test_score_reproduces_the_summary_exactly(run_fake: RunFake, tmp_path: Path) -> None:
+    run_dir = edgejson_run(run_fake, metrics=("structure", "sted", "sobench"))
     summary = (run_dir / "summary.json").read_bytes()
     samples = (run_dir / "samples.jsonl").read_bytes()
     exact = [s["scores"]["edgejson"]["json_exact"] for s in read_jsonl(run_dir / "samples.jsonl")]
@@ -65,8 +67,8 @@ def test_score_reproduces_the_summary_exactly(tmp_path: Path) -> None:
     assert manifest["rescored"][0]["families"] == ["edgejson", "structure", "sted", "sobench"]
 
 
-def test_score_adds_families_with_parameters(tmp_path: Path) -> None:
-    run_dir = edgejson_run(tmp_path)
+def test_score_adds_families_with_parameters(run_fake: RunFake, tmp_path: Path) -> None:
+    run_dir = edgejson_run(run_fake)
     summary = rescore(
         run_dir, metrics=("sobench",), metric_params={"sobench": {"fuzzy_string_threshold": "0.5"}}
     ).summary
@@ -84,8 +86,8 @@ def test_score_adds_families_with_parameters(tmp_path: Path) -> None:
     assert again.arms[0].families["sobench"] == sobench
 
 
-def test_score_refuses_other_data(tmp_path: Path) -> None:
-    run_dir = edgejson_run(tmp_path)
+def test_score_refuses_other_data(run_fake: RunFake, tmp_path: Path) -> None:
+    run_dir = edgejson_run(run_fake)
     data = tmp_path / "copy"
     recorded = json.loads((run_dir / "manifest.json").read_text())["dataset"]
     shutil.copytree(recorded["schemas"], data / "schemas")
@@ -97,8 +99,8 @@ def test_score_refuses_other_data(tmp_path: Path) -> None:
     assert rescore(run_dir, dataset=data / "test.jsonl").summary.arms[0].n_examples == 3
 
 
-def test_score_refuses_run_folders_of_another_format(tmp_path: Path) -> None:
-    run_dir = edgejson_run(tmp_path)
+def test_score_refuses_run_folders_of_another_format(run_fake: RunFake, tmp_path: Path) -> None:
+    run_dir = edgejson_run(run_fake)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     (run_dir / "manifest.json").write_text(json.dumps({**manifest, "schema_version": "3.0"}))
     with pytest.raises(UserError, match=r"run-folder format 3.0, but this edgebench reads"):
@@ -109,10 +111,10 @@ def test_score_refuses_run_folders_of_another_format(tmp_path: Path) -> None:
         rescore(run_dir)
 
 
-def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli(run_fake: RunFake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, err = run_cli(capsys, "score", str(tmp_path / "missing"))
     assert_one_line_error(code, err, "no such run folder")
-    run_dir = edgejson_run(tmp_path)
+    run_dir = edgejson_run(run_fake)
     code, err = run_cli(capsys, "score", str(run_dir), "--metrics", "sted")
     assert code == 0, err
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -125,11 +127,11 @@ def test_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 ANSWERS = ['{"a":1,"b":"x"}', '{"b":"x","a":1}', '{"a":2}', "no json"]
 
 
-def consistency_run(tmp_path: Path) -> Path:
+def consistency_run(run_fake: RunFake, tmp_path: Path) -> Path:
     payloads = tmp_path / "payloads.jsonl"
     payloads.write_text('{"a": 1, "b": "x"}\n{"c": [1]}\n')
     return recorded_run(
-        tmp_path / "run",
+        run_fake,
         "roundtrip",
         FakeBackend(sampled=ANSWERS),
         dataset=payloads,
@@ -137,8 +139,8 @@ def consistency_run(tmp_path: Path) -> Path:
     )
 
 
-def test_rescoring_a_consistency_run_reproduces_it(tmp_path: Path) -> None:
-    run_dir = consistency_run(tmp_path)
+def test_rescoring_a_consistency_run_reproduces_it(run_fake: RunFake, tmp_path: Path) -> None:
+    run_dir = consistency_run(run_fake, tmp_path)
     before = (run_dir / "summary.json").read_text()
     rescore(run_dir)
     assert (run_dir / "summary.json").read_text() == before
@@ -150,8 +152,8 @@ def test_rescoring_a_consistency_run_reproduces_it(tmp_path: Path) -> None:
     assert manifest["consistency"]["sted_parameters"]["steepness"] == 0
 
 
-def test_a_consistency_run_is_scored_by_sted_only(tmp_path: Path) -> None:
-    run_dir = consistency_run(tmp_path)
+def test_a_consistency_run_is_scored_by_sted_only(run_fake: RunFake, tmp_path: Path) -> None:
+    run_dir = consistency_run(run_fake, tmp_path)
     with pytest.raises(UserError, match="--metrics does not apply to a consistency run"):
         rescore(run_dir, metrics=("sobench",))
     with pytest.raises(UserError, match=r"uses only sted\.\*, not 'sobench'"):

@@ -18,10 +18,10 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runfolder.folder import LOCK_FILE, RunLock
-from edgebench.runfolder.records import DatasetRecord, RunSettings
-from edgebench.runner.engine import RunInterrupted, execute
+from edgebench.runfolder.records import DatasetRecord
+from edgebench.runner.engine import RunInterrupted
 from tests.conftest import RunFake
-from tests.helpers.fakes import EchoTask, fake_model, in_process
+from tests.helpers.fakes import fake_model, in_process
 from tests.helpers.faults import DyingWorker, Hook, echo_examples, interrupt_after
 
 N = 6
@@ -131,48 +131,39 @@ def test_a_completed_run_resumes_without_decoding_anything(
     assert manifest_of(out)["resumes"][0]["samples_kept"] == N
 
 
-def resume_other(tmp_path: Path, *, model: Any = None, dataset_sha: str = "d" * 64) -> None:
+def resume_other(run_fake: RunFake, *, model: Any = None, dataset_sha: str = "d" * 64) -> None:
     """Resume tmp_path/run with another model or dataset record than `first_run` made."""
-    execute(
-        RunSettings(out=tmp_path / "run", warmup=False),
-        [model or fake_model()],
-        EchoTask(),
-        echo_examples(N),
-        DatasetRecord(path="mem", sha256=dataset_sha),
-        worker_factory=in_process(FakeBackend(echo=True)),
+    run_fake(
+        FakeBackend(echo=True),
+        examples=echo_examples(N),
+        models=[model or fake_model()],
+        dataset_record=DatasetRecord(path="mem", sha256=dataset_sha),
         resume=True,
     )
 
 
 @pytest.fixture
-def first_run(tmp_path: Path) -> Path:
-    """A completed run whose dataset record has a sha256 (run_fake's has none)."""
-    out = tmp_path / "run"
-    execute(
-        RunSettings(out=out, warmup=False),
-        [fake_model()],
-        EchoTask(),
-        echo_examples(N),
-        DatasetRecord(path="mem", sha256="d" * 64),
-        worker_factory=in_process(FakeBackend(echo=True)),
-    )
-    return out
+def first_run(run_fake: RunFake) -> Path:
+    """A completed run whose dataset record has a sha256."""
+    dataset = DatasetRecord(path="mem", sha256="d" * 64)
+    backend = FakeBackend(echo=True)
+    return run_fake(backend, examples=echo_examples(N), dataset_record=dataset).run_dir
 
 
-def test_resume_refuses_another_model(first_run: Path, tmp_path: Path) -> None:
+def test_resume_refuses_another_model(first_run: Path, run_fake: RunFake) -> None:
     with pytest.raises(
         UserError,
         match=r"cannot resume .*: model sha256 differs \(run: 000000000000…, now: 111111111111…\)",
     ):
-        resume_other(tmp_path, model=fake_model(sha256="1" * 64))
-    resume_other(tmp_path)  # the same model and dataset: accepted
+        resume_other(run_fake, model=fake_model(sha256="1" * 64))
+    resume_other(run_fake)  # the same model and dataset: accepted
 
 
-def test_resume_refuses_another_dataset(first_run: Path, tmp_path: Path) -> None:
+def test_resume_refuses_another_dataset(first_run: Path, run_fake: RunFake) -> None:
     with pytest.raises(
         UserError, match=r"dataset sha256 differs \(run: dddddddddddd…, now: eeeeeeeeeeee…\)"
     ):
-        resume_other(tmp_path, dataset_sha="e" * 64)
+        resume_other(run_fake, dataset_sha="e" * 64)
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,7 @@ def test_hostile_model_outputs_are_per_sample_errors(run_fake: RunFake) -> None:
     # The fake answers verbatim: each output has fewer than 10 words (tokens).
     result = run_fake(
         outputs,
-        task=EdgeJSONTask(),
+        task_impl=EdgeJSONTask(),
         examples=edgejson_examples(len(outputs), schema),
         max_tokens=10,
     )
@@ -104,7 +104,7 @@ def test_a_scorer_that_fails_costs_its_sample_not_the_run(
     monkeypatch.setattr(EdgeJSONFamily, "evaluate", broken)
     result = run_fake(
         ['{"a": "x"}', '{"a": "boom"}', '{"a": "x"}'],
-        task=EdgeJSONTask(),
+        task_impl=EdgeJSONTask(),
         examples=edgejson_examples(3, {"type": "object"}),
         max_tokens=10,
     )

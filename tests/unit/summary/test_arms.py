@@ -11,7 +11,9 @@ from tests.helpers.fakes import OBJECT_SCHEMA, RIGHT, examples, fake_model
 
 
 def test_an_arm_the_runtime_cannot_run_has_no_figures(run_fake: RunFake) -> None:
-    result = run_fake([RIGHT] * 3, models=[fake_model(backend="onnx")], constraints=("none", "gbnf"))
+    result = run_fake(
+        [RIGHT] * 3, models=[fake_model(backend="onnx")], constraints=("none", "gbnf")
+    )
     skipped = result.summary.arm("fake-model", "gbnf")
     assert skipped is not None and skipped.status == "skipped" and skipped.skip_reason
     assert skipped.families == {} and skipped.metrics == {} and skipped.noncompliant is None

@@ -91,7 +91,7 @@ def test_a_rebuild_is_scored_by_the_structure_family(tmp_path: Path) -> None:
 def test_a_run_scores_csa_and_nted(tmp_path: Path, run_fake: RunFake) -> None:
     task = get_task("roundtrip")
     examples = task.load(write_objects(tmp_path), None)
-    result = run_fake(REBUILDS, task=task, examples=examples)
+    result = run_fake(REBUILDS, task_impl=task, examples=examples)
     samples = read_jsonl(result.run_dir / "samples.jsonl")
     assert (
         "Under the path root/user/age, there exists a node with value 30." in samples[0]["prompt"]
