@@ -24,6 +24,7 @@ from edgebench.runner.spec import ModelUnderTest
 from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
 from tests.helpers.faults import echo_examples, interrupt_after
+from tests.helpers.inline_prompts import chat_templates_in_process
 
 SPEEDS = {"tiny": 0.01, "tiny@onnx-int4": 0.02}  # seconds per decoded token
 OUTPUTS = {"tiny": [RIGHT, RIGHT, WRONG], "tiny@onnx-int4": [RIGHT, WRONG, WRONG]}
@@ -287,7 +288,11 @@ def test_resume_refuses_other_models(
 ) -> None:
     out = tmp_path / "run"
     echo_run(run_fake, two_models(), out=out)
-    with pytest.raises(UserError, match=r"cannot resume .*: " + message):
+    # a chat template is rendered without its throwaway process here (tests/system has it)
+    with (
+        chat_templates_in_process(),
+        pytest.raises(UserError, match=r"cannot resume .*: " + message),
+    ):
         echo_run(run_fake, change(two_models()), out=out, resume=True)
 
 
