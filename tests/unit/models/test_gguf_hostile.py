@@ -15,7 +15,7 @@ from edgebench.models import gguf
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
 from edgebench.runner.preflight import check_memory, estimate_memory
 from edgebench.runner.prepare import model_under_test
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import assert_one_line_error, run_one_row
 from tests.helpers.gguf_factory import (
     build_gguf,
     gguf_string,
@@ -120,21 +120,7 @@ def test_run_on_a_broken_header_is_one_line_and_starts_no_worker(
 ) -> None:
     isolate(monkeypatch, tmp_path)
     path, message = hostile_file(tmp_path, name)
-    (tmp_path / "schemas" / "simple").mkdir(parents=True)
-    (tmp_path / "schemas" / "simple" / "s.json").write_text('{"type": "object"}')
-    row = '{"id": "r1", "schema_id": "s", "prompt": "p", "expected_output": {}}\n'
-    (tmp_path / "data.jsonl").write_text(row)
-    out = tmp_path / "run"
-    code, err = run_cli(
-        capsys,
-        "run",
-        "--model",
-        str(path),
-        "--dataset",
-        str(tmp_path / "data.jsonl"),
-        "--out",
-        str(out),
-    )
+    code, err, out = run_one_row(capsys, tmp_path, path, "p")
     assert_one_line_error(code, err, message, path.name)
     assert workers_started == []
     assert not out.exists()  # refused before a run folder was made
