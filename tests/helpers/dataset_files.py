@@ -43,3 +43,19 @@ def same_error(
     from_validate = cli_error(capsys, "data", "validate", *validate_args)
     assert from_run == from_validate
     return from_run
+
+
+def dataset_error(capsys: pytest.CaptureFixture[str], dataset: Path, *args: str) -> str:
+    """`run` and `data validate` on `dataset` (`--dataset DATASET` and `args` to both):
+    the same line, returned once."""
+    both = ["--dataset", str(dataset), *args]
+    return same_error(capsys, both, both)
+
+
+def assert_line_refused(
+    capsys: pytest.CaptureFixture[str], dataset: Path, line: bytes, message: str, *args: str
+) -> None:
+    """`dataset` with `line` appended: `run` and `data validate` (given `args`) refuse it
+    with the same line, naming the file then saying `message`."""
+    append(dataset, line)
+    assert f"error: {dataset}{message}" in dataset_error(capsys, dataset, *args)
