@@ -32,6 +32,14 @@ def assert_one_line_error(code: int, err: str, *fragments: str, exit_code: int =
         assert fragment in err
 
 
+def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """`edgebench ARGS` in this process ends with the user's mistake (exit 2) in one line,
+    no traceback: that line."""
+    code, err = run_cli(capsys, *args)
+    assert_one_line_error(code, err)
+    return err.strip()
+
+
 def run_one_row(
     capsys: pytest.CaptureFixture[str], folder: Path, model: Path, prompt: str
 ) -> tuple[int, str, Path]:

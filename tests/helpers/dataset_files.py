@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import cli_error
 
 # Given so that `run` can never reach a model download: every input here fails to load
 # first, and a file that loaded by mistake would fail on this instead.
@@ -26,13 +26,6 @@ def append(path: Path, line: bytes) -> Path:
     with path.open("ab") as handle:
         handle.write(line + b"\n")
     return path
-
-
-def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """The one line a command prints for unreadable input (exit code 2, no traceback)."""
-    code, err = run_cli(capsys, *args)
-    assert_one_line_error(code, err)
-    return err.strip()
 
 
 def same_error(

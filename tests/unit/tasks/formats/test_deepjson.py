@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from edgebench.cli.data_cmd import data_app
 from edgebench.tasks.formats.deepjson import deepjson_row, read_deepjson
+from tests.helpers.cli import cli_error
 from tests.helpers.dataset_files import (
     DEEP,
     NO_MODEL,
     append,
     assert_line_refused,
-    cli_error,
     dataset_error,
     lines,
 )
