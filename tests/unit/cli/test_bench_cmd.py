@@ -1,5 +1,6 @@
 """`edgebench bench` in this process: its one-line errors by kind (the user's mistake
-exits 2, a crashed worker 1) and what it prints; workers are in-process fakes."""
+exits 2, a crashed worker 1) and what it prints; workers are in-process fakes. (Bad
+options: test_bad_options.py.)"""
 
 from __future__ import annotations
 
@@ -25,25 +26,6 @@ def fake_workers(monkeypatch: pytest.MonkeyPatch, workers: SpeedWorkers) -> None
     monkeypatch.setattr(
         bench, "start_worker", lambda model, mode, *, threads, guard: workers(threads)
     )
-
-
-@pytest.mark.parametrize(
-    ("args", "fragment"),
-    [
-        (["--threads", "0"], "--threads: 0 is below the minimum of 1"),
-        (["--threads", "two"], "--threads: 'two' is not a whole number"),
-        (["--prompt-tokens", "128,x"], "--prompt-tokens: 'x' is not a whole number"),
-        (["--gen-tokens", "-5"], "--gen-tokens: -5 is below the minimum of 0"),
-        (["-p", "0", "-n", "0"], "nothing to measure"),
-        (["--depth", ","], "--depth: give at least one number"),
-        (["--model", "/nope/model.gguf"], "/nope/model.gguf"),
-    ],
-)
-def test_bad_options_are_one_line_errors(
-    capsys: pytest.CaptureFixture[str], args: list[str], fragment: str
-) -> None:
-    code, err = run_cli(capsys, "bench", *args)
-    assert_one_line_error(code, err, fragment)
 
 
 def test_context_larger_than_the_model_is_a_one_line_error(

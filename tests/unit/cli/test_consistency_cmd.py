@@ -1,6 +1,6 @@
 """`edgebench consistency` in this process (the fake model, see tests/helpers/cli_model.py):
-bad options end in one line, and `--resume DIR` continues an interrupted consistency run,
-refusing a folder of another kind or another sampling plan."""
+`--resume DIR` continues an interrupted consistency run, refusing a folder of another kind
+or another sampling plan. (Bad options: test_bad_options.py.)"""
 
 from __future__ import annotations
 
@@ -12,29 +12,12 @@ import pytest
 from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.backends.fake import FakeBackend
 from edgebench.io import read_jsonl
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import assert_one_line_error
 from tests.helpers.cli_model import RoundtripCli, assert_resume_names_the_command, roundtrip_cli
 from tests.helpers.run_folder import manifest_of, summary_of
 
 ANSWERS = ['{"a":1,"b":"x"}', '{"b":"x","a":1}', '{"a":2}', "no json"]
 PLAN = ("--samples", "3", "--temperatures", "0.5,0.8", "--seed", "0")
-
-
-@pytest.mark.parametrize(
-    ("args", "fragment"),
-    [
-        (["--temperatures", "0.2,hot"], "'hot' is not a number"),
-        (["--temperatures", "0"], "not above 0"),
-        (["--constraint", "none,gbnf"], "one constraint mode"),
-        (["--metric-param", "sobench.fuzzy_string_threshold=0.9"], "only sted"),
-        (["--metric-param", "sted.lambda=1"], "no parameter 'lambda'"),
-    ],
-)
-def test_bad_options_are_one_line_errors(
-    capsys: pytest.CaptureFixture[str], args: list[str], fragment: str
-) -> None:
-    code, err = run_cli(capsys, "consistency", *args)
-    assert_one_line_error(code, err, fragment)
 
 
 class InterruptAt(FakeBackend):
