@@ -12,6 +12,7 @@ import pytest
 from edgebench.cli.app import main
 from edgebench.runner import bench
 from tests.helpers.bench_fakes import SpeedWorkers
+from tests.helpers.bench_report import completed_bench
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.gguf_factory import SAMPLE_TENSORS, isolate, sample_metadata, write_gguf
 
@@ -51,14 +52,7 @@ def test_a_bench_prints_the_table_and_where_the_json_is(
     assert not exit_info.value.code, captured.err
     assert "pp8" in captured.out and "tg2" in captured.out and "tiny" in captured.out
     assert f"results: {out}" in " ".join(captured.err.split())
-    report = json.loads(out.read_text())
-    assert report["status"] == "completed"
-    assert [(r["threads"], r["test"]) for r in report["results"]] == [
-        (1, "pp8"),
-        (1, "tg2"),
-        (2, "pp8"),
-        (2, "tg2"),
-    ]
+    completed_bench(out, (1, 2), ("pp8", "tg2"))
 
 
 def test_a_crashed_worker_is_a_run_failure_in_one_line(
