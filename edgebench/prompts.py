@@ -131,7 +131,7 @@ def render_isolated(
     what = "the model's chat template"
     try:
         return call_isolated(
-            _render_all,
+            render_all,
             (template, conversations, bos_token, eos_token),
             timeout=timeout,
             memory_bytes=memory_bytes,
@@ -148,12 +148,16 @@ def render_isolated(
         ) from None
 
 
-def _render_all(
+def render_all(
     template: str,
     conversations: list[list[dict[str, str]]],
     bos_token: str | None,
     eos_token: str | None,
 ) -> list[str]:
+    """`render_chat_template` for each conversation, in this process: the sandbox applies
+    but no memory cap or time limit. A run renders through `render_isolated`, which calls
+    this in a throwaway child process; call it directly only on templates you trust (a
+    test's own)."""
     return [
         render_chat_template(template, c, bos_token=bos_token, eos_token=eos_token)
         for c in conversations

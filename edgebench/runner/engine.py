@@ -244,8 +244,8 @@ class _Run:
         stored = read_manifest(run_dir)
         if stored.kind != self.kind.name:
             raise UserError(
-                f"cannot resume {run_dir}: it was made by `edgebench {stored.kind}`; continue it with "
-                f"`{resume_command(stored.kind, run_dir)}`"
+                f"cannot resume {run_dir}: it was made by `edgebench {stored.kind}`; "
+                f"continue it with `{resume_command(stored.kind, run_dir)}`"
             )
         conflict = resume_conflict(stored, self.settings, self.models, self.task, dataset)
         if conflict is None and stored.consistency != self.kind.plan_record():

@@ -1,9 +1,12 @@
-"""Running the CLI in-process and checking that a mistake ends in one line."""
+"""Running the CLI in-process (also `run` on a one-row dataset) and in a process of its own,
+and checking that a mistake ends in one line."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +30,32 @@ def assert_one_line_error(code: int, err: str, *fragments: str, exit_code: int =
     assert len(lines) == 1, err
     for fragment in fragments:
         assert fragment in err
+
+
+def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """`edgebench ARGS` in this process ends with the user's mistake (exit 2) in one line,
+    no traceback: that line."""
+    code, err = run_cli(capsys, *args)
+    assert_one_line_error(code, err)
+    return err.strip()
+
+
+def run_one_row(
+    capsys: pytest.CaptureFixture[str], folder: Path, model: Path, prompt: str
+) -> tuple[int, str, Path]:
+    """`edgebench run --model MODEL` in this process on a one-row EdgeJSON dataset that it
+    writes into `folder` (prompt `prompt`, any object answers it): the exit code, what went
+    to stderr, and the run folder the run was given (`folder/run`)."""
+    (folder / "schemas" / "simple").mkdir(parents=True)
+    (folder / "schemas" / "simple" / "s.json").write_text('{"type": "object"}')
+    row = {"id": "r1", "schema_id": "s", "prompt": prompt, "expected_output": {}}
+    (folder / "data.jsonl").write_text(json.dumps(row) + "\n")
+    out = folder / "run"
+    dataset = str(folder / "data.jsonl")
+    code, err = run_cli(
+        capsys, "run", "--model", str(model), "--dataset", dataset, "--out", str(out)
+    )
+    return code, err, out
 
 
 def edgebench_process(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import cli_error
 
 # Given so that `run` can never reach a model download: every input here fails to load
 # first, and a file that loaded by mistake would fail on this instead.
@@ -28,13 +28,6 @@ def append(path: Path, line: bytes) -> Path:
     return path
 
 
-def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """The one line a command prints for unreadable input (exit code 2, no traceback)."""
-    code, err = run_cli(capsys, *args)
-    assert_one_line_error(code, err)
-    return err.strip()
-
-
 def same_error(
     capsys: pytest.CaptureFixture[str], run_args: list[str], validate_args: list[str]
 ) -> str:
@@ -43,3 +36,19 @@ def same_error(
     from_validate = cli_error(capsys, "data", "validate", *validate_args)
     assert from_run == from_validate
     return from_run
+
+
+def dataset_error(capsys: pytest.CaptureFixture[str], dataset: Path, *args: str) -> str:
+    """`run` and `data validate` on `dataset` (`--dataset DATASET` and `args` to both):
+    the same line, returned once."""
+    both = ["--dataset", str(dataset), *args]
+    return same_error(capsys, both, both)
+
+
+def assert_line_refused(
+    capsys: pytest.CaptureFixture[str], dataset: Path, line: bytes, message: str, *args: str
+) -> None:
+    """`dataset` with `line` appended: `run` and `data validate` (given `args`) refuse it
+    with the same line, naming the file then saying `message`."""
+    append(dataset, line)
+    assert f"error: {dataset}{message}" in dataset_error(capsys, dataset, *args)

@@ -1,8 +1,8 @@
 """Chat prompts rendered in this process, for unit tests that need a run of a chat model
 (`report_runs.make_run`) but test something else: a run renders its chat prompts in a
 throwaway child process (`edgebench.prompts.render_isolated`), which unit tests do not
-start. The same sandboxed renderer runs, only without the child; the isolation itself
-is tested under tests/system."""
+start. The same sandboxed renderer runs (`edgebench.prompts.render_all`), only without the
+child; the isolation itself is tested under tests/system."""
 
 from __future__ import annotations
 
@@ -15,15 +15,9 @@ import pytest
 from edgebench import prompts
 
 
-def _render_here(
-    template: str,
-    conversations: list[list[dict[str, str]]],
-    *,
-    bos_token: str | None,
-    eos_token: str | None,
-    **limits: Any,
-) -> list[str]:
-    return prompts._render_all(template, conversations, bos_token, eos_token)
+def _render_here(*args: Any, timeout: float = 0, memory_bytes: int = 0, **tokens: Any) -> list[str]:
+    """`render_isolated` without its child process, so without its limits."""
+    return prompts.render_all(*args, **tokens)
 
 
 @contextmanager

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.speed_test import SpeedPlan, SpeedTest, measure_speed
+from tests.helpers.bench_report import completed_bench
 from tests.helpers.cli import edgebench_ok as run_cli
 
 pytestmark = pytest.mark.model
@@ -18,14 +18,7 @@ def test_bench_command_writes_rows_and_json(smollm2: Path, tmp_path: Path) -> No
     out = tmp_path / "bench.json"
     done = run_cli("bench", "-t", "1,2", "-p", "64", "-n", "16", "-r", "2", "-o", str(out))
     assert "pp64" in done.stdout and "tg16" in done.stdout and " ± " in done.stdout
-    report = json.loads(out.read_text())
-    assert report["status"] == "completed"
-    assert [(r["threads"], r["test"]) for r in report["results"]] == [
-        (1, "pp64"),
-        (1, "tg16"),
-        (2, "pp64"),
-        (2, "tg16"),
-    ]
+    report = completed_bench(out, (1, 2), ("pp64", "tg16"))
     for row in report["results"]:
         assert row["repetitions"] == 2 and row["tok_s_mean"] > 1
         assert 50 < row["peak_rss_mb"] < 2000

@@ -5,7 +5,6 @@ example, and the run goes on; too many in a row end the arm, and the run with a
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from edgebench.tasks.base import Example
 from tests.conftest import RunFake
 from tests.helpers.fakes import OBJECT_SCHEMA
 from tests.helpers.faults import echo_examples, with_marker
+from tests.helpers.run_folder import manifest_of, summary_of
 
 
 def run_with(
@@ -33,12 +33,11 @@ def run_with(
     )
 
 
-def outcomes(run_dir: Path) -> list[tuple[str, str]]:
-    return [(s["id"], s["finish_reason"]) for s in read_jsonl(run_dir / "samples.jsonl")]
-
-
-def manifest_of(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "manifest.json").read_text())
+def assert_outcomes(run_dir: Path, *finish_reasons: str) -> None:
+    """The run's samples are ex0, ex1, ... in order, one per finish reason given."""
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    expected = [(f"ex{i}", reason) for i, reason in enumerate(finish_reasons)]
+    assert [(s["id"], s["finish_reason"]) for s in samples] == expected
 
 
 @pytest.mark.parametrize(
@@ -55,13 +54,7 @@ def test_a_worker_that_dies_costs_one_example(
     exs = with_marker(echo_examples(5), 2, "DIE")
     result = run_with(run_fake, exs, {"faults": {"DIE": fault}})
     run_dir = tmp_path / "run"
-    assert outcomes(run_dir) == [
-        ("ex0", "stop"),
-        ("ex1", "stop"),
-        ("ex2", "crashed"),
-        ("ex3", "stop"),
-        ("ex4", "stop"),
-    ]
+    assert_outcomes(run_dir, "stop", "stop", "crashed", "stop", "stop")
     samples = read_jsonl(run_dir / "samples.jsonl")
     lost = samples[2]
     assert lost["error"] == f"the model worker {reported} on example 'ex2' (fake-model, none)"
@@ -85,17 +78,12 @@ def test_a_worker_that_hangs_is_killed_at_the_timeout_and_the_run_goes_on(
     run_with(run_fake, exs, {"faults": {"HANG": "hang"}}, timeout=1.0)
     assert time.monotonic() - start < 60  # the hang did not hold the run
     run_dir = tmp_path / "run"
-    assert outcomes(run_dir) == [
-        ("ex0", "stop"),
-        ("ex1", "timeout"),
-        ("ex2", "stop"),
-        ("ex3", "stop"),
-    ]
+    assert_outcomes(run_dir, "stop", "timeout", "stop", "stop")
     lost = read_jsonl(run_dir / "samples.jsonl")[1]
     assert lost["error"] == (
         "no answer within --timeout 1 s on example 'ex1' (fake-model, none); worker killed"
     )
-    arm = json.loads((run_dir / "summary.json").read_text())["arms"][0]
+    arm = summary_of(run_dir)["arms"][0]
     assert arm["n_timeout"] == 1 and arm["perf"]["latency_s"]["n"] == 3
     assert manifest_of(run_dir)["arms"][0]["worker_failures"][0]["kind"] == "timeout"
 
@@ -105,7 +93,7 @@ def test_the_warmup_crashing_the_worker_is_survived(run_fake: RunFake, tmp_path:
     exs = with_marker(echo_examples(3), 0, "DIE")
     run_with(run_fake, exs, {"faults": {"DIE": "SIGSEGV"}}, warmup=True)
     run_dir = tmp_path / "run"
-    assert outcomes(run_dir) == [("ex0", "crashed"), ("ex1", "stop"), ("ex2", "stop")]
+    assert_outcomes(run_dir, "crashed", "stop", "stop")
     arm = manifest_of(run_dir)["arms"][0]
     assert "SIGSEGV" in arm["warmup_error"] and arm["status"] == "completed"
 
@@ -147,7 +135,7 @@ def test_too_many_failures_in_a_row_give_up_on_the_arm_and_fail_the_run(
     )
     assert message.endswith(f"; 1 completed examples kept in {run_dir}")
     assert "\n" not in message
-    assert outcomes(run_dir) == [("ex0", "stop"), ("ex1", "crashed"), ("ex2", "crashed")]
+    assert_outcomes(run_dir, "stop", "crashed", "crashed")
     manifest = manifest_of(run_dir)
     assert manifest["status"] == "crashed" and manifest["arms"][0]["status"] == "crashed"
 
@@ -162,6 +150,6 @@ def test_a_worker_that_crashes_on_every_example_fails_the_run_naming_its_folder(
         run_with(run_fake, echo_examples(5), {"crash_marker": '{"a"'}, warmup=True)
     assert str(info.value).endswith(f"; 0 completed examples kept in {run_dir}")
     assert "after 3 failed examples in a row (--max-crashes 3)" in str(info.value)
-    assert outcomes(run_dir) == [("ex0", "crashed"), ("ex1", "crashed"), ("ex2", "crashed")]
-    summary = json.loads((run_dir / "summary.json").read_text())
+    assert_outcomes(run_dir, "crashed", "crashed", "crashed")
+    summary = summary_of(run_dir)
     assert summary["status"] == "crashed" and summary["arms"][0]["n_crashed"] == 3

@@ -13,7 +13,7 @@ import pytest
 
 from edgebench.cli.app import main
 from edgebench.models.gguf import read_gguf
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import assert_one_line_error, run_one_row
 from tests.helpers.gguf_factory import isolate, tiny_llama_gguf
 
 INTERESTING = (0, 1, 0x7F, 0xFF, 0xFFFF, 2**31 - 1, 2**32 - 1, 2**32, 2**63 - 1, 2**64 - 1)
@@ -74,21 +74,7 @@ def test_a_file_that_crashes_llama_cpp_is_reported_not_inherited(
     assert result.detail.startswith("llama.cpp crashed: the worker was killed by SIGABRT")
     # A run on it: the worker dies counting the prompt tokens. Not the user's mistake: a
     # run failure (exit 1) in one line naming the run folder, no traceback.
-    (tmp_path / "schemas" / "simple").mkdir(parents=True)
-    (tmp_path / "schemas" / "simple" / "s.json").write_text('{"type": "object"}')
-    row = '{"id": "r1", "schema_id": "s", "prompt": "Hello", "expected_output": {}}\n'
-    (tmp_path / "data.jsonl").write_text(row)
-    out = tmp_path / "run"
-    code, err = run_cli(
-        capsys,
-        "run",
-        "--model",
-        str(path),
-        "--dataset",
-        str(tmp_path / "data.jsonl"),
-        "--out",
-        str(out),
-    )
+    code, err, out = run_one_row(capsys, tmp_path, path, "Hello")
     assert_one_line_error(
         code,
         err,

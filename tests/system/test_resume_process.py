@@ -21,30 +21,11 @@ from edgebench.io import read_jsonl
 from edgebench.runfolder.folder import LOCK_FILE
 from tests.conftest import RunFake
 from tests.helpers.faults import echo_examples, kill_worker_after
+from tests.helpers.run_folder import manifest_of, sample_content
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT_RUN = REPO / "tests" / "helpers" / "fault_run.py"
 N = 8
-
-
-def content(run_dir: Path) -> list[tuple[Any, ...]]:
-    """What must be identical between runs: ids, outputs, parses, scores, finish."""
-    return [
-        (
-            s["constraint"],
-            s["index"],
-            s["id"],
-            s["raw_output"],
-            s["parsed"],
-            s["scores"],
-            s["finish_reason"],
-        )
-        for s in read_jsonl(run_dir / "samples.jsonl")
-    ]
-
-
-def manifest_of(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "manifest.json").read_text())
 
 
 def echo_run(run_fake: RunFake, out: Path, *, pids: list[int] | None = None, **kw: Any) -> Any:
@@ -89,7 +70,7 @@ def test_worker_sigkilled_after_n_examples_then_resume_matches_an_uninterrupted_
     assert arm["restarts"] == 1 and [f["id"] for f in arm["worker_failures"]] == ["ex3"]
 
     result = echo_run(run_fake, out, pids=pids, resume=True, constraints=("none", "json"))
-    assert content(out) == content(reference)
+    assert sample_content(out) == sample_content(reference)
     manifest = manifest_of(out)
     assert manifest["status"] == "completed" and result.worker_failures == 0
     (entry,) = manifest["resumes"]
@@ -139,7 +120,7 @@ def test_parent_sigkilled_mid_run_then_resume_matches_an_uninterrupted_run(
     assert (out / LOCK_FILE).exists()  # left behind by the dead process: stale
 
     echo_run(run_fake, out, resume=True)
-    assert content(out) == content(reference)
+    assert sample_content(out) == sample_content(reference)
     manifest = manifest_of(out)
     (entry,) = manifest["resumes"]
     assert entry["previous_status"] == "running" and entry["torn_line_dropped"] is True

@@ -1,5 +1,6 @@
 """`edgebench bench` in this process: its one-line errors by kind (the user's mistake
-exits 2, a crashed worker 1) and what it prints; workers are in-process fakes."""
+exits 2, a crashed worker 1) and what it prints; workers are in-process fakes. (Bad
+options: test_bad_options.py.)"""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from edgebench.cli.app import main
 from edgebench.runner import bench
 from tests.helpers.bench_fakes import SpeedWorkers
+from tests.helpers.bench_report import completed_bench
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.gguf_factory import SAMPLE_TENSORS, isolate, sample_metadata, write_gguf
 
@@ -25,25 +27,6 @@ def fake_workers(monkeypatch: pytest.MonkeyPatch, workers: SpeedWorkers) -> None
     monkeypatch.setattr(
         bench, "start_worker", lambda model, mode, *, threads, guard: workers(threads)
     )
-
-
-@pytest.mark.parametrize(
-    ("args", "fragment"),
-    [
-        (["--threads", "0"], "--threads: 0 is below the minimum of 1"),
-        (["--threads", "two"], "--threads: 'two' is not a whole number"),
-        (["--prompt-tokens", "128,x"], "--prompt-tokens: 'x' is not a whole number"),
-        (["--gen-tokens", "-5"], "--gen-tokens: -5 is below the minimum of 0"),
-        (["-p", "0", "-n", "0"], "nothing to measure"),
-        (["--depth", ","], "--depth: give at least one number"),
-        (["--model", "/nope/model.gguf"], "/nope/model.gguf"),
-    ],
-)
-def test_bad_options_are_one_line_errors(
-    capsys: pytest.CaptureFixture[str], args: list[str], fragment: str
-) -> None:
-    code, err = run_cli(capsys, "bench", *args)
-    assert_one_line_error(code, err, fragment)
 
 
 def test_context_larger_than_the_model_is_a_one_line_error(
@@ -69,14 +52,7 @@ def test_a_bench_prints_the_table_and_where_the_json_is(
     assert not exit_info.value.code, captured.err
     assert "pp8" in captured.out and "tg2" in captured.out and "tiny" in captured.out
     assert f"results: {out}" in " ".join(captured.err.split())
-    report = json.loads(out.read_text())
-    assert report["status"] == "completed"
-    assert [(r["threads"], r["test"]) for r in report["results"]] == [
-        (1, "pp8"),
-        (1, "tg2"),
-        (2, "pp8"),
-        (2, "tg2"),
-    ]
+    completed_bench(out, (1, 2), ("pp8", "tg2"))
 
 
 def test_a_crashed_worker_is_a_run_failure_in_one_line(

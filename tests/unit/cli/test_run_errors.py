@@ -11,12 +11,17 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
-from edgebench.backends.worker import InProcessWorker
 from edgebench.io import read_jsonl
 from edgebench.isolation import WorkerError
 from tests.helpers.cli import assert_one_line_error, run_cli
-from tests.helpers.cli_model import assert_run_ends_with_error, use_fake_model
+from tests.helpers.cli_model import (
+    RoundtripCli,
+    assert_resume_names_the_command,
+    assert_run_ends_with_error,
+    roundtrip_cli,
+)
 from tests.helpers.faults import DyingWorker
+from tests.helpers.run_folder import manifest_of, summary_of
 
 
 @pytest.fixture
@@ -103,79 +108,51 @@ def test_resume_of_a_folder_that_is_no_run(
 
 
 @pytest.fixture
-def payloads(tmp_path: Path) -> Path:
+def cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> RoundtripCli:
     """Four roundtrip examples."""
-    path = tmp_path / "payloads.jsonl"
-    path.write_text("".join(json.dumps({"k": i}) + "\n" for i in range(4)))
-    return path
+    return roundtrip_cli(capsys, monkeypatch, tmp_path, [{"k": i} for i in range(4)])
 
 
 def test_run_resume_of_a_consistency_folder_names_edgebench_consistency(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    payloads: Path,
+    cli: RoundtripCli,
 ) -> None:
-    backend = FakeBackend(sampled=['{"k": 0}', "{}"])
-    use_fake_model(monkeypatch, lambda model, mode: InProcessWorker(backend))
-    out = tmp_path / "run"
-    args = ("--task", "roundtrip", "--dataset", str(payloads), "--out", str(out), "--samples", "2")
-    code, err = run_cli(capsys, "consistency", *args)
-    assert code == 0, err
-    before = (out / "samples.jsonl").read_bytes()
-    code, err = run_cli(capsys, "run", "--resume", str(out))
-    assert_one_line_error(
-        code,
-        err,
-        f"cannot resume {out}: it was made by `edgebench consistency`",
-        f"continue it with `edgebench consistency --resume {out}`",
-    )
-    assert (out / "samples.jsonl").read_bytes() == before
+    cli.answer_with(FakeBackend(sampled=['{"k": 0}', "{}"]))
+    assert_resume_names_the_command(cli, "consistency", "--samples", "2")
 
 
-def test_a_worker_that_dies_on_every_example_ends_the_run_with_exit_1(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    payloads: Path,
-) -> None:
-    use_fake_model(monkeypatch, lambda model, mode: DyingWorker(FakeBackend()))
-    out = tmp_path / "run"
-    args = ("--task", "roundtrip", "--dataset", str(payloads), "--out", str(out))
-    code, err = run_cli(capsys, "run", *args, "--max-crashes", "2")
+def test_a_worker_that_dies_on_every_example_ends_the_run_with_exit_1(cli: RoundtripCli) -> None:
+    cli.workers(lambda model, mode: DyingWorker(FakeBackend()))
+    code, err = cli.start("run", "--max-crashes", "2")
     assert_run_ends_with_error(
         code,
         err,
         "gave up on fake-model, none after 2 failed examples in a row (--max-crashes 2)",
         "was killed by SIGKILL",
-        f"0 completed examples kept in {out}",
+        f"0 completed examples kept in {cli.out}",
         exit_code=1,
     )
-    samples = read_jsonl(out / "samples.jsonl")
+    samples = read_jsonl(cli.out / "samples.jsonl")
     assert [s["finish_reason"] for s in samples] == ["crashed", "crashed"]
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = manifest_of(cli.out)
     assert manifest["status"] == "crashed" and manifest["arms"][0]["status"] == "crashed"
     assert manifest["error"].startswith("gave up on fake-model, none")
-    summary = json.loads((out / "summary.json").read_text())
+    summary = summary_of(cli.out)
     assert summary["status"] == "crashed" and summary["arms"][0]["n_crashed"] == 2
 
 
 def test_a_worker_that_dies_on_one_example_costs_that_example_and_says_how_to_retry(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    payloads: Path,
+    cli: RoundtripCli,
 ) -> None:
     backend = FakeBackend(default_output='{"k": 0}')
-    use_fake_model(monkeypatch, lambda model, mode: DyingWorker(backend, marker="with value 2."))
-    out = tmp_path / "run"
-    args = ("--task", "roundtrip", "--dataset", str(payloads), "--out", str(out))
-    code, err = run_cli(capsys, "run", *args)
+    cli.workers(lambda model, mode: DyingWorker(backend, marker="with value 2."))
+    code, err = cli.start("run")
     assert code == 0, err
     said = " ".join(err.split())
     assert "1 example(s) lost to a worker crash or timeout" in said
-    assert f"`edgebench run --resume {out}` runs them again" in said
-    finish = [s["finish_reason"] for s in read_jsonl(out / "samples.jsonl")]
+    assert f"`edgebench run --resume {cli.out}` runs them again" in said
+    finish = [s["finish_reason"] for s in read_jsonl(cli.out / "samples.jsonl")]
     assert finish == ["stop", "stop", "crashed", "stop"]
 
 
@@ -186,16 +163,8 @@ class RefusingBackend(FakeBackend):
         raise WorkerError("UserError", "model.gguf: unsupported architecture 'mamba9'", "")
 
 
-def test_a_model_the_worker_refuses_stays_a_user_error_with_exit_2(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    payloads: Path,
-) -> None:
-    use_fake_model(monkeypatch, lambda model, mode: InProcessWorker(RefusingBackend()))
-    out = tmp_path / "run"
-    args = ("--task", "roundtrip", "--dataset", str(payloads), "--out", str(out))
-    code, err = run_cli(capsys, "run", *args)
+def test_a_model_the_worker_refuses_stays_a_user_error_with_exit_2(cli: RoundtripCli) -> None:
+    cli.answer_with(RefusingBackend())
+    code, err = cli.start("run")
     assert_run_ends_with_error(code, err, "unsupported architecture 'mamba9'", exit_code=2)
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "failed"
+    assert manifest_of(cli.out)["status"] == "failed"

@@ -12,29 +12,17 @@ from edgebench.metrics import get_family
 from edgebench.metrics.score import ScoredOutput, score_output
 from edgebench.runfolder.records import ParseStep
 from edgebench.scoring.edgejson import HIGHER_IS_BETTER
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "age": {"type": "integer"},
-        "active": {"type": "boolean"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["name", "age"],
-    "additionalProperties": False,
-}
-EXPECTED = {"name": "Ann", "age": 30, "active": True, "tags": ["a", "b"]}
+from tests.helpers.person import PERSON, PERSON_SCHEMA
 
 
-def score(raw: str, schema: Any = SCHEMA, **parameters: Any) -> ScoredOutput:
-    return score_output([get_family("edgejson", parameters)], raw, EXPECTED, schema)
+def score(raw: str, schema: Any = PERSON_SCHEMA, **parameters: Any) -> ScoredOutput:
+    return score_output([get_family("edgejson", parameters)], raw, PERSON, schema)
 
 
 def test_a_perfect_fenced_answer() -> None:
-    result = score(f"```json\n{json.dumps(EXPECTED)}\n```")
+    result = score(f"```json\n{json.dumps(PERSON)}\n```")
     assert result.parse == ParseStep(ok=True, path="fenced_json", error=None)
-    assert result.parsed == EXPECTED
+    assert result.parsed == PERSON
     assert result.scores == {
         "edgejson": {
             "valid_json": 1,

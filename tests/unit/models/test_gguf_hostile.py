@@ -1,10 +1,12 @@
-"""Model files from strangers: a broken header is refused by the pure-Python reader at
-the header, before any native code runs, with a one-line error; the tensor table is held
-to llama.cpp's rules; absurd metadata gives a memory estimate the pre-check refuses.
+"""Model files from strangers: a hostile, truncated or damaged file is a one-line error
+naming it; a broken header is refused by the pure-Python reader at the header, before any
+native code runs; the tensor table is held to llama.cpp's rules; absurd metadata gives a
+memory estimate the pre-check refuses.
 (The native side, real workers on fuzzed and crashing files: tests/system.)"""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,9 @@ from edgebench.models import gguf
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
 from edgebench.runner.preflight import check_memory, estimate_memory
 from edgebench.runner.prepare import model_under_test
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import assert_one_line_error, run_one_row
 from tests.helpers.gguf_factory import (
+    ARRAY,
     build_gguf,
     gguf_string,
     header,
@@ -120,24 +123,91 @@ def test_run_on_a_broken_header_is_one_line_and_starts_no_worker(
 ) -> None:
     isolate(monkeypatch, tmp_path)
     path, message = hostile_file(tmp_path, name)
-    (tmp_path / "schemas" / "simple").mkdir(parents=True)
-    (tmp_path / "schemas" / "simple" / "s.json").write_text('{"type": "object"}')
-    row = '{"id": "r1", "schema_id": "s", "prompt": "p", "expected_output": {}}\n'
-    (tmp_path / "data.jsonl").write_text(row)
-    out = tmp_path / "run"
-    code, err = run_cli(
-        capsys,
-        "run",
-        "--model",
-        str(path),
-        "--dataset",
-        str(tmp_path / "data.jsonl"),
-        "--out",
-        str(out),
-    )
+    code, err, out = run_one_row(capsys, tmp_path, path, "p")
     assert_one_line_error(code, err, message, path.name)
     assert workers_started == []
     assert not out.exists()  # refused before a run folder was made
+
+
+# --- hostile and corrupt files: always a UserError naming the file ----------------------
+
+HUGE = 2**63
+
+
+def _tail(*parts: bytes) -> bytes:
+    return b"".join(parts) + bytes(64)  # some slack so only the field under test is wrong
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"", "not a GGUF file"),
+        (b"GG", "not a GGUF file"),
+        (b"PK\x03\x04" + bytes(60), "not a GGUF file"),
+        (b"GGUF\x03\x00", "truncated"),
+        (header()[:-3], "truncated"),
+        (_tail(header(version=1)), "version 1"),
+        (_tail(b"GGUF", (3).to_bytes(4, "big"), u64(0), u64(0)), "big-endian"),
+        (_tail(header(n_tensors=HUGE)), "tensor count"),
+        (_tail(header(n_kv=2**40)), "key/value count"),
+        (_tail(header(n_kv=1000)), "key/value count"),
+        (_tail(header(n_kv=1), u64(HUGE), b"key"), "string length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(8), u64(10**12)), "string length"),
+        (header(n_kv=1) + gguf_string("k") + u32(8) + u64(5) + b"ab", "string length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(77)), "unknown value type 77"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(42), u64(1)), "element type 42"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(4), u64(HUGE)), "array length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(8), u64(2**30)), "array length"),
+        (_tail(header(n_kv=1), gguf_string("k"), u32(9), u32(8), u64(3), u64(HUGE)), "length"),
+        (_tail(header(n_kv=2), kv("k", 1), kv("k", 2)), "duplicate key"),
+        (_tail(header(n_tensors=1), tensor_info("w", (1, 2, 3, 4, 5))), "5 dimensions"),
+        (_tail(header(n_tensors=1), tensor_info("w", (2**40, 2**40))), "overflows"),
+        (_tail(header(n_tensors=1), tensor_info("w", (4,), offset=10**9)), "past the end"),
+        (_tail(header(n_kv=1), kv("general.alignment", 3)), "alignment"),
+    ],
+)
+def test_hostile_files_give_user_errors(tmp_path: Path, content: bytes, problem: str) -> None:
+    path = tmp_path / "evil.gguf"
+    path.write_bytes(content)
+    with pytest.raises(UserError) as info:
+        read_gguf(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert problem in message
+    assert "\n" not in message
+
+
+def test_deep_nesting_is_refused(tmp_path: Path) -> None:
+    nested: bytes = u32(4) + u64(0)  # innermost: empty array of uint32
+    for _ in range(20):
+        nested = u32(ARRAY) + u64(1) + nested
+    path = tmp_path / "deep.gguf"
+    path.write_bytes(_tail(header(n_kv=1), gguf_string("k"), u32(ARRAY), nested))
+    with pytest.raises(UserError, match="nested deeper"):
+        read_gguf(path)
+
+
+def test_every_truncation_and_random_damage_is_a_user_error(tmp_path: Path) -> None:
+    good = build_gguf(sample_metadata(), [("w", (4, 8))])
+    path = tmp_path / "damaged.gguf"
+    rng = random.Random(1234)
+    variants = [good[:cut] for cut in range(len(good))]
+    for _ in range(300):
+        damaged = bytearray(good)
+        for _ in range(rng.randint(1, 4)):
+            damaged[rng.randrange(4, len(damaged))] = rng.randrange(256)
+        variants.append(bytes(damaged))
+    for content in variants:
+        path.write_bytes(content)
+        try:
+            read_gguf(path)
+        except UserError as exc:
+            assert str(path) in str(exc)
+
+
+def test_missing_file_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="cannot read"):
+        read_gguf(tmp_path / "absent.gguf")
 
 
 def table_file(tmp_path: Path, tensors: bytes, n_tensors: int, data: bytes) -> Path:

@@ -5,7 +5,6 @@ and resume of a run of several models."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
 from tests.helpers.faults import echo_examples, interrupt_after
 from tests.helpers.inline_prompts import chat_templates_in_process
+from tests.helpers.run_folder import manifest_of, sample_content
 
 SPEEDS = {"tiny": 0.01, "tiny@onnx-int4": 0.02}  # seconds per decoded token
 OUTPUTS = {"tiny": [RIGHT, RIGHT, WRONG], "tiny@onnx-int4": [RIGHT, WRONG, WRONG]}
@@ -36,6 +36,23 @@ def two_models(onnx_backend: str = "fake") -> list[ModelUnderTest]:
         fake_model("tiny", size_bytes=100_000_000),
         fake_model("tiny@onnx-int4", size_bytes=180_000_000, backend=onnx_backend),
     ]
+
+
+def arms_in_order(*modes: str) -> list[tuple[str, str]]:
+    """(model, mode) of every arm of `two_models` in run order: model by model, each
+    model's modes in the order given."""
+    return [(model, mode) for model in ("tiny", "tiny@onnx-int4") for mode in modes]
+
+
+def arm_keys(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(model, mode) of each arm or sample record."""
+    return [(r["model"], r["constraint"]) for r in records]
+
+
+def assert_every_arm_completed(manifest: dict[str, Any], *modes: str) -> None:
+    """The manifest lists every arm of the two models in run order, each completed."""
+    assert arm_keys(manifest["arms"]) == arms_in_order(*modes)
+    assert all(arm["status"] == "completed" for arm in manifest["arms"])
 
 
 def run_two(run_fake: RunFake, modes: tuple[str, ...] = ("none",), **kw: Any) -> Any:
@@ -63,21 +80,10 @@ def test_each_model_runs_in_its_own_workers_into_one_folder(run_fake: RunFake) -
         ("tiny@onnx-int4", "mask"),
     ]
     samples = read_jsonl(result.run_dir / "samples.jsonl")
-    assert [(s["model"], s["constraint"]) for s in samples[::3]] == [
-        ("tiny", "none"),
-        ("tiny", "mask"),
-        ("tiny@onnx-int4", "none"),
-        ("tiny@onnx-int4", "mask"),
-    ]
-    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert arm_keys(samples[::3]) == arms_in_order("none", "mask")
+    manifest = manifest_of(result.run_dir)
     assert [m["label"] for m in manifest["models"]] == ["tiny", "tiny@onnx-int4"]
-    assert [(a["model"], a["constraint"]) for a in manifest["arms"]] == [
-        ("tiny", "none"),
-        ("tiny", "mask"),
-        ("tiny@onnx-int4", "none"),
-        ("tiny@onnx-int4", "mask"),
-    ]
-    assert all(arm["status"] == "completed" for arm in manifest["arms"])
+    assert_every_arm_completed(manifest, "none", "mask")
     assert all(arm["memory"]["peak_rss_mb"] > 0 for arm in manifest["arms"])
     # Each model has its own plan.
     plans = [m["plan"] for m in manifest["models"]]
@@ -105,10 +111,7 @@ def test_compare_rows_and_table_have_both_models(
 ) -> None:
     result, _ = run_two(run_fake)
     rows = compare_rows([result.summary])
-    assert [(r["model"], r["constraint"]) for r in rows] == [
-        ("tiny", "none"),
-        ("tiny@onnx-int4", "none"),
-    ]
+    assert arm_keys(rows) == arms_in_order("none")
     assert rows[1]["model_size_mb"] == pytest.approx(180.0)
     assert rows[1]["json_exact"] == pytest.approx(1 / 3)
     assert rows[1]["load_s"] is not None
@@ -127,7 +130,7 @@ def test_modes_a_runtime_cannot_apply_are_recorded_skips(
         run_fake, ("none", "gbnf", "outlines"), models=two_models(onnx_backend="onnx")
     )
     assert ("tiny@onnx-int4", "gbnf") not in made and ("tiny@onnx-int4", "outlines") not in made
-    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    manifest = manifest_of(result.run_dir)
     arms = {(a["model"], a["constraint"]): a for a in manifest["arms"]}
     arm = arms[("tiny@onnx-int4", "gbnf")]
     assert arm["status"] == "skipped" and "llama.cpp's sampler" in arm["skip_reason"]
@@ -175,7 +178,7 @@ def test_a_model_that_does_not_fit_fails_before_any_model_runs(
         run_fake(models=[two_models()[0], short], factory=factory, max_tokens=4)
     assert made == ["tiny", "tiny@onnx-int4"]  # the plan's token counts; no arm started
     assert not (tmp_path / "run" / "samples.jsonl").exists()
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    manifest = manifest_of(tmp_path / "run")
     assert manifest["status"] == "failed" and manifest["arms"] == []
     assert "context length" in manifest["error"]
     assert manifest["models"][0]["plan"] is not None  # the first model was planned
@@ -192,13 +195,6 @@ def echo_run(run_fake: RunFake, models: list[ModelUnderTest], **kw: Any) -> Any:
     )
 
 
-def arm_contents(out: Path) -> list[tuple[Any, ...]]:
-    return [
-        (s["model"], s["constraint"], s["id"], s["raw_output"], s["scores"], s["finish_reason"])
-        for s in read_jsonl(out / "samples.jsonl")
-    ]
-
-
 def test_an_interrupted_multi_model_run_resumes_to_the_same_samples(
     run_fake: RunFake, tmp_path: Path
 ) -> None:
@@ -208,7 +204,7 @@ def test_an_interrupted_multi_model_run_resumes_to_the_same_samples(
     # Stopped in the second model's first arm: the first model's two arms are complete.
     with pytest.raises(RunInterrupted):
         echo_run(run_fake, two_models(), out=out, progress=interrupt_after(2 * 3 + 2))
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = manifest_of(out)
     arms = {(a["model"], a["constraint"]): a["status"] for a in manifest["arms"]}
     assert arms == {
         ("tiny", "none"): "completed",
@@ -217,18 +213,12 @@ def test_an_interrupted_multi_model_run_resumes_to_the_same_samples(
     }
 
     result = echo_run(run_fake, two_models(), out=out, resume=True)
-    assert arm_contents(out) == arm_contents(reference)
-    manifest = json.loads((out / "manifest.json").read_text())
+    assert sample_content(out) == sample_content(reference)
+    manifest = manifest_of(out)
     assert manifest["status"] == "completed"
     assert manifest["resumes"][0]["samples_kept"] == 8
     assert manifest["resumes"][0]["duplicates_dropped"] == 0
-    assert [(a["model"], a["constraint"]) for a in manifest["arms"]] == [
-        ("tiny", "none"),
-        ("tiny", "json"),
-        ("tiny@onnx-int4", "none"),
-        ("tiny@onnx-int4", "json"),
-    ]
-    assert all(arm["status"] == "completed" for arm in manifest["arms"])
+    assert_every_arm_completed(manifest, "none", "json")
     assert [a.n_examples for a in result.summary.arms] == [3, 3, 3, 3]
 
 
@@ -237,7 +227,7 @@ def test_a_completed_multi_model_run_resumes_without_running_anything(
 ) -> None:
     out = tmp_path / "run"
     echo_run(run_fake, two_models(), out=out)
-    before = arm_contents(out)
+    before = sample_content(out)
     made: list[str] = []
     backends: list[FakeBackend] = []
 
@@ -254,7 +244,7 @@ def test_a_completed_multi_model_run_resumes_without_running_anything(
         out=out,
         resume=True,
     )
-    assert arm_contents(out) == before
+    assert sample_content(out) == before
     # Only the workers that count tokens for the plan, one per model; nothing decodes.
     assert made == ["tiny | none", "tiny@onnx-int4 | none"]
     assert all(b.prompts == [] for b in backends)

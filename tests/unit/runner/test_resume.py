@@ -23,34 +23,14 @@ from edgebench.runner.engine import RunInterrupted
 from tests.conftest import RunFake
 from tests.helpers.fakes import fake_model, in_process
 from tests.helpers.faults import DyingWorker, Hook, echo_examples, interrupt_after
+from tests.helpers.run_folder import manifest_of, sample_content
 
 N = 6
-
-
-def content(run_dir: Path) -> list[tuple[Any, ...]]:
-    """What must be identical between runs: ids, outputs, parses, scores, finish."""
-    return [
-        (
-            s["model"],
-            s["constraint"],
-            s["index"],
-            s["id"],
-            s["raw_output"],
-            s["parsed"],
-            s["scores"],
-            s["finish_reason"],
-        )
-        for s in read_jsonl(run_dir / "samples.jsonl")
-    ]
 
 
 def echo_run(run_fake: RunFake, out: Path, **kw: Any) -> Any:
     """N examples, the fake answering each prompt (a distinct JSON object) verbatim."""
     return run_fake(FakeBackend(echo=True), examples=echo_examples(N), out=out, **kw)
-
-
-def manifest_of(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "manifest.json").read_text())
 
 
 @pytest.fixture
@@ -62,7 +42,7 @@ def reference(run_fake: RunFake, tmp_path: Path) -> Path:
 
 
 def test_the_reference_run_has_right_and_wrong_answers(reference: Path) -> None:
-    exact = [s[6]["edgejson"]["json_exact"] for s in content(reference)]
+    exact = [s[6]["edgejson"]["json_exact"] for s in sample_content(reference)]
     assert exact == [0, 1, 1, 0, 1, 1] * 2  # the resumes below compare real scores
 
 
@@ -85,7 +65,8 @@ def test_worker_failures_run_again_and_the_result_matches_an_uninterrupted_run(
     assert first.summary.arm("fake-model", "none").n_crashed == 1
 
     result = echo_run(run_fake, out, constraints=("none", "json"), resume=True)
-    assert content(out) == content(reference)  # the retried ones are back in run order
+    # The retried ones are back in run order.
+    assert sample_content(out) == sample_content(reference)
     manifest = manifest_of(out)
     assert manifest["status"] == "completed" and result.worker_failures == 0
     (entry,) = manifest["resumes"]
@@ -110,7 +91,7 @@ def test_an_interrupted_run_with_a_torn_line_and_a_duplicate_resumes_to_the_same
     (out / "samples.jsonl").write_text("".join([*lines, lines[1], '{"index": 3, "id": "ex']))
 
     result = echo_run(run_fake, out, constraints=("none", "json"), resume=True)
-    assert content(out) == content(reference)
+    assert sample_content(out) == sample_content(reference)
     (entry,) = manifest_of(out)["resumes"]
     assert entry["previous_status"] == "interrupted"
     assert entry["torn_line_dropped"] is True and entry["duplicates_dropped"] == 1
@@ -123,10 +104,10 @@ def test_a_completed_run_resumes_without_decoding_anything(
 ) -> None:
     out = tmp_path / "run"
     echo_run(run_fake, out)
-    before = content(out)
+    before = sample_content(out)
     backend = FakeBackend(echo=True)
     echo_run(run_fake, out, resume=True, factory=in_process(backend))
-    assert content(out) == before
+    assert sample_content(out) == before
     assert backend.prompts == []  # only the token count of the plan
     assert manifest_of(out)["resumes"][0]["samples_kept"] == N
 

@@ -12,20 +12,9 @@ from edgebench.scoring.edgejson import (
 )
 from edgebench.scoring.parse import parse_json_output
 from edgebench.scoring.schema import SchemaChecker
+from tests.helpers.person import PERSON, PERSON_SCHEMA
 
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "age": {"type": "integer"},
-        "active": {"type": "boolean"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["name", "age"],
-    "additionalProperties": False,
-}
-EXPECTED = {"name": "Ann", "age": 30, "active": True, "tags": ["a", "b"]}
-CHECKER = SchemaChecker(SCHEMA, source="person.json")
+CHECKER = SchemaChecker(PERSON_SCHEMA, source="person.json")
 
 
 def test_json_exact():
@@ -45,7 +34,7 @@ def test_field_precision_recall_arithmetic():
 
 
 def test_field_scores_perfect_and_key_order():
-    assert field_scores(dict(reversed(EXPECTED.items())), EXPECTED) == FieldScores(1.0, 1.0, 1.0)
+    assert field_scores(dict(reversed(PERSON.items())), PERSON) == FieldScores(1.0, 1.0, 1.0)
 
 
 def test_field_values_use_json_equality():
@@ -60,14 +49,14 @@ def test_nested_field_values_must_match_entirely():
     assert scores == FieldScores(0.0, 0.0, 0.0)
 
 
-@pytest.mark.parametrize("pred", [None, [EXPECTED], "Ann", 30, True])
+@pytest.mark.parametrize("pred", [None, [PERSON], "Ann", 30, True])
 def test_non_object_output_scores_zero(pred):
-    assert field_scores(pred, EXPECTED) == FieldScores(0.0, 0.0, 0.0)
+    assert field_scores(pred, PERSON) == FieldScores(0.0, 0.0, 0.0)
 
 
 def test_empty_objects_score_zero_as_in_the_paper():
     assert field_scores({}, {}) == FieldScores(0.0, 0.0, 0.0)
-    assert field_scores({}, EXPECTED) == FieldScores(0.0, 0.0, 0.0)
+    assert field_scores({}, PERSON) == FieldScores(0.0, 0.0, 0.0)
     assert field_scores({"name": "Ann"}, {}) == FieldScores(0.0, 0.0, 0.0)
 
 
@@ -83,7 +72,7 @@ def test_schema_compliance():
 )
 def test_scores_agree_with_schema_compliance_without_validating_twice(raw):
     parsed = parse_json_output(raw)
-    scored = edgejson_scores(parsed, EXPECTED, CHECKER)
+    scored = edgejson_scores(parsed, PERSON, CHECKER)
     compliant = schema_compliance(parsed, CHECKER)
     assert scored["scores"]["schema_compliance"] == compliant
     # the errors kept are the reason for the verdict: present exactly when a parse fails it

@@ -45,6 +45,29 @@ MemAvailable:    {available} kB
 SwapTotal:        {swap} kB
 """
 
+MACHINES = ("pi5", "laptop")
+# The files every Linux machine has: path -> its text on each of MACHINES.
+LINUX_FILES = {
+    "proc/meminfo": (
+        MEMINFO.format(total=8245020, available=7654320, swap=204796),
+        MEMINFO.format(total=16086532, available=9876543, swap=2097148),
+    ),
+    "proc/loadavg": ("0.08 0.03 0.01 1/180 1234\n", "1.52 1.10 0.90 3/900 4321\n"),
+    "proc/sys/kernel/osrelease": ("6.6.51+rpt-rpi-2712\n", "6.8.0-45-generic\n"),
+    "proc/sys/kernel/arch": ("aarch64\n", "x86_64\n"),
+    "etc/os-release": (
+        'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n',
+        'NAME="Ubuntu"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n',
+    ),
+}
+
+
+def linux_files(machine: str, cpuinfo: str) -> dict[str, str]:
+    """The files every Linux machine has, as on `machine` (one of MACHINES), with its
+    /proc/cpuinfo."""
+    at = MACHINES.index(machine)
+    return {"proc/cpuinfo": cpuinfo} | {path: texts[at] for path, texts in LINUX_FILES.items()}
+
 
 def write(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
@@ -73,13 +96,8 @@ def pi5(tmp_path: Path) -> Path:
         "\n".join(PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4)) + "\n" + PI5_BOARD
     )
     files = {
-        "proc/cpuinfo": cpuinfo,
-        "proc/meminfo": MEMINFO.format(total=8245020, available=7654320, swap=204796),
-        "proc/loadavg": "0.08 0.03 0.01 1/180 1234\n",
-        "proc/sys/kernel/osrelease": "6.6.51+rpt-rpi-2712\n",
-        "proc/sys/kernel/arch": "aarch64\n",
+        **linux_files("pi5", cpuinfo),
         "proc/device-tree/model": "Raspberry Pi 5 Model B Rev 1.0\x00",
-        "etc/os-release": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n',
         "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
         "sys/class/thermal/thermal_zone0/temp": "51350\n",
         "sys/devices/platform/soc/soc:firmware/get_throttled": "50005\n",
@@ -93,12 +111,7 @@ def laptop(tmp_path: Path) -> Path:
     cores = [0, 1, 0, 1]  # two cores with two hyper-threads each
     cpuinfo = "\n".join(LAPTOP_CORE.format(n=n, core=c) for n, c in enumerate(cores))
     files = {
-        "proc/cpuinfo": cpuinfo,
-        "proc/meminfo": MEMINFO.format(total=16086532, available=9876543, swap=2097148),
-        "proc/loadavg": "1.52 1.10 0.90 3/900 4321\n",
-        "proc/sys/kernel/osrelease": "6.8.0-45-generic\n",
-        "proc/sys/kernel/arch": "x86_64\n",
-        "etc/os-release": 'NAME="Ubuntu"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n',
+        **linux_files("laptop", cpuinfo),
         "sys/class/dmi/id/sys_vendor": "LENOVO\n",
         "sys/class/dmi/id/product_name": "21CB0078GE\n",
         "sys/class/thermal/thermal_zone0/type": "acpitz\n",

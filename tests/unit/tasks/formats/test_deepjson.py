@@ -13,7 +13,15 @@ from typer.testing import CliRunner
 
 from edgebench.cli.data_cmd import data_app
 from edgebench.tasks.formats.deepjson import deepjson_row, read_deepjson
-from tests.helpers.dataset_files import DEEP, NO_MODEL, append, cli_error, lines, same_error
+from tests.helpers.cli import cli_error
+from tests.helpers.dataset_files import (
+    DEEP,
+    NO_MODEL,
+    append,
+    assert_line_refused,
+    dataset_error,
+    lines,
+)
 
 MOVIE = {
     "type": "object",
@@ -49,8 +57,7 @@ def deep(tmp_path: Path) -> Path:
 
 def deep_errors(capsys: pytest.CaptureFixture[str], dataset: Path) -> str:
     """`run` and `data validate` on a DeepJSONEval file: the same line, returned once."""
-    args = ["--task", "deepjson", "--dataset", str(dataset)]
-    return same_error(capsys, args, args)
+    return dataset_error(capsys, dataset, "--task", "deepjson")
 
 
 # --- the acceptance cases: 100,000 levels deep and NaN ----------------------------------
@@ -100,16 +107,14 @@ DEEP_BAD_ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("changes", "message"), DEEP_BAD_ROWS)
-def test_deepjson_bad_row(
-    capsys: pytest.CaptureFixture[str], deep: Path, changes: dict, message: str
-) -> None:
+def bad_row(changes: dict) -> bytes:
+    """The first good row with a new id and `changes` (None: the column left out)."""
     row = {**DEEP_ROWS[0], "id": "m9", **changes}
-    append(deep, json.dumps({k: v for k, v in row.items() if v is not None}).encode())
-    assert f"error: {deep}{message}" in deep_errors(capsys, deep)
+    return json.dumps({k: v for k, v in row.items() if v is not None}).encode()
 
 
 BAD_LINES = [
+    *((bad_row(changes), message) for changes, message in DEEP_BAD_ROWS),
     (b"{oops", ":4: not valid JSON (Expecting property name"),
     (b'"just a string"', ":4: expected a JSON object, got string"),
     (b'{"text": "\xfe"}', ":4: not UTF-8 text (byte "),
@@ -120,8 +125,7 @@ BAD_LINES = [
 def test_bad_line(
     capsys: pytest.CaptureFixture[str], deep: Path, line: bytes, message: str
 ) -> None:
-    append(deep, line)
-    assert f"error: {deep}{message}" in deep_errors(capsys, deep)
+    assert_line_refused(capsys, deep, line, message, "--task", "deepjson")
 
 
 def test_deepjson_wrong_suffix_and_empty_file(

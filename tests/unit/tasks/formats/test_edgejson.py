@@ -15,7 +15,7 @@ from edgebench.datagen.edgejson import Status, run_checks
 from edgebench.tasks.edgejson import load_edgejson
 from edgebench.tasks.formats.edgejson import read_edgejson
 from edgebench.tasks.formats.jsonl import MAX_NESTING
-from tests.helpers.dataset_files import DEEP, append, lines, same_error
+from tests.helpers.dataset_files import DEEP, append, assert_line_refused, dataset_error, lines
 
 RULE = " (built-in set rule: --builtin)"
 
@@ -62,8 +62,11 @@ def edge(tmp_path: Path) -> Path:
 
 def edge_errors(capsys: pytest.CaptureFixture[str], dataset: Path) -> str:
     """`run` and `data validate` on an EdgeJSON file: the same line, returned once."""
-    args = ["--dataset", str(dataset), "--schemas", str(dataset.parent / "schemas")]
-    return same_error(capsys, args, args)
+    return dataset_error(capsys, dataset, *schemas_beside(dataset))
+
+
+def schemas_beside(dataset: Path) -> tuple[str, str]:
+    return ("--schemas", str(dataset.parent / "schemas"))
 
 
 # --- the acceptance cases: 100,000 levels deep and NaN ----------------------------------
@@ -128,8 +131,7 @@ BAD_LINES = [
 def test_bad_line(
     capsys: pytest.CaptureFixture[str], edge: Path, line: bytes, message: str
 ) -> None:
-    append(edge, line)
-    assert f"error: {edge}{message}" in edge_errors(capsys, edge)
+    assert_line_refused(capsys, edge, line, message, *schemas_beside(edge))
 
 
 def test_edgejson_just_over_the_nesting_limit(

@@ -10,7 +10,8 @@ import pytest
 
 from edgebench.errors import UserError
 from edgebench.tasks.formats.objects import read_objects
-from tests.helpers.dataset_files import NO_MODEL, cli_error
+from tests.helpers.cli import cli_error
+from tests.helpers.dataset_files import NO_MODEL
 
 
 def test_objects_come_with_their_line_numbers_and_blank_lines_are_skipped(
