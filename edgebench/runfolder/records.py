@@ -604,6 +604,3 @@ class Summary(Record):
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)
-
-    def arms_of(self, model: str) -> list[ArmSummary]:
-        return [a for a in self.arms if a.model == model]

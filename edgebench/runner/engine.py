@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from edgebench.backends.base import now
@@ -72,7 +73,7 @@ STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) stopped the run after its folder was written."""
 
-    def __init__(self, run_dir: Any, n_samples: int, resume: str) -> None:
+    def __init__(self, run_dir: Path, n_samples: int, resume: str) -> None:
         super().__init__(f"interrupted; {n_samples} completed examples kept in {run_dir}")
         self.run_dir = run_dir
         self.n_samples = n_samples
@@ -81,7 +82,7 @@ class RunInterrupted(KeyboardInterrupt):
 
 @dataclass
 class RunResult:
-    run_dir: Any
+    run_dir: Path
     summary: Summary
     # Jobs the worker never answered (crashed or timed out): --resume runs them again.
     worker_failures: int = 0
@@ -94,7 +95,7 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-def resume_command(kind: str, run_dir: Any) -> str:
+def resume_command(kind: str, run_dir: Path) -> str:
     """The command that continues a run of `kind` (its command has the kind's name)."""
     return f"edgebench {kind} --resume {run_dir}"
 

@@ -30,6 +30,9 @@ def text_of(report: dict[str, Any]) -> str:
 
 def test_table_and_notes_flag_rows_that_are_not_clean(tmp_path: Path) -> None:
     report = report_of(tmp_path)
+    # The bench measured this machine's real CPU share of other processes: set both rows'
+    # figures, so the test does not depend on what else runs meanwhile.
+    report["results"][0].update(tok_s_cv=0.0, cpu_others_max=0.0)
     report["results"][1].update(tok_s_cv=0.08, cpu_others_max=0.3)
     text = text_of(report)
     assert "pp512" in text and "tg128" in text
