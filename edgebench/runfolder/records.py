@@ -353,6 +353,17 @@ class Sampling(Record):
     sample: int  # generation number for this prompt and temperature, from 0
 
 
+# (example id, temperature, seed): one job of an arm; temperature and seed None when greedy
+JobKey = tuple[str, float | None, int | None]
+
+
+def job_key(example_id: str, sampling: Sampling | None) -> JobKey:
+    """The key of one job in an arm, shared by the job and its sample record."""
+    if sampling is None:
+        return (example_id, None, None)
+    return (example_id, sampling.temperature, sampling.seed)
+
+
 @dataclass(frozen=True)
 class ParseStep(Record):
     """Extracting one JSON value from the raw output."""
@@ -416,10 +427,9 @@ class SampleRecord(Record):
     error: str | None  # why nothing (or a failed score) was recorded
 
     @property
-    def job_key(self) -> tuple[str, float | None, int | None]:
+    def job_key(self) -> JobKey:
         """What makes a record unique in its arm: example and draw."""
-        draw = self.sampling
-        return (self.id, draw.temperature if draw else None, draw.seed if draw else None)
+        return job_key(self.id, self.sampling)
 
     @property
     def key(self) -> tuple[str, str, str, float | None, int | None]:

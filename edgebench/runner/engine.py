@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from edgebench.backends.base import now
 from edgebench.errors import RunFailure, UserError
@@ -45,6 +45,7 @@ from edgebench.runfolder.records import (
     DecodingPlan,
     Device,
     GitCommit,
+    JobKey,
     Manifest,
     MemoryCheck,
     ModelPlan,
@@ -57,17 +58,35 @@ from edgebench.runfolder.records import (
 from edgebench.runner.arm import Arm, ArmGaveUp
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.interrupt import StopRequest
-from edgebench.runner.jobs import GreedyRun, Job, Planned, RunKind
+from edgebench.runner.jobs import GreedyRun, Job, RunKind
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runner.workers import Worker, WorkerFactory, run_failure, skip_reason, start_worker
+from edgebench.runner.workers import (
+    Worker,
+    WorkerFactory,
+    is_user_error,
+    run_failure,
+    skip_reason,
+    start_worker,
+)
 from edgebench.summary import summarize
 from edgebench.system.device import device_info
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 from edgebench.tasks.base import Example, Task
 
 STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
+# What can end an arm early: recorded as the arm's status, then the run goes on (or stops,
+# for Ctrl-C and a full disk). Anything else is a bug and propagates.
+_ARM_ENDINGS = (
+    ArmGaveUp,
+    WorkerDied,
+    WorkerTimeout,
+    WorkerError,
+    UserError,
+    KeyboardInterrupt,
+    OSError,
+)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -361,7 +380,7 @@ class _Run:
         if self.settings.check_memory:
             check_memory(model, estimate)
         planned = [
-            Planned(i, ex, prompt, max_tokens, context.skipped.get(i))
+            Job(i, ex, prompt, max_tokens, context.skipped.get(i))
             for i, (ex, prompt, max_tokens) in enumerate(
                 zip(self.examples, prompts, budgets, strict=True)
             )
@@ -380,10 +399,9 @@ class _Run:
             )
         )
         if isinstance(exc, WorkerError | WorkerDied | WorkerTimeout):
-            failure = run_failure(exc, self.folder.path, 0, self.resume)
-            if isinstance(failure, RunFailure):
-                failure = RunFailure(f"{exc} ({model.label}); run folder {self.folder.path}")
-            raise failure from None
+            if is_user_error(exc):  # the worker refused the model file
+                raise UserError(str(exc)) from None
+            raise RunFailure(f"{exc} ({model.label}); run folder {self.folder.path}") from None
 
     # -- arms ------------------------------------------------------------------------
     def _put_arm(self, record: ArmRecord) -> None:
@@ -407,7 +425,7 @@ class _Run:
         """Every arm in turn; a failed arm costs only itself, except Ctrl-C and disk
         errors, which stop the run. Returns the first failure."""
         failure: BaseException | None = None
-        done: dict[tuple[str, str], set[Any]] = {}
+        done: dict[tuple[str, str], set[JobKey]] = {}
         for sample in self.samples:
             done.setdefault((sample.model, sample.constraint), set()).add(sample.job_key)
         plan_of = {id(plan.model): plan for plan in plans}
@@ -490,9 +508,7 @@ class _Run:
         )
         try:
             arm.run(pending)
-        except (ArmGaveUp, WorkerDied, WorkerTimeout, WorkerError, UserError) as exc:
-            failure = exc
-        except (KeyboardInterrupt, OSError) as exc:
+        except _ARM_ENDINGS as exc:
             failure = exc
         finally:
             if self.progress is not None:
@@ -516,7 +532,7 @@ class _Run:
     def _in_run_order(self, samples: list[SampleRecord]) -> list[SampleRecord]:
         """Retried jobs were appended at the end of a resumed run: restore run order."""
         arm_order = {(m.label, mode): n for n, (m, mode) in enumerate(self.specs)}
-        planned = [Planned(i, ex, "", 0, None) for i, ex in enumerate(self.examples)]
+        planned = [Job(i, ex, "", 0) for i, ex in enumerate(self.examples)]
         job_order = {job.key: n for n, job in enumerate(self.kind.jobs(planned))}
 
         def position(sample: SampleRecord) -> tuple[int, int]:

@@ -7,11 +7,11 @@ example N times per temperature, each with its own seed; its jobs carry their dr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from edgebench.errors import UserError
-from edgebench.runfolder.records import ConsistencyPlan, Sampling
+from edgebench.runfolder.records import ConsistencyPlan, JobKey, Sampling, job_key
 from edgebench.tasks.base import Example
 
 
@@ -28,30 +28,18 @@ class Job:
     sampling: Sampling | None = None  # None: greedy
 
     @property
-    def key(self) -> tuple[str, float | None, int | None]:
+    def key(self) -> JobKey:
         """Unique within an arm; the same as the key of the job's sample record."""
-        draw = self.sampling
-        return (self.example.id, draw.temperature if draw else None, draw.seed if draw else None)
-
-
-@dataclass(frozen=True)
-class Planned:
-    """One example ready to decode, before the run kind turns it into jobs."""
-
-    index: int
-    example: Example
-    prompt: str
-    max_tokens: int
-    skip_reason: str | None
+        return job_key(self.example.id, self.sampling)
 
 
 class RunKind(Protocol):
-    """How a kind of run turns the planned examples into jobs."""
+    """How a kind of run turns the planned examples (one greedy job each) into jobs."""
 
     name: str  # the manifest's `kind`
     strategy: str  # the decoding plan's `strategy`
 
-    def jobs(self, planned: list[Planned]) -> list[Job]: ...
+    def jobs(self, planned: list[Job]) -> list[Job]: ...
 
     def plan_record(self) -> ConsistencyPlan | None: ...
 
@@ -62,8 +50,8 @@ class GreedyRun:
     name = "run"
     strategy = "greedy"
 
-    def jobs(self, planned: list[Planned]) -> list[Job]:
-        return [Job(p.index, p.example, p.prompt, p.max_tokens, p.skip_reason) for p in planned]
+    def jobs(self, planned: list[Job]) -> list[Job]:
+        return planned
 
     def plan_record(self) -> ConsistencyPlan | None:
         return None
@@ -97,9 +85,9 @@ class ConsistencyRun:
     def seeds(self) -> list[int]:
         return [self.seed + i for i in range(self.samples)]
 
-    def jobs(self, planned: list[Planned]) -> list[Job]:
+    def jobs(self, planned: list[Job]) -> list[Job]:
         return [
-            Job(p.index, p.example, p.prompt, p.max_tokens, p.skip_reason, Sampling(t, seed, n))
+            replace(p, sampling=Sampling(t, seed, n))
             for t in self.temperatures
             for p in planned
             for n, seed in enumerate(self.seeds())
