@@ -29,10 +29,10 @@ from edgebench.cli.options import (
 from edgebench.cli.output import run_and_show
 from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
-from edgebench.metrics import get_family, parse_metric_params
+from edgebench.metrics import parse_metric_params
 from edgebench.report.table import render_consistency
 from edgebench.runfolder.read import read_manifest
-from edgebench.runner.jobs import ConsistencyRun
+from edgebench.runner.jobs import ConsistencyRun, sted_parameters
 from edgebench.tasks import get_task
 
 
@@ -85,11 +85,6 @@ def consistency(
     if modes is not None and len(modes) != 1:
         raise UserError("--constraint: consistency runs one constraint mode at a time")
     params = parse_metric_params(metric_param or [])
-    unknown = [name for name in params if name != "sted"]
-    if unknown:
-        raise UserError(
-            f"--metric-param: consistency uses only sted.* parameters, not '{unknown[0]}'"
-        )
     settings = run_settings(
         locals(),
         resume,
@@ -98,14 +93,14 @@ def consistency(
     )
     stored = read_manifest(resume).consistency if resume is not None else None
     base = ConsistencyRun.from_record(stored) if stored is not None else ConsistencyRun()
-    sted = get_family("sted", {**dict(base.sted_parameters), **params.get("sted", {})})
+    sted = sted_parameters(dict(base.sted_parameters), params)
     kind = ConsistencyRun(
         samples=samples if samples is not None else base.samples,
         temperatures=(
             parse_temperatures(temperatures) if temperatures is not None else base.temperatures
         ),
         seed=seed if seed is not None else base.seed,
-        sted_parameters=tuple(sted.parameters().items()),
+        sted_parameters=tuple(sted.items()),
     )
     run_and_show(
         settings,

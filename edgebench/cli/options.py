@@ -11,9 +11,8 @@ import typer
 
 from edgebench.errors import UserError
 from edgebench.runfolder.read import read_manifest
-from edgebench.runfolder.records import RunSettings
+from edgebench.runfolder.records import DEFAULT_MAX_CRASHES, RunSettings
 from edgebench.runner.resume import settings_from_manifest
-from edgebench.runner.spec import DEFAULT_MAX_CRASHES
 
 
 def default_threads() -> int:

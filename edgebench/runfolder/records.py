@@ -22,6 +22,7 @@ from typing import Any, Literal
 from edgebench.runfolder.record import Record
 
 SCHEMA_VERSION = "2.0"
+DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 
 Number = int | float
 RunKind = Literal["run", "consistency"]
@@ -51,7 +52,7 @@ class RunSettings(Record):
     constraints: tuple[str, ...] = ("none",)  # constraint modes, one arm each
     guard: bool = True  # the keyword guard in the schema modes
     timeout: float | None = None  # seconds one example may take
-    max_crashes: int = 3  # worker failures in a row before an arm gives up
+    max_crashes: int = DEFAULT_MAX_CRASHES  # worker failures in a row before an arm gives up
     check_memory: bool = True  # refuse a model that will not fit in memory
     metrics: tuple[str, ...] = ()  # metric families beyond the task's own
     # family -> parameter -> value (`--metric-param`)

@@ -7,10 +7,12 @@ example N times per temperature, each with its own seed; its jobs carry their dr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from edgebench.errors import UserError
+from edgebench.metrics import get_family
 from edgebench.runfolder.records import ConsistencyPlan, JobKey, Sampling, job_key
 from edgebench.tasks.base import Example
 
@@ -112,3 +114,15 @@ class ConsistencyRun:
             plan.seed,
             tuple(plan.sted_parameters.items()),
         )
+
+
+def sted_parameters(
+    stored: Mapping[str, float], metric_params: Mapping[str, Mapping[str, Any]]
+) -> dict[str, float]:
+    """The STED parameters a consistency run compares its samples with: `stored` (the
+    run's recorded ones; empty for the defaults) with `--metric-param sted.*` on top. No
+    other family's parameters apply to a consistency run."""
+    unknown = [name for name in metric_params if name != "sted"]
+    if unknown:
+        raise UserError(f"--metric-param: a consistency run uses only sted.*, not '{unknown[0]}'")
+    return get_family("sted", {**stored, **metric_params.get("sted", {})}).parameters()

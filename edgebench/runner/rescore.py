@@ -17,7 +17,7 @@ from typing import Any
 from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import write_jsonl_atomic
-from edgebench.metrics import get_family, select_families
+from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families, families_of
 from edgebench.runfolder.folder import RunFolder
@@ -30,6 +30,7 @@ from edgebench.runfolder.records import (
     SampleRecord,
 )
 from edgebench.runner.engine import RunResult
+from edgebench.runner.jobs import sted_parameters
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.samples import SCORING_FAILED, score_text
 from edgebench.summary import summarize
@@ -81,12 +82,9 @@ def _families(
 
 def _with_sted_parameters(manifest: Manifest, params: Mapping[str, Any]) -> Manifest:
     """A consistency run compares its samples by STED: `--metric-param sted.*` only."""
-    unknown = [name for name in params if name != "sted"]
-    if unknown:
-        raise UserError(f"--metric-param: a consistency run uses only sted.*, not '{unknown[0]}'")
     plan = manifest.consistency
     assert plan is not None
-    sted = get_family("sted", {**plan.sted_parameters, **params["sted"]}).parameters()
+    sted = sted_parameters(plan.sted_parameters, params)
     return replace(manifest, consistency=replace(plan, sted_parameters=sted))
 
 

@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.prompts import PromptFormat
-from edgebench.runfolder.records import ModelPlan, ModelRecord, PromptFormatRecord
-
-DEFAULT_MAX_CRASHES = 3
+from edgebench.runfolder.records import ModelRecord, PromptFormatRecord
 
 # RunSettings a `--resume` may change: how trouble is handled, and where things are (the
 # model and the dataset are compared by content hash instead).
@@ -41,8 +39,8 @@ class ModelUnderTest:
     def prompt_record(self) -> PromptFormatRecord:
         return PromptFormatRecord.from_json(self.prompt_format.describe())
 
-    def record(self, plan: ModelPlan | None = None) -> ModelRecord:
-        """The model as the manifest lists it."""
+    def record(self) -> ModelRecord:
+        """The model as the manifest lists it (its plan is added once the run plans it)."""
         details = {"format": "gguf", **self.details}
         return ModelRecord(
             label=self.label,
@@ -51,6 +49,5 @@ class ModelUnderTest:
             size_bytes=self.size_bytes,
             backend=self.backend,
             prompt_format=self.prompt_record,
-            plan=plan,
             **details,
         )
