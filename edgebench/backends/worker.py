@@ -19,12 +19,6 @@ from edgebench.isolation import ProcessWorker
 from edgebench.system.memory import MemoryPeak, MemorySampler
 
 
-def timed_load(backend: Backend, n_ctx: int) -> tuple[LoadInfo, float]:
-    start = now()
-    info = backend.load(n_ctx)
-    return info, now() - start
-
-
 class BackendService:
     """What a worker process serves: one backend's operations, as the parent calls them."""
 
@@ -36,7 +30,10 @@ class BackendService:
         return self.backend.count_tokens(prompts)
 
     def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
-        return timed_load(self.backend, n_ctx)
+        """The backend's load and its wall time (timed in the process that loads)."""
+        start = now()
+        info = self.backend.load(n_ctx)
+        return info, now() - start
 
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         return self.backend.compile_constraint(request)
@@ -86,9 +83,6 @@ class BackendWorker:
     def reopen(self, backend: str, options: dict[str, Any]) -> None:
         """Another model file in the same process (`models check` loads many)."""
         self.process.reopen({"backend": backend, **options})
-
-    def kill(self) -> None:
-        self.process.kill()
 
     def close(self) -> MemoryPeak:
         return self.process.close()

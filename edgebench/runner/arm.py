@@ -222,15 +222,10 @@ class Arm:
             known = self.reports.get(request.key)
             if known is not None and not known.ok:
                 continue  # refused before: nothing will decode under it
-
-            def compile_once(req: ConstraintRequest) -> CompileReport:
-                assert self.worker is not None
-                return self.worker.compile_constraint(req, timeout=self.settings.timeout)
-
             try:
-                report = compile_once(request)
+                report = self._compile(request)
                 if timed:
-                    records.append(compile_record(report, compile_once(request).seconds))
+                    records.append(compile_record(report, self._compile(request).seconds))
             except (WorkerDied, WorkerTimeout) as exc:
                 report = self._compile_killed_worker(request, exc)
                 if timed:
@@ -238,12 +233,16 @@ class Arm:
                 self._retire_worker()
                 self._load(first_session=False)
                 for done in compiled:  # the fresh worker needs them too (untimed)
-                    compile_once(done)
+                    self._compile(done)
             else:
                 compiled.append(request)
             self.reports[request.key] = known or report
         if timed:
             self.record = replace(self.record, compile=records)
+
+    def _compile(self, request: ConstraintRequest) -> CompileReport:
+        assert self.worker is not None
+        return self.worker.compile_constraint(request, timeout=self.settings.timeout)
 
     def _compile_killed_worker(
         self, request: ConstraintRequest, exc: WorkerDied | WorkerTimeout

@@ -6,6 +6,12 @@ from collections import Counter
 
 import numpy as np
 
+from edgebench.backends.base import (
+    FINISH_CRASHED,
+    FINISH_SKIPPED,
+    FINISH_TIMEOUT,
+    FINISH_UNSUPPORTED,
+)
 from edgebench.runfolder.records import (
     ArmRecord,
     CompileRecord,
@@ -17,7 +23,7 @@ from edgebench.runfolder.records import (
 )
 
 # Examples nothing was decoded for: no speed figures to take from them.
-_UNTIMED = ("unsupported", "crashed", "timeout", "skipped")
+_UNTIMED = (FINISH_UNSUPPORTED, FINISH_CRASHED, FINISH_TIMEOUT, FINISH_SKIPPED)
 
 
 def distribution(values: list[float]) -> Distribution:
@@ -33,17 +39,17 @@ def distribution(values: list[float]) -> Distribution:
     )
 
 
-def perf_summary(samples: list[SampleRecord], arm: ArmRecord | None) -> Perf:
+def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
     """Speed, memory and token totals of one arm (its own worker)."""
     timed = [s.timings for s in samples if s.finish_reason not in _UNTIMED]
-    memory = arm.memory if arm is not None else None
-    finish = Counter(s.finish_reason or "none" for s in samples)
+    memory = arm.memory
+    finish = Counter(s.finish_reason for s in samples)
 
     def spread(values: list[float | None]) -> Distribution:
         return distribution([v for v in values if v is not None])
 
     return Perf(
-        load_s=arm.load_s if arm is not None else None,
+        load_s=arm.load_s,
         peak_rss_mb=memory.peak_rss_mb if memory else None,
         peak_rss_anon_mb=memory.peak_rss_anon_mb if memory else None,
         peak_rss_file_mb=memory.peak_rss_file_mb if memory else None,
@@ -57,7 +63,7 @@ def perf_summary(samples: list[SampleRecord], arm: ArmRecord | None) -> Perf:
         forced_tokens_total=sum(s.forced_tokens for s in samples),
         finish_reasons=dict(finish),
         hit_token_limit=finish.get("length", 0),
-        wall_s=arm.wall_s if arm is not None else None,
+        wall_s=arm.wall_s,
     )
 
 
