@@ -244,15 +244,11 @@ def _perf_tables(model_arms: list[Arm]) -> str:
 def _prompt_section(run: LoadedRun, label: str) -> str:
     prompt_format = run.manifest.model(label).prompt_format
     parts = [f"Prompt style: {md.text(prompt_format.style)}."]
-    for key, text in (
-        ("chat_template", prompt_format.chat_template),
-        ("template", prompt_format.template),
-    ):
-        if text:
-            parts.append(
-                f"<details><summary>{md.text(key)} (from the model file)</summary>\n\n"
-                f"{md.code_block(text, 'jinja')}\n\n</details>"
-            )
+    for key, text in facts.prompt_templates(run, label):
+        parts.append(
+            f"<details><summary>{md.text(key)} (from the model file)</summary>\n\n"
+            f"{md.code_block(text, 'jinja')}\n\n</details>"
+        )
     parts.append(f"Task prompt template:\n\n{md.code_block(run.manifest.task.prompt_template)}")
     return "\n\n".join(parts)
 

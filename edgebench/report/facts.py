@@ -139,6 +139,17 @@ def model_rows(run: LoadedRun, label: str) -> list[tuple[str, Any]]:
     ]
 
 
+def prompt_templates(run: LoadedRun, label: str) -> list[tuple[str, str]]:
+    """(name, text) of each template the model's prompts were rendered with, shown as
+    code: the chat template from the model file, the completion template."""
+    prompt_format = run.manifest.model(label).prompt_format
+    templates = (
+        ("chat_template", prompt_format.chat_template),
+        ("template", prompt_format.template),
+    )
+    return [(name, text) for name, text in templates if text]
+
+
 def examples_run(run: LoadedRun) -> int:
     """The examples the run decoded (each once per arm and draw)."""
     return len({s.id for s in run.samples})

@@ -236,13 +236,8 @@ def run_view(run: LoadedRun, run_arms: list[Arm]) -> dict[str, Any]:
         blocks.append(
             {"title": f"Model {label}", "rows": facts.model_rows(run, label), "code": None}
         )
-        prompt_format = run.manifest.model(label).prompt_format
-        for key, text in (
-            ("chat_template", prompt_format.chat_template),
-            ("template", prompt_format.template),
-        ):
-            if text:
-                blocks.append({"title": f"{label}: {key}", "rows": [], "code": text})
+        for key, text in facts.prompt_templates(run, label):
+            blocks.append({"title": f"{label}: {key}", "rows": [], "code": text})
     blocks += [
         {"title": "Run", "rows": facts.run_rows(run), "code": None},
         {"title": "Dataset", "rows": facts.dataset_rows(run), "code": None},

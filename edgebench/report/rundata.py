@@ -49,8 +49,7 @@ class Arm:
     @property
     def groups(self) -> dict[str, dict[str, Figures]]:
         """The task's figures per group of examples (complexity, schema, depth ...)."""
-        task = self.result.task
-        return task.groups if task is not None else {}
+        return self.result.groups
 
 
 def arms(run: LoadedRun) -> list[Arm]:

@@ -138,7 +138,7 @@ def _group_table(
 def accuracy_table(summary: Summary, arm: ArmSummary) -> Table:
     """The task's own scores (EdgeJSON: JSONExact, F1, ...; roundtrip: CSA, NTED, ...)
     by the group that says the most (depth, complexity ...)."""
-    groups = arm.task.groups if arm.task is not None else {}
+    groups = arm.groups
     group = table_group(groups)
     title = (
         f"{arm.model} · {summary.task} · {arm.n_examples} examples · constraint {arm.constraint}"
@@ -228,7 +228,7 @@ def render_summary(summary: Summary) -> Group:
     """Accuracy and speed of the run's first arm in detail; with several arms (models or
     constraint modes), then all of them side by side."""
     arm = summary.arms[0]
-    groups = arm.task.groups if arm.task is not None else {}
+    groups = arm.groups
     parts: list[Any] = [
         accuracy_table(summary, arm),
         *([element_type_table(groups["element_type"])] if "element_type" in groups else []),

@@ -556,6 +556,12 @@ class ArmSummary(Record):
         task = self.task
         return task.overall if task is not None else {}
 
+    @property
+    def groups(self) -> dict[str, dict[str, Figures]]:
+        """The task's own figures per group of examples (empty for an arm that never ran)."""
+        task = self.task
+        return task.groups if task is not None else {}
+
 
 @dataclass(frozen=True)
 class PromptConsistency(Record):
