@@ -231,7 +231,7 @@ def build_grammars(
     Example: edgebench data grammars
     """
     from edgebench.constraints import gbnf
-    from edgebench.tasks.edgejson import read_schema_folder
+    from edgebench.tasks.formats.edgejson import read_schema_folder
 
     folder = out or gbnf.bundled_grammar_folder("edgejson")
     source = schemas or _builtin_dir() / "schemas"

@@ -98,6 +98,8 @@ def run(
         metric_params=parse_metric_params(metric_param) if metric_param else None,
     )
     task_impl = get_task(settings.task)
+    # A mistake in --metrics or --metric-param fails now, before the dataset loads or a
+    # model is pulled (the engine selects the families again for the run).
     select_families(task_impl.metric_family, settings.metrics, settings.metric_params)
     specs = parse_model_list(settings.model)
     run_and_show(

@@ -14,8 +14,6 @@ from edgebench.resources import resource_dir
 from edgebench.scoring.schema import SchemaChecker, get_checker
 from edgebench.tasks.base import Example, Prompt
 from edgebench.tasks.formats.edgejson import read_edgejson
-from edgebench.tasks.formats.edgejson import read_schema_folder as read_schema_folder
-from edgebench.tasks.formats.jsonl import json_object as json_object
 
 PROMPT_TEMPLATE = (
     "Extract the information in the text below as one JSON object that follows this "

@@ -20,7 +20,7 @@ from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.scoring.schema import get_checker
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Prompt
-from edgebench.tasks.edgejson import read_schema_folder
+from edgebench.tasks.formats.edgejson import read_schema_folder
 
 pytestmark = pytest.mark.model
 

@@ -8,7 +8,7 @@ import pytest
 
 from edgebench.constraints import gbnf, schema_key
 from edgebench.resources import resource_dir
-from edgebench.tasks.edgejson import read_schema_folder
+from edgebench.tasks.formats.edgejson import read_schema_folder
 
 pytest.importorskip("llama_cpp")  # the converter is llama-cpp-python's
 
