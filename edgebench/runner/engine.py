@@ -73,7 +73,7 @@ from edgebench.runner.workers import (
 from edgebench.summary import summarize
 from edgebench.system.device import device_info
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
-from edgebench.tasks.base import Example, Task
+from edgebench.tasks.base import Example, PromptingTask
 
 STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
 # What can end an arm early: recorded as the arm's status, then the run goes on (or stops,
@@ -122,7 +122,7 @@ def resume_command(kind: str, run_dir: Path) -> str:
 def execute(
     settings: RunSettings,
     models: list[ModelUnderTest],
-    task: Task,
+    task: PromptingTask,
     dataset: list[Example],
     dataset_record: DatasetRecord,
     *,
@@ -221,7 +221,7 @@ class _Run:
     folder: RunFolder
     settings: RunSettings
     models: list[ModelUnderTest]
-    task: Task
+    task: PromptingTask
     dataset: list[Example]  # the whole dataset: it sizes the token budget
     examples: list[Example]  # those the run decodes
     prompts: list[list[str]]  # per model, per example

@@ -11,7 +11,7 @@ from edgebench.runfolder.records import DatasetRecord, Manifest, RunSettings, Sa
 from edgebench.runner.spec import RESUMABLE_CHANGES, ModelUnderTest
 from edgebench.system.device import device_info
 from edgebench.system.versions import package_versions
-from edgebench.tasks.base import Task
+from edgebench.tasks.base import PromptingTask
 
 # RunSettings field -> the option that sets it, for messages
 _OPTION_NAMES = {
@@ -51,7 +51,7 @@ def resume_conflict(
     manifest: Manifest,
     settings: RunSettings,
     models: list[ModelUnderTest],
-    task: Task,
+    task: PromptingTask,
     dataset: DatasetRecord,
 ) -> str | None:
     """The first way the run to resume differs from what would run now, or None.

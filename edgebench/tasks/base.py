@@ -38,18 +38,22 @@ class Prompt:
     user: str
 
 
-class Task(Protocol):
-    """A task loads examples and turns one into a prompt; the metric family it names
-    scores the model's output (metrics/)."""
+class PromptingTask(Protocol):
+    """What the run engine asks of a task: its name, how it turns an example into a
+    prompt, and the metric family that scores the model's output (metrics/)."""
 
     name: str
     prompt_template: str  # recorded verbatim in the manifest
     metric_family: str  # the family whose scores are the task's own
+
+    def build_prompt(self, example: Example) -> Prompt: ...
+
+
+class Task(PromptingTask, Protocol):
+    """A task also finds and loads its examples (`edgebench run`, `score`)."""
 
     def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, Path | None]:
         """The dataset and schema locations to use, filling in the task's defaults."""
         ...
 
     def load(self, dataset: Path, schemas: Path | None) -> list[Example]: ...
-
-    def build_prompt(self, example: Example) -> Prompt: ...

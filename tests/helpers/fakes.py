@@ -19,17 +19,12 @@ OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
 
 
 class EchoTask:
-    """A minimal task: the prompt is the example text; scored by the EdgeJSON family."""
+    """A minimal `PromptingTask` (all the engine asks of a task): the prompt is the
+    example text; scored by the EdgeJSON family."""
 
     name = "echo"
     prompt_template = "{text}"
     metric_family = "edgejson"
-
-    def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, None]:
-        raise NotImplementedError  # not used by execute()
-
-    def load(self, dataset: Path, schemas: Path | None) -> list[Example]:
-        raise NotImplementedError  # not used by execute()
 
     def build_prompt(self, example: Example) -> Prompt:
         return Prompt(system=None, user=example.text)
