@@ -10,10 +10,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from edgebench.backends.answer_end import EndPolicy
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 
 FINISH_STOP = "stop"  # end-of-generation token or a stop string
 FINISH_LENGTH = "length"  # hit max_tokens
+# (answer_end adds json_complete, the first JSON value was complete, and loop)
 FINISH_ERROR = "error"
 FINISH_UNSUPPORTED = "unsupported"  # the constraint could not be compiled; nothing decoded
 FINISH_SKIPPED = "skipped"  # the prompt does not fit the context limit; nothing decoded
@@ -41,13 +43,16 @@ class DecodeSettings:
     the temperature-scaled distribution over the whole vocabulary (no top-k, top-p or
     min-p cut), with a random generator seeded by `seed`: the same prompt, settings and
     seed give the same text. A backend that cannot sample must refuse with a clear
-    error rather than decode greedily."""
+    error rather than decode greedily.
+
+    `end` holds the policies that may end an answer early or close it (`answer_end`)."""
 
     max_tokens: int = 512
     stop: tuple[str, ...] = ()
     constraint: ConstraintRequest | None = None
     temperature: float = 0.0
     seed: int = 0
+    end: EndPolicy = field(default_factory=EndPolicy)
 
     def __post_init__(self) -> None:
         if not self.temperature >= 0.0:  # also rejects NaN
@@ -92,6 +97,15 @@ class Generation:
     # Candidate tokens the keyword guard struck out, and times it had to give way.
     guard_vetoes: int = 0
     guard_dead_ends: int = 0
+    # Output tokens up to the end of the first complete top-level JSON value (None: never
+    # complete), whether or not the answer stopped there.
+    answer_tokens: int | None = None
+    # Closing at the budget (schema modes, `EndPolicy.close`): the text before closing,
+    # the tokens the closing added, and whether the result is a whole value the engine
+    # accepts.
+    unclosed_text: str | None = None
+    closing_tokens: int = 0
+    closed: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from edgebench.backends.answer_end import AnswerWatch, EndPolicy
 from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, Generation, now
+from edgebench.constraints.closing import shortest_completion
 from edgebench.constraints.guard import KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
@@ -84,6 +86,28 @@ class DecodeState:
     finish: str = FINISH_LENGTH
     error: str | None = None
     t_first: float | None = None
+    watch: AnswerWatch | None = None  # the answer-ending policies, token by token
+    unclosed: bytes | None = None  # the text before closing, once closing began
+    closing_tokens: int = 0
+    closed: bool = False
+
+    @classmethod
+    def under(cls, policy: EndPolicy) -> DecodeState:
+        """A fresh state whose tokens go through `policy`."""
+        return cls(watch=AnswerWatch(policy))
+
+    def emit(self, token: int, piece: bytes) -> bool:
+        """Append one output token; True when a policy ends the answer with it (the
+        finish reason is then set)."""
+        self.out += piece
+        self.output_tokens += 1
+        if self.watch is None:
+            return False
+        reason = self.watch.push(token, piece)
+        if reason is None:
+            return False
+        self.finish = reason
+        return True
 
     def sampled(self) -> None:
         """Count one sampled token; the first one stamps time to first token."""
@@ -116,6 +140,12 @@ class DecodeState:
             runtime_counters=runtime_counters,
             guard_vetoes=guard.guard.vetoes if guard is not None else 0,
             guard_dead_ends=guard.guard.dead_ends if guard is not None else 0,
+            answer_tokens=self.watch.answer_tokens if self.watch is not None else None,
+            unclosed_text=self.unclosed.decode("utf-8", "replace")
+            if self.unclosed is not None
+            else None,
+            closing_tokens=self.closing_tokens,
+            closed=self.closed,
         )
 
 
@@ -140,6 +170,21 @@ def softmax_draw(temperature: float, seed: int) -> Draw:
     return draw
 
 
+@dataclass(frozen=True)
+class Closing:
+    """How a schema-mode decode closes an answer cut off by its budget or a loop: the
+    shortest completion of the text so far (`constraints.closing`), tokenized to be
+    forced through the engine; at most `max_tokens` tokens."""
+
+    schema: dict[str, Any] | None
+    tokenize: Callable[[str], list[int]]
+    max_tokens: int
+
+    def tokens(self, text: bytes) -> list[int]:
+        suffix = shortest_completion(text.decode("utf-8", "replace"), self.schema)
+        return self.tokenize(suffix) if suffix else []
+
+
 @dataclass
 class MaskedGreedy:
     """Greedy decoding under an llguidance matcher: the best logit among the tokens the
@@ -148,7 +193,8 @@ class MaskedGreedy:
 
     `piece(token)` gives a token's bytes; `is_end(token)` says whether it ends the text
     (end-of-generation tokens); `eos` is the token the grammar uses to end. With `draw`
-    (see `softmax_draw`) the legal tokens are sampled instead of taking the best."""
+    (see `softmax_draw`) the legal tokens are sampled instead of taking the best. With
+    `closing`, an answer that hits its budget or loops is closed (`_close`)."""
 
     matcher: Any
     mask: TokenMask
@@ -158,6 +204,7 @@ class MaskedGreedy:
     guard: TokenGuard | None = None
     fast_forward: bool = True
     draw: Draw | None = None
+    closing: Closing | None = None
 
     def run(
         self,
@@ -167,37 +214,95 @@ class MaskedGreedy:
         max_tokens: int,
         state: DecodeState,
     ) -> None:
-        matcher, mask = self.matcher, self.mask
+        matcher = self.matcher
         matcher.reset()
         if self.guard is not None:
             self.guard.reset()
-        pending = self._forced(max_tokens, state)
+        pending, ended = self._forced(max_tokens, state)
         state.forced_prefix = len(pending)
         evaluate(prompt + pending)
-        while True:
-            mask.fill(matcher)
-            if matcher.is_error():
-                raise RuntimeError(f"llguidance: {matcher.get_error()}")
-            if matcher.is_accepting() and mask.allows_only(self.eos):
-                # The object is complete: only end-of-text is legal, no pass needed.
+        unevaluated: list[int] = []
+        while not ended and state.output_tokens < max_tokens:
+            token = self._next(logits, state)
+            if token is None:
                 state.finish = FINISH_STOP
                 return
-            token = self._choose(logits(), mask)
-            state.sampled()
-            if token == self.eos or self.is_end(token):
-                state.finish = FINISH_STOP
-                return
-            if not matcher.consume_token(token):
-                raise RuntimeError(f"llguidance refused token {token}: {matcher.get_error()}")
-            state.out += self.piece(token)
-            state.output_tokens += 1
-            if state.output_tokens >= max_tokens:
-                return
-            forced = self._forced(max_tokens, state)
-            if state.output_tokens >= max_tokens:
-                return
-            evaluate([token, *forced])
+            ended = state.emit(token, self.piece(token))
+            forced: list[int] = []
+            if not ended and state.output_tokens < max_tokens:
+                forced, ended = self._forced(max_tokens, state)
+            unevaluated = [token, *forced]
+            if ended or state.output_tokens >= max_tokens:
+                break
+            evaluate(unevaluated)
+            unevaluated = []
             state.passes += 1
+        if self.closing is not None:
+            self._close(self.closing, unevaluated, evaluate, logits, state)
+
+    def _next(self, logits: Callable[[], np.ndarray], state: DecodeState) -> int | None:
+        """The next token, counted as sampled and consumed by the matcher; None when the
+        answer ends here (the grammar is complete, or an end token was chosen)."""
+        matcher, mask = self.matcher, self.mask
+        mask.fill(matcher)
+        if matcher.is_error():
+            raise RuntimeError(f"llguidance: {matcher.get_error()}")
+        if matcher.is_accepting() and mask.allows_only(self.eos):
+            return None  # the object is complete: only end-of-text is legal, no pass needed
+        token = self._choose(logits(), mask)
+        state.sampled()
+        if token == self.eos or self.is_end(token):
+            return None
+        if not matcher.consume_token(token):
+            raise RuntimeError(f"llguidance refused token {token}: {matcher.get_error()}")
+        return token
+
+    def _close(
+        self,
+        closing: Closing,
+        unevaluated: list[int],
+        evaluate: Callable[[list[int]], None],
+        logits: Callable[[], np.ndarray],
+        state: DecodeState,
+    ) -> None:
+        """Turn the cut-off answer into the shortest whole value the engine accepts: the
+        tokens of `shortest_completion` as far as the matcher takes them; where it refuses
+        (a pattern, a format), the model's best allowed token, then the completion of
+        that text again."""
+        matcher = self.matcher
+        state.unclosed = bytes(state.out)
+        if state.watch is not None:
+            state.watch.loops = None  # closing text is not a loop
+        while state.closing_tokens < closing.max_tokens and not matcher.is_accepting():
+            suggested = closing.tokens(bytes(state.out))
+            room = closing.max_tokens - state.closing_tokens
+            taken = matcher.validate_tokens(suggested[:room]) if suggested else 0
+            if taken:
+                chosen = suggested[:taken]
+                if not matcher.consume_tokens(chosen):
+                    raise RuntimeError(f"llguidance refused closing tokens: {matcher.get_error()}")
+                state.generated += taken
+                state.forced += taken
+            else:  # the engine wants something else here: the model picks
+                if unevaluated:
+                    evaluate(unevaluated)
+                    state.passes += 1
+                    unevaluated = []
+                token = self._next(logits, state)
+                if token is None:
+                    break
+                chosen = [token]
+            for token in chosen:
+                piece = self.piece(token)
+                state.emit(token, piece)
+                if self.guard is not None:
+                    self.guard.force_piece(piece)
+            state.closing_tokens += len(chosen)
+            unevaluated += chosen
+        if state.closing_tokens == 0:  # whole already: nothing was closed
+            state.unclosed = None
+            return
+        state.closed = matcher.is_accepting()
 
     def _choose(self, logits: np.ndarray, mask: TokenMask) -> int:
         allowed = np.flatnonzero(mask.allowed())
@@ -212,21 +317,22 @@ class MaskedGreedy:
     def _ends(self, token: int) -> bool:
         return token == self.eos or self.is_end(token)
 
-    def _forced(self, max_tokens: int, state: DecodeState) -> list[int]:
-        """Tokens the grammar forces next (within the budget), consumed and appended."""
+    def _forced(self, max_tokens: int, state: DecodeState) -> tuple[list[int], bool]:
+        """Tokens the grammar forces next (within the budget), consumed and appended;
+        and whether a policy ended the answer on one of them."""
         if not self.fast_forward:
-            return []
+            return [], False
         forced = self.matcher.compute_ff_tokens()[: max_tokens - state.output_tokens]
         if not forced:
-            return []
+            return [], False
         if not self.matcher.consume_tokens(forced):
             raise RuntimeError(f"llguidance refused its forced tokens: {self.matcher.get_error()}")
+        ended = False
         for token in forced:
             piece = self.piece(token)
-            state.out += piece
+            ended = state.emit(token, piece) or ended
             if self.guard is not None:
                 self.guard.force_piece(piece)
-        state.output_tokens += len(forced)
         state.generated += len(forced)
         state.forced += len(forced)
-        return forced
+        return forced, ended

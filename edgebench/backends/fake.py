@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from edgebench.backends.answer_end import FINISH_LOOP, AnswerWatch
 from edgebench.backends.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -19,6 +21,7 @@ from edgebench.backends.base import (
     LoadInfo,
 )
 from edgebench.backends.speed import ProbeVocab
+from edgebench.constraints.closing import shortest_completion
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 
 
@@ -154,29 +157,69 @@ class FakeBackend:
             text = prompt.strip().split("\n", 1)[0] if self.echo else self.default_output
         tokens = self._tokens(text)
         finish = FINISH_STOP
-        if len(tokens) > settings.max_tokens:
+        watched = _watched(text, settings)
+        if watched.ended_at is not None and watched.ended_at <= settings.max_tokens:
+            finish, text, tokens = watched.reason, watched.text, tokens[: watched.ended_at]
+        elif len(tokens) > settings.max_tokens:
             tokens, finish = tokens[: settings.max_tokens], FINISH_LENGTH
+            text = " ".join(tokens)
+        answer_tokens = watched.answer_tokens
+        if answer_tokens is not None and answer_tokens > len(tokens):
+            answer_tokens = None
         # An answer that ended by itself also sampled an end-of-turn token.
         generated = len(tokens) + (1 if finish == FINISH_STOP else 0)
+        unclosed, closing = None, ""
+        request = settings.constraint
+        if settings.end.close and request is not None and finish in (FINISH_LENGTH, FINISH_LOOP):
+            closing = shortest_completion(text, request.schema)
+            unclosed = text if closing else None
+        closing_tokens = len(self._tokens(closing))
         prompt_tokens = len(self._tokens(prompt))
         t_start = self.clock
         t_first = t_start + prompt_tokens * self.timings.per_prompt_token
-        t_end = t_first + max(generated - 1, 0) * self.timings.per_output_token
+        t_end = t_first + max(generated + closing_tokens - 1, 0) * self.timings.per_output_token
         self.clock = t_end + 1.0
         return Generation(
-            # Verbatim unless cut, so tests can queue any text (newlines, fences).
-            text=text if finish == FINISH_STOP else " ".join(tokens),
+            # Verbatim unless cut at the budget, so tests can queue any text (newlines,
+            # fences); a closed answer is followed by its closing text.
+            text=text + closing,
             prompt_tokens=prompt_tokens,
-            output_tokens=len(tokens),
-            generated_tokens=generated,
+            output_tokens=len(tokens) + closing_tokens,
+            generated_tokens=generated + closing_tokens,
             finish_reason=finish,
             t_start=t_start,
             t_first_token=t_first if generated else None,
             t_end=t_end,
+            answer_tokens=answer_tokens,
+            unclosed_text=unclosed,
+            closing_tokens=closing_tokens,
+            closed=unclosed is not None,
         )
 
     def close(self) -> None:
         pass
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """What the answer-ending policies made of a queued answer, word by word."""
+
+    reason: str | None  # the policy that ended it
+    ended_at: int | None  # words up to the end (None: no policy ended it)
+    text: str  # the verbatim text up to that word
+    answer_tokens: int | None  # words until the first JSON value was complete
+
+
+def _watched(text: str, settings: DecodeSettings) -> _Watched:
+    watch = AnswerWatch(settings.end)
+    previous_end = 0
+    for count, word in enumerate(re.finditer(r"\S+", text), start=1):
+        piece = text[previous_end : word.end()].encode("utf-8")
+        previous_end = word.end()
+        reason = watch.push(hash(word.group()), piece)
+        if reason is not None:
+            return _Watched(reason, count, text[:previous_end], watch.answer_tokens)
+    return _Watched(None, None, text, watch.answer_tokens)
 
 
 def _misbehave(fault: str) -> None:

@@ -41,6 +41,7 @@ from edgebench.backends.base import (
     now,
 )
 from edgebench.backends.decoding import (
+    Closing,
     CompiledConstraints,
     DecodeState,
     Draw,
@@ -331,22 +332,25 @@ class LlamaCppBackend:
         t_start = now()
         tokens = self._tokenize(prompt)
         n_ctx = L.llama_n_ctx(self.ctx)
-        if len(tokens) + settings.max_tokens > n_ctx:
+        closing_room = settings.end.close_tokens if settings.end.close else 0
+        if len(tokens) + settings.max_tokens + closing_room > n_ctx:
             raise UserError(
                 f"prompt of {len(tokens)} tokens + max_tokens {settings.max_tokens} "
-                f"does not fit n_ctx {n_ctx}"
+                + (f"+ {closing_room} closing tokens " if closing_room else "")
+                + f"does not fit n_ctx {n_ctx}"
             )
         request = settings.constraint
         compiled = self._compiled.usable(request) if request is not None else None
         # A fresh KV cache and fresh counters for every request.
         L.llama_memory_clear(L.llama_get_memory(self.ctx), True)
         L.llama_perf_context_reset(self.ctx)
-        state = DecodeState()
+        state = DecodeState.under(settings.end)
         guard = compiled.guard if compiled is not None else None
         draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
         try:
             if compiled is not None and compiled.matcher is not None:
-                self._masked(compiled.matcher, guard, draw).run(
+                closing = self._closing(request, settings)
+                self._masked(compiled.matcher, guard, draw, closing).run(
                     tokens, self._decode, self._last_logits, settings.max_tokens, state
                 )
             elif settings.sampling and guard is None:
@@ -402,12 +406,11 @@ class LlamaCppBackend:
                 state.finish = FINISH_STOP
                 return
             checked_upto = max(0, len(out) - longest_stop + 1)
-            out += self._piece(token, piece_buf)
-            state.output_tokens += 1
+            ended = state.emit(token, self._piece(token, piece_buf))
             if stops and _cut_at_stop(out, stops, checked_upto):
                 state.finish = FINISH_STOP
                 return
-            if state.output_tokens >= settings.max_tokens:
+            if ended or state.output_tokens >= settings.max_tokens:
                 return
             self._decode([token])
             state.passes += 1
@@ -439,14 +442,28 @@ class LlamaCppBackend:
             if is_end(token):
                 state.finish = FINISH_STOP
                 return
-            state.out += self._piece(token, piece_buf)
-            state.output_tokens += 1
-            if state.output_tokens >= settings.max_tokens:
+            ended = state.emit(token, self._piece(token, piece_buf))
+            if ended or state.output_tokens >= settings.max_tokens:
                 return
             self._decode([token])
             state.passes += 1
 
-    def _masked(self, matcher: Any, guard: TokenGuard | None, draw: Draw | None) -> MaskedGreedy:
+    def _closing(
+        self, request: ConstraintRequest | None, settings: DecodeSettings
+    ) -> Closing | None:
+        """Closing at the budget, for a schema request when the policy asks for it."""
+        if not settings.end.close or request is None or request.schema is None:
+            return None
+        tokenizer = self.llg_tokenizer
+        return Closing(request.schema, tokenizer.tokenize_str, settings.end.close_tokens)
+
+    def _masked(
+        self,
+        matcher: Any,
+        guard: TokenGuard | None,
+        draw: Draw | None,
+        closing: Closing | None = None,
+    ) -> MaskedGreedy:
         assert self.token_mask is not None
         piece_buf = ctypes.create_string_buffer(64)
         return MaskedGreedy(
@@ -458,6 +475,7 @@ class LlamaCppBackend:
             guard=guard,
             fast_forward=self.fast_forward,
             draw=draw,
+            closing=closing,
         )
 
     def _is_end(self, token: int) -> bool:

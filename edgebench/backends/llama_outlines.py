@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.backends.answer_end import AnswerWatch
 from edgebench.backends.base import (
     FINISH_ERROR,
     FINISH_LENGTH,
@@ -187,6 +188,8 @@ class OutlinesLlamaBackend:
         pieces: list[str] = []
         finish = FINISH_LENGTH
         error = None
+        # Stream chunks are (about) tokens: the loop rule compares them by their text.
+        watch = AnswerWatch(settings.end)
         try:
             stream = self.llm.create_completion(
                 prompt,
@@ -204,6 +207,11 @@ class OutlinesLlamaBackend:
                 pieces.append(choice["text"])
                 if choice.get("finish_reason") == "stop":
                     finish = FINISH_STOP
+                piece = choice["text"].encode("utf-8")
+                ended = watch.push(hash(piece), piece)
+                if ended is not None:
+                    finish = ended
+                    break
         except Exception as exc:  # report, keep the run going
             finish, error = FINISH_ERROR, f"{type(exc).__name__}: {exc}"
         t_end = now()
@@ -225,6 +233,7 @@ class OutlinesLlamaBackend:
             runtime_counters=perf_counters(perf),
             guard_vetoes=guard.guard.guard.vetoes if guard is not None else 0,
             guard_dead_ends=guard.guard.guard.dead_ends if guard is not None else 0,
+            answer_tokens=watch.answer_tokens,
         )
 
     def close(self) -> None:

@@ -40,6 +40,7 @@ from edgebench.backends.base import (
     now,
 )
 from edgebench.backends.decoding import (
+    Closing,
     CompiledConstraints,
     DecodeState,
     Draw,
@@ -379,19 +380,21 @@ class OnnxBackend:
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         t_start = now()
         ids = self.encode(prompt)
-        if len(ids) + settings.max_tokens > self.n_ctx:
+        closing_room = settings.end.close_tokens if settings.end.close else 0
+        if len(ids) + settings.max_tokens + closing_room > self.n_ctx:
             raise UserError(
                 f"prompt of {len(ids)} tokens + max_tokens {settings.max_tokens} "
-                f"does not fit n_ctx {self.n_ctx}"
+                + (f"+ {closing_room} closing tokens " if closing_room else "")
+                + f"does not fit n_ctx {self.n_ctx}"
             )
         compiled = self._compiled.usable(settings.constraint) if settings.constraint else None
         kv = self.new_session()
         timer = _Timer(kv)
-        state = DecodeState()
+        state = DecodeState.under(settings.end)
         draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
         try:
             if compiled is not None:
-                self._masked(compiled, draw).run(
+                self._masked(compiled, draw, self._closing(settings)).run(
                     ids, timer.evaluate, timer.last_logits, settings.max_tokens, state
                 )
             else:
@@ -408,7 +411,17 @@ class OnnxBackend:
         guard = compiled.guard if compiled is not None else None
         return state.generation(len(ids), t_start, t_end, counters, guard)
 
-    def _masked(self, compiled: _Compiled, draw: Draw | None = None) -> MaskedGreedy:
+    def _closing(self, settings: DecodeSettings) -> Closing | None:
+        """Closing at the budget, for a schema request when the policy asks for it."""
+        request = settings.constraint
+        if not settings.end.close or request is None or request.schema is None:
+            return None
+        tokenizer = self.llg_tokenizer
+        return Closing(request.schema, tokenizer.tokenize_str, settings.end.close_tokens)
+
+    def _masked(
+        self, compiled: _Compiled, draw: Draw | None = None, closing: Closing | None = None
+    ) -> MaskedGreedy:
         """The shared masked step (greedy, or sampled with `draw`), on this runtime's
         logits and tokenizer."""
         assert self.token_mask is not None
@@ -422,6 +435,7 @@ class OnnxBackend:
             guard=compiled.guard,
             fast_forward=self.fast_forward,
             draw=draw,
+            closing=closing,
         )
 
     def _unconstrained(
@@ -434,9 +448,11 @@ class OnnxBackend:
     ) -> None:
         """Unconstrained decoding: the best token, or one drawn by `draw`. The text is
         decoded from all ids so far (a byte-level token can end inside a UTF-8
-        character); stop strings cut it."""
+        character); stop strings cut it. The answer-ending policies see the text as it
+        becomes stable (no unfinished character at its end)."""
         ids: list[int] = []
         cut: str | None = None  # the text before a stop string, once one appeared
+        seen = 0  # characters of the decoded text the policies have seen
         timer.evaluate(prompt)
         try:
             while True:
@@ -453,13 +469,26 @@ class OnnxBackend:
                     if cut is not None:
                         state.finish = FINISH_STOP
                         return
-                if state.output_tokens >= settings.max_tokens:
+                ended, seen = self._watch(ids, token, seen, state)
+                if ended or state.output_tokens >= settings.max_tokens:
                     return
                 timer.evaluate([token])
                 state.passes += 1
         finally:
             text = cut if cut is not None else self._decode(ids)
             state.out = bytearray(text.encode("utf-8"))
+
+    def _watch(self, ids: list[int], token: int, seen: int, state: DecodeState) -> tuple[bool, int]:
+        """Show the policies the text the newest token made stable; True when one of
+        them ends the answer. Returns the characters seen so far."""
+        if state.watch is None:
+            return False, seen
+        text = self._decode(ids)
+        stable = len(text) - 1 if text.endswith("\ufffd") else len(text)
+        reason = state.watch.push(token, text[seen:stable].encode("utf-8"))
+        if reason is not None:
+            state.finish = reason
+        return reason is not None, max(seen, stable)
 
     def _decode(self, ids: list[int]) -> str:
         # Special tokens are not text, as in llama.cpp's token_to_piece(special=False).

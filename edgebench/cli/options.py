@@ -115,6 +115,40 @@ GuardOpt = Annotated[
         "engines read past (--no-guard: the engine alone; default: on).",
     ),
 ]
+StopAtJsonOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--stop-at-json/--no-stop-at-json",
+        help="Free modes (none, json): end an answer when its first JSON object or array "
+        "is complete, as a deployment reads it (--no-stop-at-json: the raw answer up to "
+        "the model's own end or the budget; default: on).",
+    ),
+]
+LoopDetectionOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--loop-detection/--no-loop-detection",
+        help="End an answer whose last 32+ tokens repeat with a period of up to 32 tokens "
+        "(finish reason 'loop'; default: on).",
+    ),
+]
+CloseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--close",
+        help="Schema modes: close an answer cut off by its budget or a loop with the "
+        "shortest completion the schema allows, forced through the engine (the arm is "
+        "named MODE+close; --constraint mask,mask+close compares both).",
+    ),
+]
+CloseTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--close-tokens",
+        min=1,
+        help="Tokens closing may add after the budget (default: 64).",
+    ),
+]
 ResumeOpt = Annotated[
     Path | None,
     typer.Option(

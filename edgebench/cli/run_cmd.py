@@ -7,10 +7,13 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import (
+    CloseOpt,
+    CloseTokensOpt,
     DatasetOpt,
     GuardOpt,
     IgnoreMemoryOpt,
     LimitOpt,
+    LoopDetectionOpt,
     MaxContextOpt,
     MaxCrashesOpt,
     MaxTokensOpt,
@@ -21,6 +24,7 @@ from edgebench.cli.options import (
     OutOpt,
     ResumeOpt,
     SchemasOpt,
+    StopAtJsonOpt,
     TaskOpt,
     ThreadsOpt,
     TimeoutOpt,
@@ -63,7 +67,8 @@ def run(
             "--constraint",
             "-c",
             help="Constraint modes, comma-separated, each run on the same examples: "
-            "none, json, gbnf, outlines, mask (default: none).",
+            "none, json, gbnf, outlines, mask, and mask+close (mask, closing cut-off "
+            "answers) (default: none).",
         ),
     ] = None,
     warmup: WarmupOpt = None,
@@ -74,6 +79,10 @@ def run(
     ignore_memory_check: IgnoreMemoryOpt = False,
     metrics: MetricsOpt = None,
     metric_param: MetricParamOpt = None,
+    stop_at_json: StopAtJsonOpt = None,
+    loop_detection: LoopDetectionOpt = None,
+    close: CloseOpt = False,
+    close_tokens: CloseTokensOpt = None,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -87,12 +96,18 @@ def run(
 
     Example: edgebench run --task deepjson --dataset deepjsoneval.jsonl --max-context 4096
 
+    Example: edgebench run --constraint none,mask,mask+close
+
+    Example: edgebench run --no-stop-at-json --limit 20
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
+    if close and constraint is None:
+        raise UserError("--close: give the schema modes to close, e.g. --constraint mask --close")
     settings = run_settings(
         locals(),
         resume,
-        constraints=tuple(parse_modes(constraint)) if constraint is not None else None,
+        constraints=tuple(parse_modes(constraint, close)) if constraint is not None else None,
         check_memory=False if ignore_memory_check else None,
         metrics=parse_metrics(metrics) if metrics is not None else None,
         metric_params=parse_metric_params(metric_param) if metric_param else None,

@@ -8,18 +8,24 @@ crashes are its own. See docs/constrained-decoding.md.
 from __future__ import annotations
 
 from edgebench.constraints.spec import (
+    FREE_MODES,
     MODES,
     CompileReport,
     ConstraintRequest,
+    closes,
+    engine_mode,
     parse_modes,
     request_for,
     schema_key,
 )
 
 __all__ = [
+    "FREE_MODES",
     "MODES",
     "CompileReport",
     "ConstraintRequest",
+    "closes",
+    "engine_mode",
     "parse_modes",
     "request_for",
     "schema_key",

@@ -18,15 +18,52 @@ MODES: dict[str, str] = {
 }
 
 
-def parse_modes(text: str) -> list[str]:
-    """`--constraint` value -> modes in the order given, without repeats."""
+FREE_MODES = ("none", "json")  # the model decides where the JSON ends
+# `MODE+close`: the arm closes answers cut off by the budget or a loop (`answer_end`).
+CLOSE_SUFFIX = "+close"
+CLOSABLE_MODES = ("mask",)
+
+
+def engine_mode(arm_mode: str) -> str:
+    """The constraint engine of an arm: `mask+close` decodes under `mask`."""
+    return arm_mode.removesuffix(CLOSE_SUFFIX)
+
+
+def closes(arm_mode: str) -> bool:
+    """Whether an arm closes cut-off answers."""
+    return arm_mode.endswith(CLOSE_SUFFIX)
+
+
+def parse_modes(text: str, close: bool = False) -> list[str]:
+    """`--constraint` value -> arm modes in the order given, without repeats; with
+    `close` (`--close`) every schema mode becomes its closing arm."""
     modes = [part.strip() for part in text.split(",") if part.strip()]
     if not modes:
         raise UserError("--constraint: give at least one mode (" + ", ".join(MODES) + ")")
-    unknown = [m for m in modes if m not in MODES]
-    if unknown:
-        raise UserError(f"--constraint: unknown mode '{unknown[0]}' (known: {', '.join(MODES)})")
+    for mode in modes:
+        engine = engine_mode(mode)
+        if engine not in MODES:
+            raise UserError(f"--constraint: unknown mode '{mode}' (known: {', '.join(MODES)})")
+        if closes(mode) and engine not in CLOSABLE_MODES:
+            raise UserError(f"--constraint: '{mode}': closing is built for {_closable()}")
+    if close:
+        modes = [_closing_arm(mode) for mode in modes]
     return list(dict.fromkeys(modes))
+
+
+def _closable() -> str:
+    return ", ".join(f"{m}{CLOSE_SUFFIX}" for m in CLOSABLE_MODES)
+
+
+def _closing_arm(mode: str) -> str:
+    engine = engine_mode(mode)
+    if engine in FREE_MODES:
+        return mode
+    if engine not in CLOSABLE_MODES:
+        raise UserError(
+            f"--close: '{mode}' cannot close answers (closing is built for {_closable()})"
+        )
+    return engine + CLOSE_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -42,7 +79,8 @@ class ConstraintRequest:
 
 
 def request_for(mode: str, schema: dict[str, Any], label: str) -> ConstraintRequest | None:
-    """The request for one example under `mode`; None for `none`."""
+    """The request for one example under arm mode `mode`; None for `none`."""
+    mode = engine_mode(mode)
     if mode == "none":
         return None
     if mode == "json":

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 
 Number = int | float
@@ -57,6 +57,9 @@ class RunSettings(Record):
     metrics: tuple[str, ...] = ()  # metric families beyond the task's own
     # family -> parameter -> value (`--metric-param`)
     metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stop_at_json: bool = True  # free modes end at the first complete JSON value
+    loop_detection: bool = True  # an answer that repeats a short period ends (`loop`)
+    close_tokens: int = 64  # tokens a `+close` arm may add to close a cut-off answer
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,29 @@ class DecodingPlan(Record):
     constraints: list[str]  # the run's constraint modes
     keyword_guard: bool  # the keyword guard was on in the schema modes
     skipped_examples: int  # examples not decoded: prompt + budget do not fit the context
+    # what else ends or closes an answer; None: made by an edgebench without these policies
+    answer_end: AnswerEndPlan | None = None
+
+
+@dataclass(frozen=True)
+class LoopRuleRecord(Record):
+    """Loop detection: the last max(min_tokens, min_repeats x p) tokens repeat with a
+    period p of at most max_period tokens."""
+
+    max_period: int  # longest period looked for, in tokens
+    min_tokens: int  # shortest repeating stretch that counts
+    min_repeats: int  # copies of the period that count
+
+
+@dataclass(frozen=True)
+class AnswerEndPlan(Record):
+    """The answer-ending policies of a run besides the model and the token budget."""
+
+    stop_at_json: bool  # free modes (none, json) stop at the first complete JSON value
+    stop_at_json_applies_to: list[str]  # the constraint modes it applies to
+    loop_detection: LoopRuleRecord | None  # None: off (--no-loop-detection)
+    close_arms: list[str]  # arms that close answers cut off by the budget or a loop
+    close_tokens: int  # tokens closing may add beyond the budget (n_ctx makes room)
 
 
 @dataclass(frozen=True)
@@ -412,7 +438,8 @@ class SampleRecord(Record):
     scores: dict[str, dict[str, Number]] | None
     # family -> what explains its scores (schema errors, per element type)
     score_details: dict[str, dict[str, Any]]
-    finish_reason: str  # stop, length, unsupported, skipped, crashed, timeout or error
+    # stop, json_complete, loop, length, unsupported, skipped, crashed, timeout or error
+    finish_reason: str
     hit_token_limit: bool  # the answer was cut at max_tokens
     max_tokens: int | None  # the token budget of this example
     prompt_tokens: int  # tokens of the prompt
@@ -426,6 +453,13 @@ class SampleRecord(Record):
     timings: Timings  # speed of this answer
     runtime_counters: dict[str, Number]  # the runtime's own counters, for cross-checks
     error: str | None  # why nothing (or a failed score) was recorded
+    # output tokens until the first top-level JSON value was complete; None: never
+    answer_tokens: int | None = None
+    # output tokens after that point (0 when the answer stopped there); None: never complete
+    tokens_after_answer: int | None = None
+    closed: bool = False  # a `+close` arm closed this cut-off answer (raw_output is closed)
+    unclosed_output: str | None = None  # the text before closing, when closing added any
+    closing_tokens: int = 0  # tokens the closing added
 
     @property
     def job_key(self) -> JobKey:

@@ -18,8 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from edgebench.backends.answer_end import EndPolicy, LoopRule
 from edgebench.backends.base import DecodeSettings, Generation
-from edgebench.constraints import CompileReport, ConstraintRequest, request_for
+from edgebench.constraints import (
+    FREE_MODES,
+    CompileReport,
+    ConstraintRequest,
+    closes,
+    engine_mode,
+    request_for,
+)
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
 from edgebench.metrics.base import Family
 from edgebench.runfolder.records import (
@@ -42,6 +50,18 @@ from edgebench.runner.workers import Failure, Worker, example_failure
 from edgebench.system.memory import MemoryPeak
 
 WARMUP_TOKENS = 8
+
+
+def end_policy(settings: RunSettings, mode: str) -> EndPolicy:
+    """What ends or closes the answers of an arm besides the model and the budget:
+    stopping at the complete JSON in the free modes, loop detection in every mode,
+    closing in the `+close` arms."""
+    return EndPolicy(
+        stop_at_json=settings.stop_at_json and engine_mode(mode) in FREE_MODES,
+        loop=LoopRule() if settings.loop_detection else None,
+        close=closes(mode),
+        close_tokens=settings.close_tokens,
+    )
 
 
 class ArmGaveUp(Exception):
@@ -96,8 +116,9 @@ class Arm:
     failures_in_a_row: int = 0
 
     def __post_init__(self) -> None:
-        if self.mode != "none":  # a grammar ends the JSON itself
+        if engine_mode(self.mode) != "none":  # a grammar ends the JSON itself
             self.stop = ()
+        self.end = end_policy(self.settings, self.mode)
 
     def describe(self) -> str:
         return f"{self.model.label}, {self.mode}"
@@ -153,6 +174,7 @@ class Arm:
             constraint=request,
             temperature=draw.temperature if draw else 0.0,
             seed=draw.seed if draw else 0,
+            end=self.end,
         )
         try:
             gen = self.worker.generate(job.prompt, decode, timeout=self.settings.timeout)

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from edgebench.backends.base import now
+from edgebench.constraints import FREE_MODES, closes
 from edgebench.errors import RunFailure, UserError
 from edgebench.io import JsonlAppender, rewrite_jsonl
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
@@ -40,12 +41,14 @@ from edgebench.runfolder.folder import RunFolder
 from edgebench.runfolder.read import read_manifest, read_samples
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
+    AnswerEndPlan,
     ArmRecord,
     DatasetRecord,
     DecodingPlan,
     Device,
     GitCommit,
     JobKey,
+    LoopRuleRecord,
     Manifest,
     MemoryCheck,
     ModelPlan,
@@ -55,7 +58,7 @@ from edgebench.runfolder.records import (
     Summary,
     TaskRecord,
 )
-from edgebench.runner.arm import Arm, ArmGaveUp
+from edgebench.runner.arm import Arm, ArmGaveUp, end_policy
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
@@ -76,6 +79,20 @@ from edgebench.system.versions import git_commit, package_versions, runtime_buil
 from edgebench.tasks.base import Example, PromptingTask
 
 STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
+
+
+def answer_end_plan(settings: RunSettings) -> AnswerEndPlan:
+    """The run's answer-ending policies, as the manifest records them."""
+    rule = end_policy(settings, "none").loop
+    return AnswerEndPlan(
+        stop_at_json=settings.stop_at_json,
+        stop_at_json_applies_to=list(FREE_MODES),
+        loop_detection=LoopRuleRecord(**asdict(rule)) if rule is not None else None,
+        close_arms=[mode for mode in settings.constraints if closes(mode)],
+        close_tokens=settings.close_tokens,
+    )
+
+
 # What can end an arm early: recorded as the arm's status, then the run goes on (or stops,
 # for Ctrl-C and a full disk). Anything else is a bug and propagates.
 _ARM_ENDINGS = (
@@ -344,10 +361,13 @@ class _Run:
         prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
         budget = plan_budget(self.settings.max_tokens, self.dataset, reference_counts)
         budgets = [budget.for_example(ex) for ex in self.examples]
+        answer_end = answer_end_plan(self.settings)
+        # A closing arm may add close_tokens after the budget: the context makes room.
+        room = answer_end.close_tokens if answer_end.close_arms else 0
         context = plan_context(
             self.examples,
             prompt_counts,
-            budgets,
+            [b + room for b in budgets],
             n_ctx=self.settings.n_ctx,
             max_context=self.settings.max_context,
             n_ctx_train=model.n_ctx_train,
@@ -362,6 +382,7 @@ class _Run:
             constraints=list(self.settings.constraints),
             keyword_guard=self.settings.guard,
             skipped_examples=len(context.skipped),
+            answer_end=answer_end,
         )
         stored = self.manifest.models[position].plan
         if self.resumed and stored is not None and stored.decoding != decoding:

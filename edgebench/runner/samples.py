@@ -97,7 +97,20 @@ def build_sample(
         timings=compute_timings(gen),
         runtime_counters=gen.runtime_counters,
         error=gen.error or scoring_error,
+        answer_tokens=gen.answer_tokens,
+        tokens_after_answer=_tokens_after(gen),
+        closed=gen.closed,
+        unclosed_output=gen.unclosed_text,
+        closing_tokens=gen.closing_tokens,
     )
+
+
+def _tokens_after(gen: Generation) -> int | None:
+    """Output tokens spent after the first JSON value was complete (the closing of a
+    closed answer is part of its value, not after it)."""
+    if gen.answer_tokens is None:
+        return None
+    return max(gen.output_tokens - gen.answer_tokens, 0)
 
 
 def _constraint_status(constraint: str, report: CompileReport | None) -> str:

@@ -23,7 +23,7 @@ from edgebench.backends.base import (
     LoadInfo,
 )
 from edgebench.backends.worker import BackendWorker
-from edgebench.constraints import CompileReport, ConstraintRequest
+from edgebench.constraints import CompileReport, ConstraintRequest, engine_mode
 from edgebench.errors import RunFailure, UserError
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
 from edgebench.runner.spec import ModelUnderTest
@@ -54,14 +54,15 @@ WorkerFactory = Callable[[ModelUnderTest, str], Worker]
 def skip_reason(model: ModelUnderTest, mode: str) -> str | None:
     """Why the model's runtime cannot decode under `mode`, or None when it can."""
     try:
-        backend_for(model.backend, mode)
+        backend_for(model.backend, engine_mode(mode))
     except UnsupportedConstraint as exc:
         return str(exc)
     return None
 
 
 def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool) -> BackendWorker:
-    """A worker process with the backend that decodes `model` under `mode`."""
+    """A worker process with the backend that decodes `model` under arm mode `mode`."""
+    mode = engine_mode(mode)
     backend, options = backend_for(model.backend, mode)
     if mode in SCHEMA_GUARDED_MODES:
         options = {**options, "guard": guard}

@@ -153,7 +153,7 @@ def test_a_worker_that_dies_on_one_example_costs_that_example_and_says_how_to_re
     assert "1 example(s) lost to a worker crash or timeout" in said
     assert f"`edgebench run --resume {cli.out}` runs them again" in said
     finish = [s["finish_reason"] for s in read_jsonl(cli.out / "samples.jsonl")]
-    assert finish == ["stop", "stop", "crashed", "stop"]
+    assert finish == ["json_complete", "json_complete", "crashed", "json_complete"]
 
 
 class RefusingBackend(FakeBackend):

@@ -23,7 +23,7 @@ def test_run_folder_has_manifest_samples_and_summary(run_fake: RunFake) -> None:
     samples = read_jsonl(result.run_dir / "samples.jsonl")
     summary = json.loads((result.run_dir / "summary.json").read_text())
 
-    assert manifest["schema_version"] == summary["schema_version"] == "2.0"
+    assert manifest["schema_version"] == summary["schema_version"] == "2.1"
     assert manifest["kind"] == "run" and manifest["status"] == "completed"
     assert manifest["task"] == {
         "name": "echo",
@@ -69,16 +69,18 @@ def test_records_have_one_shape_whatever_the_number_of_models(run_fake: RunFake)
 
 
 def test_timings_come_from_the_backend_clock(run_fake: RunFake) -> None:
-    # 2 output tokens + end token = 3 sampled; 2 decode steps of 10 ms -> 100 tok/s.
+    # 2 output tokens, the second completes the JSON and ends the answer (no end token
+    # sampled): 2 sampled, 1 decode step of 10 ms -> 100 tok/s.
     result = run_fake(FakeBackend([RIGHT], timings=FakeTimings(0.001, 0.01)), n=1)
     sample = read_jsonl(result.run_dir / "samples.jsonl")[0]
     prompt_tokens = len(sample["prompt"].split())
     assert sample["prompt_tokens"] == prompt_tokens
-    assert sample["output_tokens"] == 2 and sample["generated_tokens"] == 3
+    assert sample["output_tokens"] == 2 and sample["generated_tokens"] == 2
+    assert sample["finish_reason"] == "json_complete" and sample["tokens_after_answer"] == 0
     assert sample["timings"]["ttft_s"] == pytest.approx(prompt_tokens * 0.001)
     assert sample["timings"]["prefill_tok_s"] == pytest.approx(1000.0)
     assert sample["timings"]["decode_tok_s"] == pytest.approx(100.0)
-    assert sample["timings"]["latency_s"] == pytest.approx(prompt_tokens * 0.001 + 0.02)
+    assert sample["timings"]["latency_s"] == pytest.approx(prompt_tokens * 0.001 + 0.01)
     perf = result.summary.arms[0].perf
     assert perf.decode_tok_s.p50 == pytest.approx(100.0)
     assert perf.output_tokens_total == 2

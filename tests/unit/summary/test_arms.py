@@ -36,4 +36,4 @@ def test_skipped_examples_are_counted_apart_in_every_group(run_fake: RunFake) ->
         "n_skipped": 1,
     }
     summary = json.loads((result.run_dir / "summary.json").read_text())
-    assert summary["arms"][0]["perf"]["finish_reasons"] == {"stop": 2, "skipped": 1}
+    assert summary["arms"][0]["perf"]["finish_reasons"] == {"json_complete": 2, "skipped": 1}
