@@ -222,6 +222,10 @@ def _perf_tables(model_arms: list[Arm]) -> str:
                 perf.prompt_tokens_total,
                 perf.output_tokens_total,
                 perf.hit_token_limit,
+                perf.stopped_at_json,
+                perf.loops,
+                perf.closed,
+                perf.tokens_after_answer_total,
                 facts.fmt(_compile_ms(arm.result), 2),
                 facts.fmt(perf.wall_s, 1),
             ]
@@ -235,6 +239,10 @@ def _perf_tables(model_arms: list[Arm]) -> str:
         "prompt tokens",
         "output tokens",
         "hit max_tokens",
+        "stopped at JSON",
+        "loops",
+        "closed",
+        "tokens after answer",
         "compile p50 (ms)",
         "wall (s)",
     ]

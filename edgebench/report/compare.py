@@ -43,10 +43,13 @@ COST: tuple[tuple[str, str, Read, int], ...] = (
     ("compile ms", "compile_ms_p50", lambda a: _ms(a.compile.first_s.p50), 2),
     ("cached ms", "cached_compile_ms_p50", lambda a: _ms(a.compile.cached_s.p50), 3),
     ("limit", "hit_token_limit", lambda a: a.perf.hit_token_limit, 0),
+    ("loop", "loops", lambda a: a.perf.loops, 0),
+    ("closed", "closed", lambda a: a.perf.closed, 0),
     ("unsup", "n_unsupported", lambda a: a.n_unsupported, 0),
     ("RSS MB", "peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
     ("load s", "load_s", lambda a: a.perf.load_s, 2),
     ("size MB", "model_size_mb", lambda a: a.model_size_mb, 1),
+    ("wall s", "wall_s", lambda a: a.perf.wall_s, 0),
 )
 # Shown when a table has several models: decode tok/s over the first model's, same mode.
 MODEL_RATIO = ("×1st", "decode_ratio_to_first_model", lambda a: a.decode_ratio_to_first_model, 2)
@@ -128,9 +131,10 @@ def compare_table(summaries: list[Summary]) -> Table:
     caption = (
         "p50 over examples. tok/s: decode tokens/s; ×none: its ratio to `none` in the same "
         "run. compile: first compile per distinct schema; cached: the same schema again. "
-        "limit: answers cut at max_tokens. unsup: examples whose schema the engine refused. "
-        "load s: model load; size MB: model file(s) on disk. n = skip: a mode the model's "
-        "runtime cannot apply."
+        "limit: answers cut at max_tokens (closed ones included). loop: answers ended by "
+        "loop detection. closed: cut-off answers a +close arm closed. unsup: examples whose "
+        "schema the engine refused. load s: model load; size MB: model file(s) on disk; "
+        "wall s: the arm's wall clock. n = skip: a mode the model's runtime cannot apply."
     )
     if several_models:
         caption += " ×1st: decode tok/s over the first model's, same mode, same run."

@@ -219,6 +219,10 @@ def totals_line(perf: Perf) -> str:
         f"(anon {_fmt(perf.peak_rss_anon_mb, 0)}, file {_fmt(perf.peak_rss_file_mb, 0)})",
         f"tokens in/out {perf.prompt_tokens_total}/{perf.output_tokens_total}",
         f"hit max_tokens {perf.hit_token_limit}",
+        f"stopped at JSON {perf.stopped_at_json}",
+        f"loops {perf.loops}",
+        *([f"closed {perf.closed}"] if perf.closed else []),
+        f"tokens after answer {perf.tokens_after_answer_total}",
         f"wall {_fmt(perf.wall_s, 1)} s",
     ]
     return " · ".join(parts)

@@ -511,6 +511,11 @@ class Perf(Record):
     finish_reasons: dict[str, int]  # finish reason -> examples
     hit_token_limit: int  # answers cut at max_tokens
     wall_s: float | None  # wall clock of the arm
+    loops: int = 0  # answers ended by loop detection
+    stopped_at_json: int = 0  # answers ended at their first complete JSON value
+    tokens_after_answer_total: int = 0  # output tokens after the first complete JSON value
+    closed: int = 0  # cut-off answers a `+close` arm closed into a whole value
+    closing_tokens_total: int = 0  # tokens the closing added
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 
+from edgebench.backends.answer_end import FINISH_JSON_COMPLETE, FINISH_LOOP
 from edgebench.backends.base import (
     FINISH_CRASHED,
     FINISH_SKIPPED,
@@ -64,6 +65,11 @@ def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
         finish_reasons=dict(finish),
         hit_token_limit=finish.get("length", 0),
         wall_s=arm.wall_s,
+        loops=finish.get(FINISH_LOOP, 0),
+        stopped_at_json=finish.get(FINISH_JSON_COMPLETE, 0),
+        tokens_after_answer_total=sum(s.tokens_after_answer or 0 for s in samples),
+        closed=sum(s.closed for s in samples),
+        closing_tokens_total=sum(s.closing_tokens for s in samples),
     )
 
 

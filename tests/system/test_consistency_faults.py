@@ -112,12 +112,12 @@ def test_a_hanging_generation_is_a_timeout_and_the_run_goes_on(
     run_dir = tmp_path / "run"
     samples = read_jsonl(run_dir / "samples.jsonl")
     assert [(s["id"], s["sampling"]["seed"], s["finish_reason"]) for s in samples] == [
-        ("ex0", 0, "stop"),
-        ("ex0", 1, "stop"),
+        ("ex0", 0, "json_complete"),
+        ("ex0", 1, "json_complete"),
         ("ex1", 0, "timeout"),
         ("ex1", 1, "timeout"),
-        ("ex2", 0, "stop"),
-        ("ex2", 1, "stop"),
+        ("ex2", 0, "json_complete"),
+        ("ex2", 1, "json_complete"),
     ]
     assert samples[2]["error"] == (
         "no answer within --timeout 1 s on example 'ex1' (fake-model, none); worker killed"

@@ -54,7 +54,7 @@ def test_a_worker_that_dies_costs_one_example(
     exs = with_marker(echo_examples(5), 2, "DIE")
     result = run_with(run_fake, exs, {"faults": {"DIE": fault}})
     run_dir = tmp_path / "run"
-    assert_outcomes(run_dir, "stop", "stop", "crashed", "stop", "stop")
+    assert_outcomes(run_dir, "json_complete", "json_complete", "crashed", "json_complete", "json_complete")
     samples = read_jsonl(run_dir / "samples.jsonl")
     lost = samples[2]
     assert lost["error"] == f"the model worker {reported} on example 'ex2' (fake-model, none)"
@@ -78,7 +78,7 @@ def test_a_worker_that_hangs_is_killed_at_the_timeout_and_the_run_goes_on(
     run_with(run_fake, exs, {"faults": {"HANG": "hang"}}, timeout=1.0)
     assert time.monotonic() - start < 60  # the hang did not hold the run
     run_dir = tmp_path / "run"
-    assert_outcomes(run_dir, "stop", "timeout", "stop", "stop")
+    assert_outcomes(run_dir, "json_complete", "timeout", "json_complete", "json_complete")
     lost = read_jsonl(run_dir / "samples.jsonl")[1]
     assert lost["error"] == (
         "no answer within --timeout 1 s on example 'ex1' (fake-model, none); worker killed"
@@ -93,7 +93,7 @@ def test_the_warmup_crashing_the_worker_is_survived(run_fake: RunFake, tmp_path:
     exs = with_marker(echo_examples(3), 0, "DIE")
     run_with(run_fake, exs, {"faults": {"DIE": "SIGSEGV"}}, warmup=True)
     run_dir = tmp_path / "run"
-    assert_outcomes(run_dir, "crashed", "stop", "stop")
+    assert_outcomes(run_dir, "crashed", "json_complete", "json_complete")
     arm = manifest_of(run_dir)["arms"][0]
     assert "SIGSEGV" in arm["warmup_error"] and arm["status"] == "completed"
 
@@ -135,7 +135,7 @@ def test_too_many_failures_in_a_row_give_up_on_the_arm_and_fail_the_run(
     )
     assert message.endswith(f"; 1 completed examples kept in {run_dir}")
     assert "\n" not in message
-    assert_outcomes(run_dir, "stop", "crashed", "crashed")
+    assert_outcomes(run_dir, "json_complete", "crashed", "crashed")
     manifest = manifest_of(run_dir)
     assert manifest["status"] == "crashed" and manifest["arms"][0]["status"] == "crashed"
 

@@ -140,7 +140,7 @@ def test_sigint_mid_run_marks_it_interrupted_and_keeps_samples(
     assert manifest["status"] == "interrupted"
     assert manifest["arms"][0]["status"] == "interrupted"
     kept = read_jsonl(out / "samples.jsonl")
-    assert 2 <= len(kept) < N and all(s["finish_reason"] == "stop" for s in kept)
+    assert 2 <= len(kept) < N and all(s["finish_reason"] == "json_complete" for s in kept)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "interrupted"
     assert summary["arms"][0]["n_examples"] == len(kept)

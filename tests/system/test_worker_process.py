@@ -43,8 +43,8 @@ def test_crashed_worker_keeps_completed_samples(run_fake: RunFake, tmp_path: Pat
     assert manifest["status"] == "completed" and result.worker_failures == 1
     samples = read_jsonl(tmp_path / "run" / "samples.jsonl")
     assert [(s["id"], s["finish_reason"]) for s in samples] == [
-        ("ex0", "stop"),
-        ("ex1", "stop"),
+        ("ex0", "json_complete"),
+        ("ex1", "json_complete"),
         ("boom", "crashed"),
     ]
     assert "SIGSEGV" in samples[2]["error"] and "'boom'" in samples[2]["error"]

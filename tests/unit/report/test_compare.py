@@ -25,6 +25,9 @@ ROW_KEYS = {
     "constraint",
     "n",
     "skipped",
+    "loops",
+    "closed",
+    "wall_s",
     "valid_json",
     "schema_compliance",
     "json_exact",
@@ -98,6 +101,7 @@ def test_compare_json_rows_have_plain_keys_and_the_runs_figures(
         )
         assert row["json_exact"] == pytest.approx(2 / 3) and row["valid_json"] == 1.0
         assert row["hit_token_limit"] == 0 and row["n_unsupported"] == 0
+        assert row["loops"] == row["closed"] == 0 and row["wall_s"] is not None
         assert row["decode_ratio_to_first_model"] is None  # one model
     # `mask` decodes twice as fast (1 token per 5 ms, the others per 10 ms).
     assert [r["decode_tok_s_p50"] for r in rows] == pytest.approx([100, 100, 200])
