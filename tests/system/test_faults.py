@@ -54,7 +54,9 @@ def test_a_worker_that_dies_costs_one_example(
     exs = with_marker(echo_examples(5), 2, "DIE")
     result = run_with(run_fake, exs, {"faults": {"DIE": fault}})
     run_dir = tmp_path / "run"
-    assert_outcomes(run_dir, "json_complete", "json_complete", "crashed", "json_complete", "json_complete")
+    assert_outcomes(
+        run_dir, "json_complete", "json_complete", "crashed", "json_complete", "json_complete"
+    )
     samples = read_jsonl(run_dir / "samples.jsonl")
     lost = samples[2]
     assert lost["error"] == f"the model worker {reported} on example 'ex2' (fake-model, none)"
