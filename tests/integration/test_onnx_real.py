@@ -149,7 +149,7 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
         # cut short (SmolLM2 often writes more) is a prefix of it and can be neither.
         assert sample["error"] is None and sample["raw_output"].startswith("{")
         valid = sample["scores"]["edgejson"]["valid_json"]
-        assert valid == 1 or sample["finish_reason"] == "length"
+        assert valid == 1 or sample["finish_reason"] in ("length", "loop")
         assert sample["constraint_status"] == "applied"
 
     summary = result.summary
