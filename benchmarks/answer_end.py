@@ -23,19 +23,22 @@ import argparse
 import ctypes
 import json
 import platform
+import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from edgebench.backends.answer_end import AnswerWatch, EndPolicy, LoopRule
-from edgebench.backends.base import DecodeSettings, now
+from edgebench.backends.base import DecodeSettings, Generation, now
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.constraints import FREE_MODES, request_for
 from edgebench.metrics import get_family
-from edgebench.metrics.score import score_output
+from edgebench.metrics.score import ScoredOutput, score_output
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import plan_budget, reference_text, size_context
+from edgebench.runner.prefixes import grouped_by_prefix, shared_prefixes
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.samples import compute_timings
 from edgebench.system.device import device_info
 from edgebench.tasks import get_task
 
@@ -82,6 +85,22 @@ class Row:
     closed: int = 0
     per_example: list[dict[str, float]] = field(default_factory=list)
     finishes: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    ttft: list[float] = field(default_factory=list)
+
+    def add(self, gen: Generation, scored: ScoredOutput) -> None:
+        scores = {k: float(scored.scores["edgejson"][k]) for k in COMPARED}
+        for key, value in scores.items():
+            self.scores[key] += value
+        self.per_example.append(scores)
+        self.valid += bool(scored.parse.ok)
+        self.output_tokens += gen.output_tokens
+        if gen.answer_tokens is not None:
+            self.after_answer += gen.output_tokens - gen.answer_tokens
+        self.finish[gen.finish_reason] += 1
+        self.finishes.append(gen.finish_reason)
+        self.closed += gen.closed
+        self.texts.append(gen.text)
 
 
 def measure(args: argparse.Namespace) -> None:
@@ -104,39 +123,43 @@ def measure(args: argparse.Namespace) -> None:
         examples, counts[: len(prompts)], [b + close_room for b in budgets], None, 8192
     )
     print(f"{len(examples)} examples, max_tokens up to {max(budgets)}, n_ctx {n_ctx}", flush=True)
+    # The examples of one schema in a row (first-seen order), as --prefix-cache runs
+    # them; the other variants clear their KV cache per request, so order is moot there.
+    prefixes = shared_prefixes(model.prompt_format, task, examples, prompts)
+    order = grouped_by_prefix(list(range(len(examples))), prefixes)
     rows: list[Row] = []
     for mode in args.modes.split(","):
         free = mode in FREE_MODES
-        variants = [("raw", EndPolicy())]
-        variants.append(("stop+loop" if free else "loop", EndPolicy(free, LoopRule())))
+        policy = EndPolicy(free, LoopRule(), close=not free)
+        # (label, policy, prefix cache): each variant has its own model and KV cache.
+        variants = [("raw", EndPolicy(), False)]
         if not free:
-            variants.append(("loop+close", EndPolicy(False, LoopRule(), close=True)))
-        backend = LlamaCppBackend(str(model.path), args.threads, constraint_mode=mode)
-        backend.load(n_ctx)
+            variants.append(("loop", EndPolicy(False, LoopRule()), False))
+        name = "stop+loop" if free else "loop+close"
+        variants += [(name, policy, False), (f"{name}+prefix cache", policy, True)]
+        backends = []
+        for _ in variants:
+            backend = LlamaCppBackend(str(model.path), args.threads, constraint_mode=mode)
+            backend.load(n_ctx)
+            backends.append(backend)
         stop = model.prompt_format.stop if mode == "none" else ()
-        mode_rows = [Row(f"{mode}, {name}") for name, _ in variants]
-        for example, prompt, max_tokens in zip(examples, prompts, budgets, strict=True):
+        mode_rows = [Row(f"{mode}, {label}") for label, _, _ in variants]
+        for index in order:
+            example, prompt, max_tokens = examples[index], prompts[index], budgets[index]
             request = request_for(mode, example.schema, example.schema_id)
-            if request is not None:
-                backend.compile_constraint(request)
-            for (_, policy), row in zip(variants, mode_rows, strict=True):
-                settings = DecodeSettings(max_tokens, stop, request, end=policy)
+            for (_, end, cached), row, backend in zip(variants, mode_rows, backends, strict=True):
+                if request is not None:
+                    backend.compile_constraint(request)
+                settings = DecodeSettings(
+                    max_tokens, stop, request, end=end, prefix=prefixes[index] if cached else None
+                )
                 t0 = now()
                 gen = backend.generate(prompt, settings)
                 row.wall += now() - t0
-                scored = score_output([family], gen.text, example.expected, example.schema)
-                scores = {k: float(scored.scores[family.name][k]) for k in COMPARED}
-                for key, value in scores.items():
-                    row.scores[key] += value
-                row.per_example.append(scores)
-                row.valid += bool(scored.parse.ok)
-                row.output_tokens += gen.output_tokens
-                if gen.answer_tokens is not None:
-                    row.after_answer += gen.output_tokens - gen.answer_tokens
-                row.finish[gen.finish_reason] += 1
-                row.finishes.append(gen.finish_reason)
-                row.closed += gen.closed
-        backend.close()
+                row.add(gen, score_output([family], gen.text, example.expected, example.schema))
+                row.ttft.append(compute_timings(gen).ttft_s or 0.0)
+        for backend in backends:
+            backend.close()
         for row in mode_rows:
             print(f"  {row.label}: {row.wall:.1f} s", flush=True)
         rows.extend(mode_rows)
@@ -150,11 +173,13 @@ def print_table(rows: list[Row], n: int, args: argparse.Namespace) -> None:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {n} examples"
     )
     print(
-        "| row | wall s | ×raw | output tokens | tokens after answer | valid JSON | schema "
-        "| JSONExact | Field F1 | closed | changed vs raw | loops that raw ended | finish reasons |"
+        "| row | wall s | ×raw | TTFT p50 s | output tokens | tokens after answer "
+        "| valid JSON | schema | JSONExact | Field F1 | closed | changed vs raw "
+        "| loops that raw ended | texts unlike the row above | finish reasons |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     raw: Row | None = None
+    above: Row | None = None
     for row in rows:
         if row.label.endswith(", raw"):
             raw = row
@@ -165,12 +190,19 @@ def print_table(rows: list[Row], n: int, args: argparse.Namespace) -> None:
             a == "loop" and b == "stop" for a, b in zip(row.finishes, raw.finishes, strict=True)
         )
         finish = ", ".join(f"{k} {v}" for k, v in sorted(row.finish.items()))
+        unlike = (
+            "-"
+            if above is None or row is raw
+            else sum(a != b for a, b in zip(row.texts, above.texts, strict=True))
+        )
+        above = row
         print(
-            f"| {row.label} | {row.wall:.1f} | {row.wall / raw.wall:.2f} | {row.output_tokens} "
+            f"| {row.label} | {row.wall:.1f} | {row.wall / raw.wall:.2f} "
+            f"| {statistics.median(row.ttft):.3f} | {row.output_tokens} "
             f"| {row.after_answer} | {row.valid / n:.3f} "
             f"| {row.scores['schema_compliance'] / n:.3f} | {row.scores['json_exact'] / n:.3f} "
             f"| {row.scores['field_f1'] / n:.3f} | {row.closed} | {changed} | {false_loops} "
-            f"| {finish} |"
+            f"| {unlike} | {finish} |"
         )
 
 

@@ -53,6 +53,9 @@ class DecodeSettings:
     temperature: float = 0.0
     seed: int = 0
     end: EndPolicy = field(default_factory=EndPolicy)
+    # The prompt's leading text every example of its schema shares; a backend with a
+    # prefix cache keeps its KV between requests (None: a fresh KV cache).
+    prefix: str | None = None
 
     def __post_init__(self) -> None:
         if not self.temperature >= 0.0:  # also rejects NaN
@@ -106,6 +109,9 @@ class Generation:
     unclosed_text: str | None = None
     closing_tokens: int = 0
     closed: bool = False
+    # Prompt tokens whose KV came from an earlier request (the prefix cache): not
+    # evaluated for this one.
+    cached_prompt_tokens: int = 0
 
 
 @dataclass(frozen=True)

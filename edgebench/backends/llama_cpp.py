@@ -159,6 +159,8 @@ class LlamaCppBackend:
         self.token_mask: TokenMask | None = None
         self._candidates: _Candidates | None = None
         self._compiled = CompiledConstraints(constraint_mode, self._compile)
+        self._kv_prefix: _KvPrefix | None = None  # what the KV cache holds (--prefix-cache)
+        self._prefix_tokens: dict[str, list[int]] = {}
 
     # -- loading -------------------------------------------------------------------
     def _load_model(self, vocab_only: bool) -> None:
@@ -341,13 +343,14 @@ class LlamaCppBackend:
             )
         request = settings.constraint
         compiled = self._compiled.usable(request) if request is not None else None
-        # A fresh KV cache and fresh counters for every request.
-        L.llama_memory_clear(L.llama_get_memory(self.ctx), True)
         L.llama_perf_context_reset(self.ctx)
         state = DecodeState.under(settings.end)
         guard = compiled.guard if compiled is not None else None
         draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
+        tokens_in, cached = tokens, 0
         try:
+            # A fresh KV cache for every request, or one that keeps its shared prefix.
+            tokens, cached = self._prefill_plan(tokens_in, settings.prefix)
             if compiled is not None and compiled.matcher is not None:
                 closing = self._closing(request, settings)
                 self._masked(compiled.matcher, guard, draw, closing).run(
@@ -373,7 +376,51 @@ class LlamaCppBackend:
             state.finish, state.error = FINISH_ERROR, str(exc)
         t_end = now()
         perf = L.llama_perf_context(self.ctx)
-        return state.generation(len(tokens), t_start, t_end, perf_counters(perf), guard)
+        gen = state.generation(len(tokens_in), t_start, t_end, perf_counters(perf), guard)
+        gen.cached_prompt_tokens = cached
+        return gen
+
+    # -- the prefix cache (--prefix-cache) ----------------------------------------------
+    def _prefill_plan(self, tokens: list[int], prefix: str | None) -> tuple[list[int], int]:
+        """Prepare the KV cache for `tokens`: cleared, or (with the prompt's shared
+        `prefix`) holding that prefix from an earlier request. Returns the tokens still to
+        evaluate and how many were reused.
+
+        The prefix is always evaluated alone, in the same batches, so its KV values do not
+        depend on which example built it: outputs do not depend on the order of examples.
+        At least MIN_TAIL tokens are evaluated after it, because llama.cpp computes
+        smaller batches through another kernel path whose logits differ slightly."""
+        L = self.L
+        memory = L.llama_get_memory(self.ctx)
+        shared = self._shared_prefix(tokens, prefix) if prefix is not None else []
+        reuse = min(len(shared), len(tokens) - MIN_TAIL)
+        if reuse < MIN_TAIL:
+            L.llama_memory_clear(memory, True)
+            self._kv_prefix = None
+            return tokens, 0
+        known = self._kv_prefix
+        hit = known is not None and known.tokens == shared and known.valid >= reuse
+        if not hit:
+            self._kv_prefix = None
+            L.llama_memory_clear(memory, True)
+            self._decode(shared)
+        if not L.llama_memory_seq_rm(memory, 0, reuse, -1):
+            raise RuntimeError("llama.cpp could not trim the cached prefix")
+        self._kv_prefix = _KvPrefix(shared, reuse)
+        return tokens[reuse:], reuse if hit else 0
+
+    def _shared_prefix(self, tokens: list[int], prefix: str) -> list[int]:
+        """The tokens `tokens` shares with the tokenized prefix text (BPE may merge across
+        the boundary, so the common run, not the prefix's own tokens)."""
+        own = self._prefix_tokens.get(prefix)
+        if own is None:
+            own = self._prefix_tokens[prefix] = self._tokenize(prefix)
+        common = 0
+        for a, b in zip(own, tokens, strict=False):
+            if a != b:
+                break
+            common += 1
+        return own[:common]
 
     def _sampling_chain(self, compiled: _Compiled | None, settings: DecodeSettings) -> Any:
         """[grammar] + temp + dist(seed) for one request; the caller frees it."""
@@ -498,6 +545,7 @@ class LlamaCppBackend:
 
     def probe_clear(self) -> None:
         self.L.llama_memory_clear(self.L.llama_get_memory(self.ctx), True)
+        self._kv_prefix = None
 
     def probe_eval(self, tokens: Sequence[int]) -> None:
         self._decode(list(tokens))
@@ -505,6 +553,7 @@ class LlamaCppBackend:
 
     def _free(self) -> None:
         L = self.L
+        self._kv_prefix = None
         for compiled in self._compiled.entries.values():
             if compiled.chain is not None:
                 L.llama_sampler_free(compiled.chain)
@@ -521,6 +570,18 @@ class LlamaCppBackend:
 
     def close(self) -> None:
         self._free()
+
+
+MIN_TAIL = 64  # tokens evaluated after a cached prefix (see `_prefill_plan`)
+
+
+@dataclass
+class _KvPrefix:
+    """A shared prompt prefix in the KV cache: its tokens, and how many of them (from
+    position 0) the cache still holds."""
+
+    tokens: list[int]
+    valid: int
 
 
 class _Candidates:

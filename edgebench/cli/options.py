@@ -149,6 +149,15 @@ CloseTokensOpt = Annotated[
         help="Tokens closing may add after the budget (default: 64).",
     ),
 ]
+PrefixCacheOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--prefix-cache/--no-prefix-cache",
+        help="Keep the KV of the prompt prefix a schema's examples share (system prompt, "
+        "instructions, schema) and run those examples one after another: TTFT is then "
+        "warm, as a server with a prompt cache sees it (llama.cpp models; default: off).",
+    ),
+]
 ResumeOpt = Annotated[
     Path | None,
     typer.Option(

@@ -22,6 +22,7 @@ from edgebench.cli.options import (
     ModelOpt,
     NCtxOpt,
     OutOpt,
+    PrefixCacheOpt,
     ResumeOpt,
     SchemasOpt,
     StopAtJsonOpt,
@@ -83,6 +84,7 @@ def run(
     loop_detection: LoopDetectionOpt = None,
     close: CloseOpt = False,
     close_tokens: CloseTokensOpt = None,
+    prefix_cache: PrefixCacheOpt = None,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -99,6 +101,8 @@ def run(
     Example: edgebench run --constraint none,mask,mask+close
 
     Example: edgebench run --no-stop-at-json --limit 20
+
+    Example: edgebench run --prefix-cache
 
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """

@@ -121,7 +121,7 @@ def eval_results(run: LoadedRun, model_arms: list[Arm]) -> list[Any]:
                     **common,
                     metric_type=metric_type,
                     metric_value=round(value, 4),
-                    metric_name=f"{label} ({arm.constraint})",
+                    metric_name=f"{_warm_label(label, metric_type, arm)} ({arm.constraint})",
                     metric_config=f"constraint={arm.constraint}",
                 )
             )
@@ -168,7 +168,10 @@ def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
         values = arm.metrics
         row: list[Any] = [arm.constraint, arm.result.n_examples]
         row += [facts.fmt(values.get(m)) for m in metrics]
-        row += [facts.fmt(read(arm.result), d) for _, _, read, d in perf_columns]
+        row += [
+            facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key)
+            for _, key, read, d in perf_columns
+        ]
         rows.append(row)
     return md.table(headers, rows)
 
@@ -192,6 +195,11 @@ def _group_tables(model_arms: list[Arm]) -> list[str]:
         headers = [name, "constraint", "n", *(facts.metric_label(m) for m in metrics)]
         parts.append(f"### By {md.text(name)}\n\n{md.table(headers, rows, align_right_from=2)}")
     return parts
+
+
+def _warm_label(label: str, metric_type: str, arm: Arm) -> str:
+    warm = metric_type.startswith("time_to_first_token") and arm.result.perf.ttft_warm
+    return f"{label}, warm" if warm else label
 
 
 def _compile_ms(arm: ArmSummary) -> float | None:

@@ -85,6 +85,7 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
                 "skipped": arm.skip_reason,
             }
             row.update({key: None if arm.skip_reason else read(arm) for _, key, read, _ in columns})
+            row["ttft_warm"] = arm.perf.ttft_warm
             rows.append(row)
     return rows
 
@@ -122,6 +123,9 @@ def compare_table(summaries: list[Summary]) -> Table:
     for row in rows:
         cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
         cells += [_cell(row[key], digits) for _, key, _, digits in columns]
+        if row.get("ttft_warm") and "ttft_s_p50" in [key for _, key, _, _ in columns]:
+            at = [key for _, key, _, _ in columns].index("ttft_s_p50")
+            cells[2 + at] += " w"
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
             prefix.append(row["model"] or "-")
@@ -134,7 +138,8 @@ def compare_table(summaries: list[Summary]) -> Table:
         "limit: answers cut at max_tokens (closed ones included). loop: answers ended by "
         "loop detection. closed: cut-off answers a +close arm closed. unsup: examples whose "
         "schema the engine refused. load s: model load; size MB: model file(s) on disk; "
-        "wall s: the arm's wall clock. n = skip: a mode the model's runtime cannot apply."
+        "wall s: the arm's wall clock. n = skip: a mode the model's runtime cannot apply. "
+        "TTFT w: warm, a prefix cache kept the prompt's shared prefix (--prefix-cache)."
     )
     if several_models:
         caption += " ×1st: decode tok/s over the first model's, same mode, same run."

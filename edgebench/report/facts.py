@@ -35,11 +35,12 @@ METRIC_LABELS = {
 }
 
 Figure = Callable[[ArmSummary], float | int | None]
+TTFT_KEY = "perf.ttft_s.p50"
 
 # (label, key (the page's sort key), how to read it from one arm's summary, digits):
 # speed and memory.
 PERF_COLUMNS: tuple[tuple[str, str, Figure, int], ...] = (
-    ("TTFT p50 (s)", "perf.ttft_s.p50", lambda a: a.perf.ttft_s.p50, 3),
+    ("TTFT p50 (s)", TTFT_KEY, lambda a: a.perf.ttft_s.p50, 3),
     ("prefill tok/s p50", "perf.prefill_tok_s.p50", lambda a: a.perf.prefill_tok_s.p50, 1),
     ("decode tok/s p50", "perf.decode_tok_s.p50", lambda a: a.perf.decode_tok_s.p50, 1),
     ("decode tok/s p95", "perf.decode_tok_s.p95", lambda a: a.perf.decode_tok_s.p95, 1),
@@ -76,10 +77,15 @@ def metric_names(arms: list[Arm]) -> list[str]:
     return list(names)
 
 
+def warm(text: str, perf: Perf, key: str = TTFT_KEY) -> str:
+    """A TTFT figure marked warm when a prefix cache served part of the prompts."""
+    return f"{text} (warm)" if key == TTFT_KEY and perf.ttft_warm else text
+
+
 def distributions(perf: Perf) -> list[tuple[str, Distribution]]:
     """The p50/p95 distributions of a perf block, labelled with their units."""
     return [
-        ("ttft (s)", perf.ttft_s),
+        ("ttft warm (s)" if perf.ttft_warm else "ttft (s)", perf.ttft_s),
         ("latency (s)", perf.latency_s),
         ("prefill (tokens/s)", perf.prefill_tok_s),
         ("decode (tokens/s)", perf.decode_tok_s),

@@ -14,7 +14,7 @@ import base64
 import hashlib
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,11 @@ def _num(value: Any, digits: int) -> Cell:
     return Cell(facts.fmt(float(value), digits), value, True)
 
 
+def _perf_cell(arm: Arm, key: str, value: Any, digits: int) -> Cell:
+    cell = _num(value, digits)
+    return replace(cell, text=facts.warm(cell.text, arm.result.perf, key))
+
+
 def _text(value: Any) -> Cell:
     text = facts.fmt(value)
     return Cell(text, "" if value is None else text)
@@ -114,7 +119,7 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
             _num(arm.result.n_examples, 0),
         ]
         row += [_num(values.get(m), 3) for m in metrics]
-        row += [_num(read(arm.result), d) for _, _, read, d in facts.PERF_COLUMNS]
+        row += [_perf_cell(arm, key, read(arm.result), d) for _, key, read, d in facts.PERF_COLUMNS]
         rows.append(row)
     return {"columns": [{"key": k, "label": label} for k, label in columns], "rows": rows}
 

@@ -202,7 +202,7 @@ def perf_table(perf: Perf) -> Table:
     for column in ("p50", "p95", "mean"):
         table.add_column(column, justify="right")
     rows = (
-        ("TTFT (s)", perf.ttft_s, 3),
+        ("TTFT warm (s)" if perf.ttft_warm else "TTFT (s)", perf.ttft_s, 3),
         ("latency (s)", perf.latency_s, 3),
         ("prefill tok/s", perf.prefill_tok_s, 1),
         ("decode tok/s", perf.decode_tok_s, 1),

@@ -60,6 +60,7 @@ class RunSettings(Record):
     stop_at_json: bool = True  # free modes end at the first complete JSON value
     loop_detection: bool = True  # an answer that repeats a short period ends (`loop`)
     close_tokens: int = 64  # tokens a `+close` arm may add to close a cut-off answer
+    prefix_cache: bool = False  # keep the KV of the prompt prefix a schema's examples share
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,9 @@ class DecodingPlan(Record):
     skipped_examples: int  # examples not decoded: prompt + budget do not fit the context
     # what else ends or closes an answer; None: made by an edgebench without these policies
     answer_end: AnswerEndPlan | None = None
+    # the KV of each schema's shared prompt prefix is kept between its examples, which run
+    # one after another: TTFT is warm, as a server with a prompt cache sees it
+    prefix_cache: bool = False
 
 
 @dataclass(frozen=True)
@@ -460,6 +464,8 @@ class SampleRecord(Record):
     closed: bool = False  # a `+close` arm closed this cut-off answer (raw_output is closed)
     unclosed_output: str | None = None  # the text before closing, when closing added any
     closing_tokens: int = 0  # tokens the closing added
+    # prompt tokens whose KV a prefix cache kept from an earlier example (--prefix-cache)
+    cached_prompt_tokens: int = 0
 
     @property
     def job_key(self) -> JobKey:
@@ -516,6 +522,8 @@ class Perf(Record):
     tokens_after_answer_total: int = 0  # output tokens after the first complete JSON value
     closed: int = 0  # cut-off answers a `+close` arm closed into a whole value
     closing_tokens_total: int = 0  # tokens the closing added
+    ttft_warm: bool = False  # TTFT with a prefix cache (--prefix-cache)
+    cached_prompt_tokens_total: int = 0  # prompt tokens the prefix cache served
 
 
 @dataclass(frozen=True)

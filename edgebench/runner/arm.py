@@ -175,6 +175,7 @@ class Arm:
             temperature=draw.temperature if draw else 0.0,
             seed=draw.seed if draw else 0,
             end=self.end,
+            prefix=job.prefix,
         )
         try:
             gen = self.worker.generate(job.prompt, decode, timeout=self.settings.timeout)

@@ -62,6 +62,7 @@ from edgebench.runner.arm import Arm, ArmGaveUp, end_policy
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
+from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.spec import ModelUnderTest
@@ -169,6 +170,8 @@ def execute(
     # Rendering runs each model's chat template: a failure here leaves no folder behind.
     built = [task.build_prompt(ex) for ex in examples]
     prompts = [m.prompt_format.render_many(built) for m in models]
+    if settings.prefix_cache:
+        check_prefix_cache(models, settings.constraints)
     if resume:
         if settings.out is None:
             raise UserError("--resume needs the run folder to continue")
@@ -383,6 +386,7 @@ class _Run:
             keyword_guard=self.settings.guard,
             skipped_examples=len(context.skipped),
             answer_end=answer_end,
+            prefix_cache=self.settings.prefix_cache,
         )
         stored = self.manifest.models[position].plan
         if self.resumed and stored is not None and stored.decoding != decoding:
@@ -406,7 +410,18 @@ class _Run:
                 zip(self.examples, prompts, budgets, strict=True)
             )
         ]
+        if self.settings.prefix_cache:
+            planned = self._with_prefixes(position, planned)
         return _ModelPlan(model, context.n_ctx, stop, self.kind.jobs(planned))
+
+    def _with_prefixes(self, position: int, planned: list[Job]) -> list[Job]:
+        """The jobs with their shared prompt prefix, the examples of one prefix in a row."""
+        model = self.models[position]
+        prefixes = shared_prefixes(
+            model.prompt_format, self.task, self.examples, self.prompts[position]
+        )
+        order = grouped_by_prefix(list(range(len(planned))), prefixes)
+        return [replace(planned[i], prefix=prefixes[i]) for i in order]
 
     def _stop_before_arms(self, exc: BaseException, model: ModelUnderTest) -> None:
         """Record why the run ended before its first arm; a worker failure becomes a

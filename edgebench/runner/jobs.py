@@ -28,6 +28,7 @@ class Job:
     max_tokens: int
     skip_reason: str | None = None  # set: does not fit the context, recorded undecoded
     sampling: Sampling | None = None  # None: greedy
+    prefix: str | None = None  # the prompt's shared prefix, for the prefix cache
 
     @property
     def key(self) -> JobKey:

@@ -29,7 +29,8 @@ def compute_timings(gen: Generation) -> Timings:
     if gen.t_first_token is None:
         return Timings(ttft_s=None, latency_s=latency, prefill_tok_s=None, decode_tok_s=None)
     ttft = gen.t_first_token - gen.t_start
-    prefill = gen.prompt_tokens / ttft if ttft > 0 else None
+    # Tokens a prefix cache served were not evaluated for this request.
+    prefill = (gen.prompt_tokens - gen.cached_prompt_tokens) / ttft if ttft > 0 else None
     decode_time = gen.t_end - gen.t_first_token
     # Tokens forced before the first sampled one were evaluated with the prompt.
     decode_steps = gen.generated_tokens - gen.forced_prefix_tokens - 1
@@ -102,6 +103,7 @@ def build_sample(
         closed=gen.closed,
         unclosed_output=gen.unclosed_text,
         closing_tokens=gen.closing_tokens,
+        cached_prompt_tokens=gen.cached_prompt_tokens,
     )
 
 

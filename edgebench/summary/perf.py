@@ -70,6 +70,8 @@ def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
         tokens_after_answer_total=sum(s.tokens_after_answer or 0 for s in samples),
         closed=sum(s.closed for s in samples),
         closing_tokens_total=sum(s.closing_tokens for s in samples),
+        ttft_warm=any(s.cached_prompt_tokens for s in samples),
+        cached_prompt_tokens_total=sum(s.cached_prompt_tokens for s in samples),
     )
 
 

@@ -28,6 +28,7 @@ ROW_KEYS = {
     "loops",
     "closed",
     "wall_s",
+    "ttft_warm",
     "valid_json",
     "schema_compliance",
     "json_exact",
