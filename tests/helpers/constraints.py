@@ -18,6 +18,32 @@ SCHEMA_B: dict[str, Any] = {
     "type": "object",
     "properties": {"b": {"type": "string", "pattern": "\\s+"}},
 }
+# Three levels deep (an array of objects in an object in an object), for closing tests.
+NESTED_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "order": {
+            "type": "object",
+            "properties": {
+                "lines": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
+                        "required": ["sku", "qty"],
+                        "additionalProperties": False,
+                    },
+                },
+                "status": {"enum": ["open", "paid"]},
+            },
+            "required": ["lines", "status"],
+            "additionalProperties": False,
+        },
+        "id": {"type": "string"},
+    },
+    "required": ["order", "id"],
+}
+
 # What the fake answers to e0, e1, e2 in that order: json_exact 1, 0, 1.
 OUTPUTS = [RIGHT, WRONG, RIGHT]
 

@@ -24,6 +24,7 @@ from edgebench.backends.answer_end import (
 )
 from edgebench.backends.base import FINISH_LENGTH, DecodeSettings
 from edgebench.constraints import request_for
+from tests.helpers.constraints import NESTED_SCHEMA
 from tests.helpers.onnx_fakes import EOS, PROMPT, VOCAB, backend_for_table
 
 STOP_AND_LOOPS = EndPolicy(stop_at_json=True, loop=LoopRule())
@@ -119,30 +120,6 @@ ARRAY_SCHEMA = {
         "note": {"type": "string"},
     },
     "required": ["ids", "note"],
-}
-NESTED_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "order": {
-            "type": "object",
-            "properties": {
-                "lines": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
-                        "required": ["sku", "qty"],
-                        "additionalProperties": False,
-                    },
-                },
-                "status": {"enum": ["open", "paid"]},
-            },
-            "required": ["lines", "status"],
-            "additionalProperties": False,
-        },
-        "id": {"type": "string"},
-    },
-    "required": ["order", "id"],
 }
 # Inside a string: 'a' forever. In numbers: '1' then ', ' then '1' again.
 LOOPING = {'"': "a", "a": "a", "[": "1", "1": ",", ",": " ", " ": "1", "{": '"'}

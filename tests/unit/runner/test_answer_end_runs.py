@@ -16,34 +16,13 @@ from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from tests.conftest import RunFake
 from tests.helpers.cli import cli_error
-from tests.helpers.constraints import examples, per_mode
+from tests.helpers.constraints import NESTED_SCHEMA, examples, per_mode
 from tests.helpers.gguf_factory import isolate
 
 STRING_A = {"type": "object", "properties": {"a": {"type": "string"}}}
 CHATTY = '{"a": 1} I hope this helps, the answer is the JSON above, it has one key'
 LOOPING_STRING = '{"a": "' + "la " * 60
 LOOPING_ARRAY = '{"a": [1, ' + "1, " * 60
-NESTED = {
-    "type": "object",
-    "properties": {
-        "order": {
-            "type": "object",
-            "properties": {
-                "lines": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
-                        "required": ["sku", "qty"],
-                    },
-                },
-            },
-            "required": ["lines"],
-        },
-        "id": {"type": "string"},
-    },
-    "required": ["order", "id"],
-}
 LOOPING_NESTED = '{"order": {"lines": [{"sku": "A1", "qty": 2}, ' + '{"sku": "A1", "qty": 2}, ' * 20
 
 
@@ -85,7 +64,11 @@ def test_a_looping_answer_ends_as_a_loop_unless_detection_is_off(run_fake: RunFa
 
 @pytest.mark.parametrize(
     ("output", "schema"),
-    [(LOOPING_STRING, STRING_A), (LOOPING_ARRAY, {"type": "object"}), (LOOPING_NESTED, NESTED)],
+    [
+        (LOOPING_STRING, STRING_A),
+        (LOOPING_ARRAY, {"type": "object"}),
+        (LOOPING_NESTED, NESTED_SCHEMA),
+    ],
     ids=["string", "array", "nested object"],
 )
 def test_a_close_arm_closes_what_the_plain_arm_leaves_cut_off(
