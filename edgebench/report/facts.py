@@ -48,6 +48,8 @@ PERF_COLUMNS: tuple[tuple[str, str, Figure, int], ...] = (
     ("latency p95 (s)", "perf.latency_s.p95", lambda a: a.perf.latency_s.p95, 2),
     ("peak RSS (MB)", "perf.peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
     ("load (s)", "perf.load_s", lambda a: a.perf.load_s, 2),
+    ("closed", "perf.closed", lambda a: a.perf.closed, 0),
+    ("wall (s)", "perf.wall_s", lambda a: a.perf.wall_s, 0),
 )
 
 

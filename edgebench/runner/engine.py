@@ -393,7 +393,8 @@ class _Run:
             where = f" of {model.label}" if len(self.models) > 1 else ""
             raise UserError(
                 f"cannot resume {self.folder.path}: the decoding plan{where} differs (token "
-                "budget or stop strings; was the tokenizer changed?)"
+                "budget, stop strings, answer-ending policies or prefix cache; was the "
+                "tokenizer changed, or the run made by an older edgebench?)"
             )
         estimate = estimate_memory(model, context.n_ctx, available_memory_bytes())
         memory = MemoryCheck(**estimate.to_dict(), enforced=self.settings.check_memory)
