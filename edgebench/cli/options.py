@@ -146,7 +146,7 @@ CloseTokensOpt = Annotated[
     typer.Option(
         "--close-tokens",
         min=1,
-        help="Tokens closing may add after the budget (default: 64).",
+        help="Tokens closing may add after the budget (default: 256).",
     ),
 ]
 PrefixCacheOpt = Annotated[

@@ -205,6 +205,37 @@ def _shortest_number(schema: Schema, kind: str) -> str:
     return repr(float(value))
 
 
+# Formats whose values have one shape: a partial value that fits the example's shape so
+# far is completed with the rest of the example.
+_FIXED_SHAPE = ("date", "time", "date-time", "uuid")
+
+
+def _string_rest(scalar: _Scalar, schema: Schema) -> str:
+    """What finishes an open string: an enum member it starts, the rest of a fixed-shape
+    format, an email's missing domain, or just the closing quote."""
+    text = scalar.text
+    if scalar.escaped:  # finish the escape: an escaped backslash
+        return '\\"'
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        match = next((v for v in enum if isinstance(v, str) and v.startswith(text)), None)
+        if match is not None:
+            return _dump(match)[1 + len(_dump(text)[1:-1]) :]
+    fmt = schema.get("format")
+    if fmt in _FIXED_SHAPE:
+        example = _FORMAT_EXAMPLES[fmt]
+        if len(text) < len(example) and all(
+            (a.isdigit() and b.isdigit()) or a == b for a, b in zip(text, example, strict=False)
+        ):
+            return example[len(text) :] + '"'
+    if fmt == "email":
+        local, at, domain = text.partition("@")
+        if not at:  # a local part may not end with a dot or a dash
+            return ("" if local[-1:].isalnum() else "a") + '@a"'
+        return ("" if domain[-1:].isalnum() else "a") + '"'
+    return '"'
+
+
 def _missing_required(frame: _Frame) -> list[str]:
     """Required keys not written yet, in the schema's property order."""
     schema = frame.schema or {}
@@ -327,17 +358,7 @@ class _Reader:
             return name[len(scalar.text) :] + '"'
         schema = self._schema_for(scalar.kind if scalar.kind != "literal" else "boolean")
         if scalar.kind == "string":
-            rest = '"'
-            if scalar.escaped:  # finish the escape: an escaped backslash
-                rest = "\\" + rest
-            enum = (schema or {}).get("enum")
-            if isinstance(enum, list):
-                match = next(
-                    (v for v in enum if isinstance(v, str) and v.startswith(scalar.text)), None
-                )
-                if match is not None:
-                    rest = _dump(match)[1 + len(_dump(scalar.text)[1:-1]) :]
-            text = rest
+            text = _string_rest(scalar, schema or {})
         elif scalar.kind == "number":
             text = "0" if scalar.text[-1:] in ("-", "+", ".", "e", "E") else ""
         else:

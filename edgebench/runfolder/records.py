@@ -59,7 +59,7 @@ class RunSettings(Record):
     metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     stop_at_json: bool = True  # free modes end at the first complete JSON value
     loop_detection: bool = True  # an answer that repeats a short period ends (`loop`)
-    close_tokens: int = 64  # tokens a `+close` arm may add to close a cut-off answer
+    close_tokens: int = 256  # tokens a `+close` arm may add to close a cut-off answer
     prefix_cache: bool = False  # keep the KV of the prompt prefix a schema's examples share
 
 

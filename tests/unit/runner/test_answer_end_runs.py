@@ -47,7 +47,7 @@ def test_a_free_answer_stops_at_its_json_and_the_raw_run_keeps_talking(run_fake:
         "stop_at_json_applies_to": ["none", "json"],
         "loop_detection": {"max_period": 32, "min_tokens": 32, "min_repeats": 4},
         "close_arms": [],
-        "close_tokens": 64,
+        "close_tokens": 256,
     }
 
 
