@@ -125,7 +125,7 @@ def compare_table(summaries: list[Summary]) -> Table:
         cells += [_cell(row[key], digits) for _, key, _, digits in columns]
         if row.get("ttft_warm") and "ttft_s_p50" in [key for _, key, _, _ in columns]:
             at = [key for _, key, _, _ in columns].index("ttft_s_p50")
-            cells[2 + at] += " w"
+            cells[2 + at] += "w"
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
             prefix.append(row["model"] or "-")
