@@ -126,7 +126,7 @@ def measure(args: argparse.Namespace) -> None:
     # The examples of one schema in a row (first-seen order), as --prefix-cache runs
     # them; the other variants clear their KV cache per request, so order is moot there.
     prefixes = shared_prefixes(model.prompt_format, task, examples, prompts)
-    order = grouped_by_prefix(list(range(len(examples))), prefixes)
+    order = grouped_by_prefix(list(range(len(examples))), prefixes, counts[: len(prompts)])
     rows: list[Row] = []
     for mode in args.modes.split(","):
         free = mode in FREE_MODES

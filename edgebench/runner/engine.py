@@ -412,16 +412,18 @@ class _Run:
             )
         ]
         if self.settings.prefix_cache:
-            planned = self._with_prefixes(position, planned)
+            planned = self._with_prefixes(position, planned, prompt_counts)
         return _ModelPlan(model, context.n_ctx, stop, self.kind.jobs(planned))
 
-    def _with_prefixes(self, position: int, planned: list[Job]) -> list[Job]:
+    def _with_prefixes(
+        self, position: int, planned: list[Job], prompt_tokens: list[int]
+    ) -> list[Job]:
         """The jobs with their shared prompt prefix, the examples of one prefix in a row."""
         model = self.models[position]
         prefixes = shared_prefixes(
             model.prompt_format, self.task, self.examples, self.prompts[position]
         )
-        order = grouped_by_prefix(list(range(len(planned))), prefixes)
+        order = grouped_by_prefix(list(range(len(planned))), prefixes, prompt_tokens)
         return [replace(planned[i], prefix=prefixes[i]) for i in order]
 
     def _stop_before_arms(self, exc: BaseException, model: ModelUnderTest) -> None:

@@ -35,13 +35,18 @@ def shared_prefixes(
     return prefixes
 
 
-def grouped_by_prefix(order: list[int], prefixes: list[str | None]) -> list[int]:
+def grouped_by_prefix(
+    order: list[int], prefixes: list[str | None], prompt_tokens: list[int]
+) -> list[int]:
     """`order` (example indices) with the examples of one prefix one after another, in
-    the order each prefix first appears: a cached prefix serves its whole group."""
+    the order each prefix first appears, longest prompt first within a group: a backend
+    keeps fewer prefix tokens after a short prompt (it evaluates at least 64 after the
+    cached part), so longest first lets every later example of the group reuse it."""
     first: dict[str | None, int] = {}
     for position, index in enumerate(order):
         first.setdefault(prefixes[index], position)
-    return sorted(order, key=lambda index: (first[prefixes[index]], order.index(index)))
+    position = {index: at for at, index in enumerate(order)}
+    return sorted(order, key=lambda i: (first[prefixes[i]], -prompt_tokens[i], position[i]))
 
 
 def check_prefix_cache(models: list[ModelUnderTest], modes: tuple[str, ...]) -> None:

@@ -29,8 +29,12 @@ def test_the_prefix_is_the_prompt_up_to_the_examples_text() -> None:
     assert prefixes[0] == prefixes[2] != prefixes[1]  # e0, e2 share schema alpha
 
 
-def test_examples_of_one_prefix_run_together_in_first_seen_order() -> None:
-    assert grouped_by_prefix([0, 1, 2, 3, 4], ["a", "b", "a", None, "b"]) == [0, 2, 1, 4, 3]
+def test_examples_of_one_prefix_run_together_longest_prompt_first() -> None:
+    prefixes = ["a", "b", "a", None, "b", "a"]
+    tokens = [100, 100, 300, 50, 100, 100]
+    # Groups in first-seen order (a, b, None); within a group the longest prompt first,
+    # then the given order.
+    assert grouped_by_prefix([0, 1, 2, 3, 4, 5], prefixes, tokens) == [2, 0, 5, 1, 4, 3]
 
 
 def test_a_run_with_the_prefix_cache_groups_examples_and_sends_each_prefix(
