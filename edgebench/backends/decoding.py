@@ -16,11 +16,12 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from edgebench.backends.answer_end import AnswerWatch, EndPolicy
-from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, Generation, now
+from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, DecodeSettings, Generation, now
 from edgebench.constraints.closing import shortest_completion
 from edgebench.constraints.guard import KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
+from edgebench.errors import UserError
 
 
 class _HasReport(Protocol):
@@ -183,6 +184,25 @@ class Closing:
     def tokens(self, text: bytes) -> list[int]:
         suffix = shortest_completion(text.decode("utf-8", "replace"), self.schema)
         return self.tokenize(suffix) if suffix else []
+
+
+def closing_for(settings: DecodeSettings, tokenize: Callable[[str], list[int]]) -> Closing | None:
+    """Closing at the budget for a schema request whose policy asks for it, else None."""
+    request = settings.constraint
+    if not settings.end.close or request is None or request.schema is None:
+        return None
+    return Closing(request.schema, tokenize, settings.end.close_tokens)
+
+
+def require_fit(prompt_tokens: int, settings: DecodeSettings, n_ctx: int) -> None:
+    """A one-line error when the prompt, the budget and the closing room exceed n_ctx."""
+    room = settings.end.close_tokens if settings.end.close else 0
+    if prompt_tokens + settings.max_tokens + room > n_ctx:
+        raise UserError(
+            f"prompt of {prompt_tokens} tokens + max_tokens {settings.max_tokens} "
+            + (f"+ {room} closing tokens " if room else "")
+            + f"does not fit n_ctx {n_ctx}"
+        )
 
 
 @dataclass

@@ -46,6 +46,8 @@ from edgebench.backends.decoding import (
     DecodeState,
     Draw,
     MaskedGreedy,
+    closing_for,
+    require_fit,
     schema_guard,
     softmax_draw,
 )
@@ -333,14 +335,7 @@ class LlamaCppBackend:
         L = self.L
         t_start = now()
         tokens = self._tokenize(prompt)
-        n_ctx = L.llama_n_ctx(self.ctx)
-        closing_room = settings.end.close_tokens if settings.end.close else 0
-        if len(tokens) + settings.max_tokens + closing_room > n_ctx:
-            raise UserError(
-                f"prompt of {len(tokens)} tokens + max_tokens {settings.max_tokens} "
-                + (f"+ {closing_room} closing tokens " if closing_room else "")
-                + f"does not fit n_ctx {n_ctx}"
-            )
+        require_fit(len(tokens), settings, L.llama_n_ctx(self.ctx))
         request = settings.constraint
         compiled = self._compiled.usable(request) if request is not None else None
         L.llama_perf_context_reset(self.ctx)
@@ -352,7 +347,7 @@ class LlamaCppBackend:
             # A fresh KV cache for every request, or one that keeps its shared prefix.
             tokens, cached = self._prefill_plan(tokens_in, settings.prefix)
             if compiled is not None and compiled.matcher is not None:
-                closing = self._closing(request, settings)
+                closing = closing_for(settings, self.llg_tokenizer.tokenize_str)
                 self._masked(compiled.matcher, guard, draw, closing).run(
                     tokens, self._decode, self._last_logits, settings.max_tokens, state
                 )
@@ -494,15 +489,6 @@ class LlamaCppBackend:
                 return
             self._decode([token])
             state.passes += 1
-
-    def _closing(
-        self, request: ConstraintRequest | None, settings: DecodeSettings
-    ) -> Closing | None:
-        """Closing at the budget, for a schema request when the policy asks for it."""
-        if not settings.end.close or request is None or request.schema is None:
-            return None
-        tokenizer = self.llg_tokenizer
-        return Closing(request.schema, tokenizer.tokenize_str, settings.end.close_tokens)
 
     def _masked(
         self,

@@ -45,6 +45,8 @@ from edgebench.backends.decoding import (
     DecodeState,
     Draw,
     MaskedGreedy,
+    closing_for,
+    require_fit,
     schema_guard,
     softmax_draw,
 )
@@ -380,13 +382,7 @@ class OnnxBackend:
     def generate(self, prompt: str, settings: DecodeSettings) -> Generation:
         t_start = now()
         ids = self.encode(prompt)
-        closing_room = settings.end.close_tokens if settings.end.close else 0
-        if len(ids) + settings.max_tokens + closing_room > self.n_ctx:
-            raise UserError(
-                f"prompt of {len(ids)} tokens + max_tokens {settings.max_tokens} "
-                + (f"+ {closing_room} closing tokens " if closing_room else "")
-                + f"does not fit n_ctx {self.n_ctx}"
-            )
+        require_fit(len(ids), settings, self.n_ctx)
         compiled = self._compiled.usable(settings.constraint) if settings.constraint else None
         kv = self.new_session()
         timer = _Timer(kv)
@@ -394,7 +390,8 @@ class OnnxBackend:
         draw = softmax_draw(settings.temperature, settings.seed) if settings.sampling else None
         try:
             if compiled is not None:
-                self._masked(compiled, draw, self._closing(settings)).run(
+                closing = closing_for(settings, self.llg_tokenizer.tokenize_str)
+                self._masked(compiled, draw, closing).run(
                     ids, timer.evaluate, timer.last_logits, settings.max_tokens, state
                 )
             else:
@@ -410,14 +407,6 @@ class OnnxBackend:
         }
         guard = compiled.guard if compiled is not None else None
         return state.generation(len(ids), t_start, t_end, counters, guard)
-
-    def _closing(self, settings: DecodeSettings) -> Closing | None:
-        """Closing at the budget, for a schema request when the policy asks for it."""
-        request = settings.constraint
-        if not settings.end.close or request is None or request.schema is None:
-            return None
-        tokenizer = self.llg_tokenizer
-        return Closing(request.schema, tokenizer.tokenize_str, settings.end.close_tokens)
 
     def _masked(
         self, compiled: _Compiled, draw: Draw | None = None, closing: Closing | None = None
@@ -464,12 +453,13 @@ class OnnxBackend:
                     return
                 ids.append(token)
                 state.output_tokens += 1
+                text = self._decode(ids)  # once per token, for the stops and the policies
                 if settings.stop:
-                    cut = self._cut_at_stop(ids, settings.stop)
+                    cut = _cut_at_stop(text, settings.stop)
                     if cut is not None:
                         state.finish = FINISH_STOP
                         return
-                ended, seen = self._watch(ids, token, seen, state)
+                ended, seen = _watch(text, token, seen, state)
                 if ended or state.output_tokens >= settings.max_tokens:
                     return
                 timer.evaluate([token])
@@ -478,30 +468,9 @@ class OnnxBackend:
             text = cut if cut is not None else self._decode(ids)
             state.out = bytearray(text.encode("utf-8"))
 
-    def _watch(self, ids: list[int], token: int, seen: int, state: DecodeState) -> tuple[bool, int]:
-        """Show the policies the text the newest token made stable; True when one of
-        them ends the answer. Returns the characters seen so far."""
-        if state.watch is None:
-            return False, seen
-        text = self._decode(ids)
-        stable = len(text) - 1 if text.endswith("\ufffd") else len(text)
-        reason = state.watch.push(token, text[seen:stable].encode("utf-8"))
-        if reason is not None:
-            state.finish = reason
-        return reason is not None, max(seen, stable)
-
     def _decode(self, ids: list[int]) -> str:
         # Special tokens are not text, as in llama.cpp's token_to_piece(special=False).
         return self.tokenizer.decode(ids, skip_special_tokens=True)
-
-    def _cut_at_stop(self, ids: list[int], stops: tuple[str, ...]) -> str | None:
-        """The text before the first stop string in it, None when there is none."""
-        text = self._decode(ids)
-        for stop in stops:
-            index = text.find(stop)
-            if index != -1:
-                return text[:index]
-        return None
 
     # -- speed probe (edgebench bench) ------------------------------------------------
     def probe_vocab(self) -> ProbeVocab:
@@ -521,3 +490,24 @@ class OnnxBackend:
     def close(self) -> None:
         self._probe_kv = None
         self.session = None
+
+
+def _cut_at_stop(text: str, stops: tuple[str, ...]) -> str | None:
+    """The text before the first stop string in it, None when there is none."""
+    for stop in stops:
+        index = text.find(stop)
+        if index != -1:
+            return text[:index]
+    return None
+
+
+def _watch(text: str, token: int, seen: int, state: DecodeState) -> tuple[bool, int]:
+    """Show the policies the text the newest token made stable (no unfinished character
+    at its end); True when one of them ends the answer. Returns the characters seen."""
+    if state.watch is None:
+        return False, seen
+    stable = len(text) - 1 if text.endswith("\ufffd") else len(text)
+    reason = state.watch.push(token, text[seen:stable].encode("utf-8"))
+    if reason is not None:
+        state.finish = reason
+    return reason is not None, max(seen, stable)
