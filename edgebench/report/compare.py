@@ -123,9 +123,9 @@ def compare_table(summaries: list[Summary]) -> Table:
     for row in rows:
         cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
         cells += [_cell(row[key], digits) for _, key, _, digits in columns]
-        if row.get("ttft_warm") and "ttft_s_p50" in [key for _, key, _, _ in columns]:
-            at = [key for _, key, _, _ in columns].index("ttft_s_p50")
-            cells[2 + at] += "w"
+        keys = [key for _, key, _, _ in columns]
+        if row.get("ttft_warm") and "ttft_s_p50" in keys:
+            cells[2 + keys.index("ttft_s_p50")] += "w"
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
             prefix.append(row["model"] or "-")

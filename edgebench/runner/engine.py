@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from edgebench.backends.answer_end import LoopRule
 from edgebench.backends.base import now
 from edgebench.constraints import FREE_MODES, closes
 from edgebench.errors import RunFailure, UserError
@@ -58,7 +59,7 @@ from edgebench.runfolder.records import (
     Summary,
     TaskRecord,
 )
-from edgebench.runner.arm import Arm, ArmGaveUp, end_policy
+from edgebench.runner.arm import Arm, ArmGaveUp
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
@@ -84,11 +85,10 @@ STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
 
 def answer_end_plan(settings: RunSettings) -> AnswerEndPlan:
     """The run's answer-ending policies, as the manifest records them."""
-    rule = end_policy(settings, "none").loop
     return AnswerEndPlan(
         stop_at_json=settings.stop_at_json,
         stop_at_json_applies_to=list(FREE_MODES),
-        loop_detection=LoopRuleRecord(**asdict(rule)) if rule is not None else None,
+        loop_detection=LoopRuleRecord(**asdict(LoopRule())) if settings.loop_detection else None,
         close_arms=[mode for mode in settings.constraints if closes(mode)],
         close_tokens=settings.close_tokens,
     )
