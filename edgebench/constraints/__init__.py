@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from edgebench.constraints.spec import (
     FREE_MODES,
+    KILLED_WORKER_SOURCE,
     MODES,
     CompileReport,
     ConstraintRequest,
@@ -21,6 +22,7 @@ from edgebench.constraints.spec import (
 
 __all__ = [
     "FREE_MODES",
+    "KILLED_WORKER_SOURCE",
     "MODES",
     "CompileReport",
     "ConstraintRequest",

@@ -22,6 +22,7 @@ from edgebench.backends.answer_end import EndPolicy, LoopRule
 from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.constraints import (
     FREE_MODES,
+    KILLED_WORKER_SOURCE,
     CompileReport,
     ConstraintRequest,
     closes,
@@ -275,7 +276,7 @@ class Arm:
         else:
             what = f"compiling it took longer than --timeout {exc.timeout:g} s"
         self.note(f"constraint for schema '{request.label}' ({self.describe()}): {what}")
-        return CompileReport.new(request, "worker", error=what)
+        return CompileReport.new(request, KILLED_WORKER_SOURCE, error=what)
 
     def _warmup(self, job: Job) -> None:
         """One short untimed generation so the first measured job pays no first-call costs
