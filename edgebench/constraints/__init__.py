@@ -8,8 +8,8 @@ crashes are its own. See docs/constrained-decoding.md.
 from __future__ import annotations
 
 from edgebench.constraints.spec import (
+    CRASHED_SOURCE,
     FREE_MODES,
-    KILLED_WORKER_SOURCE,
     MODES,
     CompileReport,
     ConstraintRequest,
@@ -21,8 +21,8 @@ from edgebench.constraints.spec import (
 )
 
 __all__ = [
+    "CRASHED_SOURCE",
     "FREE_MODES",
-    "KILLED_WORKER_SOURCE",
     "MODES",
     "CompileReport",
     "ConstraintRequest",

@@ -89,8 +89,9 @@ def request_for(mode: str, schema: dict[str, Any], label: str) -> ConstraintRequ
     return ConstraintRequest(mode=mode, key=schema_key(schema), schema=schema, label=label)
 
 
-# The source of a compile that killed or hung the worker (the arm records it as refused).
-KILLED_WORKER_SOURCE = "worker"
+# The source of a compile that raised in the engine, killed or hung the worker: the
+# schema is unsupported, and counted as a crash, not as the engine's refusal.
+CRASHED_SOURCE = "worker"
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class CompileReport:
             return None
         if self.ok:
             return "compiled"
-        return "crashed" if self.source == KILLED_WORKER_SOURCE else "refused"
+        return "crashed" if self.source == CRASHED_SOURCE else "refused"
 
     def as_cached(self, seconds: float) -> CompileReport:
         """The same outcome served again from a backend's in-memory cache."""

@@ -35,6 +35,7 @@ PROMPT_TEMPLATE = (
 REFERENCE_SYSTEM = "You need to generate a JSON object that matches the schema below."
 REFERENCE_USER = "{schema}"
 REFERENCE_TEMPLATE = f"[system] {REFERENCE_SYSTEM}\n[user] {REFERENCE_USER}"
+PROMPT_TEMPLATES = {"default": PROMPT_TEMPLATE, "reference": REFERENCE_TEMPLATE}
 
 
 def _example(row: SchemaFile) -> Example:
@@ -63,7 +64,7 @@ class SchemasTask:
 
     name = "schemas"
     prompt_template = PROMPT_TEMPLATE
-    prompt_templates = {"default": PROMPT_TEMPLATE, "reference": REFERENCE_TEMPLATE}
+    prompt_templates = PROMPT_TEMPLATES
     metric_family = "schemas"
 
     def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, None]:
