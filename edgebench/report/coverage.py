@@ -24,9 +24,11 @@ def _ms(seconds: float | None) -> float | None:
     return seconds * 1000 if seconds is not None else None
 
 
-def _row(summary: Summary, arm: ArmSummary, value: str, cov: Coverage, task: dict[str, Any]):
+def _row(
+    run_id: str, arm: ArmSummary, value: str, cov: Coverage, task: dict[str, Any]
+) -> dict[str, Any]:
     return {
-        "run": summary.run_id,
+        "run": run_id,
         "model": arm.model,
         "constraint": arm.constraint,
         "group": value,
@@ -44,21 +46,29 @@ def _row(summary: Summary, arm: ArmSummary, value: str, cov: Coverage, task: dic
     }
 
 
+def arm_coverage_rows(run_id: str, arm: ArmSummary) -> list[dict[str, Any]]:
+    """A row per value of the arm's group, then the overall row; none without a schema
+    engine. `valid_json` and `schema_compliance` are the task's figures over all the rows
+    of that value (a refused schema scores 0); `compliant_when_compiled` over compiled ones."""
+    if arm.coverage is None:
+        return []
+    group = coverage_group(arm) or ""
+    task_groups = arm.groups.get(group, {})
+    rows = [
+        _row(run_id, arm, value, cov, task_groups.get(value, {}))
+        for value, cov in (arm.coverage.groups.get(group) or {}).items()
+    ]
+    return [*rows, _row(run_id, arm, OVERALL, arm.coverage.overall, arm.metrics)]
+
+
 def coverage_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
-    """Per arm with a schema engine: a row per value of its group, then the overall row.
-    `valid_json` and `schema_compliance` are the task's figures over all the rows of
-    that value (a refused schema scores 0); `compliant_when_compiled` over compiled ones."""
-    rows = []
-    for summary in summaries:
-        for arm in summary.arms:
-            if arm.coverage is None:
-                continue
-            group = coverage_group(arm)
-            task_groups = arm.groups.get(group or "", {})
-            for value, cov in (arm.coverage.groups.get(group or "") or {}).items():
-                rows.append(_row(summary, arm, value, cov, task_groups.get(value, {})))
-            rows.append(_row(summary, arm, OVERALL, arm.coverage.overall, arm.metrics))
-    return rows
+    """`arm_coverage_rows` of every arm of every run."""
+    return [
+        row
+        for summary in summaries
+        for arm in summary.arms
+        for row in arm_coverage_rows(summary.run_id, arm)
+    ]
 
 
 def _cell(value: Any, digits: int = 3) -> str:

@@ -18,13 +18,16 @@ from edgebench.backends.worker import InProcessWorker
 from edgebench.constraints import CompileReport, ConstraintRequest
 from edgebench.io import read_jsonl
 from edgebench.isolation import WorkerDied, WorkerError
+from edgebench.report.card import render_card
 from edgebench.report.compare import compare_rows
 from edgebench.report.coverage import coverage_rows
+from edgebench.report.html import render_report
 from edgebench.report.table import render_summary
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import UNLABELLED_BUDGET
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.rescore import rescore
+from edgebench.summary import load_run
 from edgebench.tasks.schemas import SchemasTask
 from tests.conftest import RunFake
 
@@ -150,6 +153,16 @@ def test_tables_show_coverage_per_subset(run_fake: RunFake, release: Path) -> No
     compared = {r["constraint"]: r for r in compare_rows([result.summary])}
     assert compared["gbnf"]["refused"] == 1 and compared["gbnf"]["crashed"] == 2
     assert "json_exact" not in compared["gbnf"]
+
+
+def test_card_and_report_show_coverage_per_subset(run_fake: RunFake, release: Path) -> None:
+    result = schemas_run(run_fake, release, OUTPUTS, constraints=("none", "gbnf"))
+    run = load_run(result.run_dir)
+    card = render_card(run, None, [], examples=0)
+    section = card.split("### Schema engine coverage", 1)[1]
+    assert "| gbnf | Kubernetes | 3 | 1 | 0 | 2 |" in section
+    page = render_report([run])
+    assert "group · schema engine coverage" in page and 'data-key="coverage:crashed"' in page
 
 
 def test_score_again_reproduces_the_summary(run_fake: RunFake, release: Path) -> None:
