@@ -10,6 +10,7 @@ import typer
 
 from edgebench.cli.output import stdout_console
 from edgebench.report.compare import compare_rows, compare_table
+from edgebench.report.coverage import coverage_table
 from edgebench.summary import load_run
 
 
@@ -20,7 +21,7 @@ def compare(
     ] = False,
 ) -> None:
     """Put constraint modes side by side: accuracy, TTFT, decode tok/s and its ratio to
-    `none`, grammar compile times.
+    `none`, grammar compile times; for schema engines, their coverage per subset.
 
     Example: edgebench compare runs/20261122T101500-smollm2-135m-instruct-edgejson
     """
@@ -28,4 +29,8 @@ def compare(
     if as_json:
         typer.echo(json.dumps(compare_rows(summaries), indent=2))
         return
-    stdout_console(width=200).print(compare_table(summaries))
+    console = stdout_console(width=200)
+    console.print(compare_table(summaries))
+    coverage = coverage_table(summaries)  # schema engines per subset (JSONSchemaBench)
+    if coverage is not None:
+        console.print(coverage)

@@ -8,6 +8,7 @@ crashes are its own. See docs/constrained-decoding.md.
 from __future__ import annotations
 
 from edgebench.constraints.spec import (
+    CRASHED_SOURCE,
     FREE_MODES,
     MODES,
     CompileReport,
@@ -20,6 +21,7 @@ from edgebench.constraints.spec import (
 )
 
 __all__ = [
+    "CRASHED_SOURCE",
     "FREE_MODES",
     "MODES",
     "CompileReport",

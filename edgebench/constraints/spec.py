@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from edgebench.errors import UserError
+from edgebench.runfolder.records import CompileOutcome
 from edgebench.scoring.schema import schema_key
 
 # mode -> what it forces; the order is the order results are listed in
@@ -88,6 +89,11 @@ def request_for(mode: str, schema: dict[str, Any], label: str) -> ConstraintRequ
     return ConstraintRequest(mode=mode, key=schema_key(schema), schema=schema, label=label)
 
 
+# The source of a compile that raised in the engine, killed or hung the worker: the
+# schema is unsupported, and counted as a crash, not as the engine's refusal.
+CRASHED_SOURCE = "worker"
+
+
 @dataclass(frozen=True)
 class CompileReport:
     """How compiling one constraint went.
@@ -134,6 +140,15 @@ class CompileReport:
             warnings,
             guarded,
         )
+
+    @property
+    def outcome(self) -> CompileOutcome | None:
+        """compiled, refused or crashed for a schema constraint; None for `json`."""
+        if self.mode == "json":
+            return None
+        if self.ok:
+            return "compiled"
+        return "crashed" if self.source == CRASHED_SOURCE else "refused"
 
     def as_cached(self, seconds: float) -> CompileReport:
         """The same outcome served again from a backend's in-memory cache."""

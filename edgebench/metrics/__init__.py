@@ -35,6 +35,7 @@ _FAMILIES: dict[str, tuple[str, str]] = {
     "structure": ("edgebench.metrics.structure", "StructureFamily"),
     "sted": ("edgebench.metrics.sted", "StedFamily"),
     "sobench": ("edgebench.metrics.sobench", "SOBenchFamily"),
+    "schemas": ("edgebench.metrics.schemas", "SchemasFamily"),
 }
 
 

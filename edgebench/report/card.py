@@ -17,7 +17,7 @@ from typing import Any
 from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import write_bytes_atomic, write_text_atomic
-from edgebench.report import facts
+from edgebench.report import coverage, facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots
 from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_scores
@@ -197,6 +197,20 @@ def _group_tables(model_arms: list[Arm]) -> list[str]:
     return parts
 
 
+def _coverage_table(model_arms: list[Arm]) -> list[str]:
+    """Schema-engine coverage per (constraint, subset); nothing without a schema engine."""
+    rows = [
+        [row["constraint"], row["group"]]
+        + [facts.fmt(row[key], digits) for _, key, digits in coverage.COLUMNS]
+        for arm in model_arms
+        for row in coverage.arm_coverage_rows(arm.run.run_id, arm.result)
+    ]
+    if not rows:
+        return []
+    headers = ["constraint", "group", *(header for header, _, _ in coverage.COLUMNS)]
+    return [f"### Schema engine coverage\n\n{md.table(headers, rows, align_right_from=2)}"]
+
+
 def _warm_label(label: str, metric_type: str, arm: Arm) -> str:
     warm = metric_type.startswith("time_to_first_token") and arm.result.perf.ttft_warm
     return f"{label}, warm" if warm else label
@@ -337,6 +351,7 @@ def card_body(
         "## Accuracy",
         _summary_table(model_arms, with_perf=False),
         *_group_tables(model_arms),
+        *_coverage_table(model_arms),
         "## Performance",
         _perf_tables(model_arms),
     ]

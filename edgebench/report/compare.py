@@ -35,6 +35,14 @@ DEEPJSON_ACCURACY: tuple[tuple[str, str, Read, int], ...] = (
     ("km", "key_matching", _metric("key_matching"), 3),
     ("strict", "strict", _metric("strict"), 3),
 )
+# JSONSchemaBench runs: no expected answers; coverage of the schema engine instead.
+SCHEMAS_ACCURACY: tuple[tuple[str, str, Read, int], ...] = (
+    ("valid", "valid_json", _metric("valid_json"), 3),
+    ("schema", "schema_compliance", _metric("schema_compliance"), 3),
+    ("compiled", "compiled", lambda a: a.coverage.overall.compiled if a.coverage else None, 0),
+    ("refused", "refused", lambda a: a.coverage.overall.refused if a.coverage else None, 0),
+    ("crashed", "crashed", lambda a: a.coverage.overall.crashed if a.coverage else None, 0),
+)
 COST: tuple[tuple[str, str, Read, int], ...] = (
     ("TTFT s", "ttft_s_p50", lambda a: a.perf.ttft_s.p50, 2),
     ("tok/s", "decode_tok_s_p50", lambda a: a.perf.decode_tok_s.p50, 1),
@@ -59,6 +67,8 @@ def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], .
     """The table's columns: DeepJSONEval's scores when every run has them."""
     if summaries and all(s.task_family == "deepjson" for s in summaries):
         return DEEPJSON_ACCURACY + COST
+    if summaries and all(s.task_family == "schemas" for s in summaries):
+        return SCHEMAS_ACCURACY + COST
     return ACCURACY + COST
 
 

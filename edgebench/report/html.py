@@ -25,7 +25,7 @@ from markupsafe import Markup
 from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
-from edgebench.report import facts
+from edgebench.report import coverage, facts
 from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
 from edgebench.report.rundata import Arm, LoadedRun, arms, flatten, numeric, sample_scores
 from edgebench.runfolder.records import SampleRecord
@@ -151,6 +151,29 @@ def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
             }
         )
     return tables
+
+
+def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+    """Schema-engine coverage per (arm, subset), as one more group table (none when no
+    arm has a schema engine)."""
+    labels = arm_labels(all_arms)
+    rows = [
+        [_text(row["group"]), _text(label)]
+        + [_num(row[key], digits) for _, key, digits in coverage.COLUMNS]
+        for label, arm in zip(labels, all_arms, strict=True)
+        for row in coverage.arm_coverage_rows(arm.run.run_id, arm.result)
+    ]
+    if not rows:
+        return []
+    columns = [("value", "group"), ("arm", "model · constraint")]
+    columns += [(f"coverage:{key}", header) for header, key, _ in coverage.COLUMNS]
+    return [
+        {
+            "name": "group · schema engine coverage",
+            "columns": [{"key": k, "label": label} for k, label in columns],
+            "rows": rows,
+        }
+    ]
 
 
 def _png_size(png: bytes) -> tuple[int, int]:
@@ -279,7 +302,7 @@ def render_report(runs: list[LoadedRun], title: str | None = None) -> str:
         js=Markup(js),  # the page's own sorting script, allowed by hash in the CSP
         leaderboard=leaderboard(all_arms),
         plots=plot_entries(all_plots(all_arms)),
-        groups=group_tables(all_arms),
+        groups=group_tables(all_arms) + coverage_tables(all_arms),
         runs=[run_view(run, [a for a in all_arms if a.run is run]) for run in runs],
     )
 

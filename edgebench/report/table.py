@@ -16,12 +16,13 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from edgebench.report.coverage import coverage_table
 from edgebench.report.facts import METRIC_LABELS
 from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
 
 # The group an accuracy table breaks results down by, when the run has it.
-_PREFERRED_GROUPS = ("depth", "complexity")
+_PREFERRED_GROUPS = ("depth", "complexity", "subset")
 # A second breakdown shown under the first one in the same table (DeepJSONEval's tiers),
 # its rows in reading order rather than the summary's alphabetical one.
 _SECOND_GROUP = {"depth": "difficulty"}
@@ -244,6 +245,9 @@ def render_summary(summary: Summary) -> Group:
         from edgebench.report.compare import compare_table
 
         parts.append(compare_table([summary]))
+    coverage = coverage_table([summary])
+    if coverage is not None:
+        parts.append(coverage)
     return Group(*parts)
 
 

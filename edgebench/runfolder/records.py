@@ -21,13 +21,14 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 
 Number = int | float
 RunKind = Literal["run", "consistency"]
 ArmStatus = Literal["running", "completed", "interrupted", "failed", "crashed", "skipped"]
 RunStatus = Literal["running", "completed", "interrupted", "failed", "crashed"]
+CompileOutcome = Literal["compiled", "refused", "crashed"]
 
 
 # -- what was asked ---------------------------------------------------------------
@@ -466,6 +467,9 @@ class SampleRecord(Record):
     closing_tokens: int = 0  # tokens the closing added
     # prompt tokens whose KV a prefix cache kept from an earlier example (--prefix-cache)
     cached_prompt_tokens: int = 0
+    # the schema engine on this example's schema: compiled, refused (the engine's error),
+    # or crashed (compiling killed or hung the worker); None: no schema constraint
+    compile_outcome: CompileOutcome | None = None
 
     @property
     def job_key(self) -> JobKey:
@@ -541,6 +545,30 @@ class CompileSummary(Record):
 
 
 @dataclass(frozen=True)
+class Coverage(Record):
+    """How a schema engine fared on the schemas of a set of examples (JSONSchemaBench's
+    coverage): every example (skipped ones excluded) is compiled, refused or crashed."""
+
+    n: int  # examples whose schema the engine was given
+    compiled: int  # the engine compiled the schema
+    refused: int  # the engine refused it (reasons in `refusals`)
+    crashed: int  # compiling it killed the worker or outlived --timeout
+    compile_s: Distribution  # first compile of each distinct schema that compiled
+    refusals: dict[str, int]  # the engine's reason (one line, cut) -> examples
+    lost: int  # compiled, but the worker died or timed out decoding
+    # share of compiled examples whose output passed the task's schema score
+    compliant_when_compiled: float | None
+
+
+@dataclass(frozen=True)
+class CoverageSummary(Record):
+    """Coverage of an arm's schema engine, overall and per group of examples."""
+
+    overall: Coverage  # every example of the arm
+    groups: dict[str, dict[str, Coverage]]  # group (subset ...) -> value -> coverage
+
+
+@dataclass(frozen=True)
 class GuardSummary(Record):
     """What the keyword guard did."""
 
@@ -587,6 +615,8 @@ class ArmSummary(Record):
     model_size_mb: float | None  # the model on disk
     decode_ratio_to_none: float | None  # p50 decode tok/s over that of `none`, same model
     decode_ratio_to_first_model: float | None  # p50 decode tok/s over the first model's, same mode
+    # schemas compiled, refused and crashed per group; None: the arm has no schema engine
+    coverage: CoverageSummary | None = None
 
     @property
     def key(self) -> str:

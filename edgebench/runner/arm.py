@@ -5,8 +5,8 @@ When the worker dies on a job (SIGSEGV, SIGABRT, the OOM killer) or the job outl
 `--timeout`, that job is recorded as `crashed` or `timeout`, a fresh worker starts (load,
 compile the arm's constraints again, warm-up) and the loop goes on with the next job.
 After `max_crashes` failed jobs in a row the arm gives up (`ArmGaveUp`) and the run moves
-on to its next arm. A constraint whose compilation kills or hangs the worker is recorded
-as unsupported, like one the engine refuses.
+on to its next arm. A constraint whose compilation raises in the engine, kills or hangs
+the worker is recorded as unsupported (counted as a crash), like one the engine refuses.
 
 The arm's record (`Arm.record`, an immutable `ArmRecord` replaced as things happen)
 continues the record of an earlier session of a resumed run: first load, compile timings
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from edgebench.backends.answer_end import EndPolicy, LoopRule
 from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.constraints import (
+    CRASHED_SOURCE,
     FREE_MODES,
     CompileReport,
     ConstraintRequest,
@@ -236,8 +237,9 @@ class Arm:
         """Compile each distinct constraint of the arm in the current worker. With `timed`
         (the arm's first session) each is compiled twice (first, cached) for the record.
 
-        A compile that kills or hangs the worker makes that constraint unsupported; a
-        fresh worker is loaded and compiling goes on with the next one."""
+        A compile that raises in the engine, kills or hangs the worker makes that
+        constraint unsupported (a crash, `CRASHED_SOURCE`); after a lost worker a fresh
+        one is loaded, and compiling goes on with the next one."""
         records: list[CompileRecord] = []
         distinct = {r.key: r for r in self.requests.values() if r is not None}
         compiled: list[ConstraintRequest] = []  # in the current worker
@@ -249,6 +251,14 @@ class Arm:
                 report = self._compile(request)
                 if timed:
                     records.append(compile_record(report, self._compile(request).seconds))
+            except WorkerError as exc:  # the engine raised instead of refusing: a crash
+                if exc.remote_type == "UserError":
+                    raise
+                error = f"compiling it raised {exc.remote_type}: {exc}"
+                self.note(f"constraint for schema '{request.label}' ({self.describe()}): {error}")
+                report = CompileReport.new(request, CRASHED_SOURCE, error=error)
+                if timed:
+                    records.append(compile_record(report, None))
             except (WorkerDied, WorkerTimeout) as exc:
                 report = self._compile_killed_worker(request, exc)
                 if timed:
@@ -275,7 +285,7 @@ class Arm:
         else:
             what = f"compiling it took longer than --timeout {exc.timeout:g} s"
         self.note(f"constraint for schema '{request.label}' ({self.describe()}): {what}")
-        return CompileReport.new(request, "worker", error=what)
+        return CompileReport.new(request, CRASHED_SOURCE, error=what)
 
     def _warmup(self, job: Job) -> None:
         """One short untimed generation so the first measured job pays no first-call costs

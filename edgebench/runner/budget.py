@@ -22,6 +22,9 @@ BUDGET_HEADROOM = 1.25  # x the longest expected answer of the schema ...
 BUDGET_EXTRA = 32  # ... plus room for a code fence or a sentence around the JSON
 BUDGET_ROUND = 32
 BUDGET_MIN = 64
+# Examples without an expected answer (JSONSchemaBench's schemas) have nothing to size a
+# budget from: a fixed one, the max_new_tokens of the benchmark's own evaluation script.
+UNLABELLED_BUDGET = 500
 
 
 def reference_text(example: Example) -> str:
@@ -67,6 +70,12 @@ def plan_budget(
     dataset's expected answers (`reference_tokens[i]` is the token count of `dataset[i]`'s)."""
     if max_tokens is not None:
         return TokenBudget(rule="--max-tokens", fixed=max_tokens)
+    if dataset and all(example.expected is None for example in dataset):
+        rule = (
+            f"fixed {UNLABELLED_BUDGET}: no example has an expected answer to size a budget "
+            "from (JSONSchemaBench's own max_new_tokens)"
+        )
+        return TokenBudget(rule=rule, fixed=UNLABELLED_BUDGET)
     longest: dict[str, int] = defaultdict(int)
     for example, count in zip(dataset, reference_tokens, strict=True):
         key = example.budget_group

@@ -120,7 +120,11 @@ def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], Dat
 def dataset_hash(dataset: Path, schemas: Path | None) -> str:
     """sha256 over the dataset file and every schema (relative name and bytes), so the
     same data in another folder hashes the same and any edit changes the hash."""
-    named = [(dataset.name, dataset)]
+    if dataset.is_dir():  # the dataset is a folder of schemas (JSONSchemaBench)
+        named: list[tuple[str, Path]] = []
+        schemas = dataset
+    else:
+        named = [(dataset.name, dataset)]
     if schemas is not None and schemas.is_dir():
         named += [(p.relative_to(schemas).as_posix(), p) for p in sorted(schemas.rglob("*.json"))]
     digest = hashlib.sha256()

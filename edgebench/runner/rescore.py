@@ -49,7 +49,7 @@ def _run_examples(
     if path is None:
         raise UserError("the manifest names no dataset; give it with --dataset")
     folder = schemas or (Path(recorded.schemas) if recorded.schemas else None)
-    if not path.is_file():
+    if not path.exists():  # a file, or a folder of schemas (JSONSchemaBench)
         raise UserError(f"{path}: the run's dataset is not there; give it with --dataset")
     examples, found = load_examples(task, RunSettings(dataset=path, schemas=folder))
     if recorded.sha256 and found.sha256 != recorded.sha256:

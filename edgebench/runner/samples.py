@@ -104,6 +104,7 @@ def build_sample(
         unclosed_output=gen.unclosed_text,
         closing_tokens=gen.closing_tokens,
         cached_prompt_tokens=gen.cached_prompt_tokens,
+        compile_outcome=compile_report.outcome if compile_report else None,
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import referencing
 import referencing.jsonschema
-from jsonschema import Draft7Validator
+from jsonschema import Draft7Validator, Draft202012Validator
 from jsonschema.exceptions import SchemaError, relevance
 from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
@@ -54,11 +54,16 @@ class SchemaChecker:
     """
 
     def __init__(
-        self, schema: Mapping[str, Any] | bool, *, source: str, check_formats: bool = False
+        self,
+        schema: Mapping[str, Any] | bool,
+        *,
+        source: str,
+        check_formats: bool = False,
+        dialect: str | None = None,
     ) -> None:
         self.source = source
         self.check_formats = check_formats
-        cls = _dialect(schema, source)
+        cls = DIALECTS[dialect] if dialect else _dialect(schema, source)
         try:
             cls.check_schema(schema)
         except SchemaError as exc:
@@ -111,6 +116,11 @@ class SchemaChecker:
         return not self.errors(instance, limit=1)
 
 
+# `dialect`: validate every schema as this draft whatever its `$schema` says (a benchmark
+# whose own validator does so, e.g. JSONSchemaBench's Draft 2020-12).
+DIALECTS: dict[str, Any] = {"2020-12": Draft202012Validator, "7": Draft7Validator}
+
+
 def _dialect(schema: Mapping[str, Any] | bool, source: str) -> Any:
     """The validator class named by `$schema`; Draft 7 when there is none."""
     if not isinstance(schema, Mapping) or "$schema" not in schema:
@@ -139,7 +149,7 @@ def _ref_problem(ref: str, exc: BaseException) -> str:
     return f"$ref {ref!r} does not resolve: no such location in the schema"
 
 
-_CACHE: dict[tuple[str, bool], SchemaChecker] = {}
+_CACHE: dict[tuple[str, bool, str | None], SchemaChecker] = {}
 
 
 def schema_key(schema: Mapping[str, Any] | bool) -> str:
@@ -150,12 +160,18 @@ def schema_key(schema: Mapping[str, Any] | bool) -> str:
 
 
 def get_checker(
-    schema: Mapping[str, Any] | bool, *, source: str, check_formats: bool = False
+    schema: Mapping[str, Any] | bool,
+    *,
+    source: str,
+    check_formats: bool = False,
+    dialect: str | None = None,
 ) -> SchemaChecker:
     """The cached checker for `schema` (building it validates the schema and its refs);
     equal schemas from different examples share one checker (`schema_key`)."""
-    key = (schema_key(schema), check_formats)
+    key = (schema_key(schema), check_formats, dialect)
     checker = _CACHE.get(key)
     if checker is None:
-        checker = _CACHE[key] = SchemaChecker(schema, source=source, check_formats=check_formats)
+        checker = _CACHE[key] = SchemaChecker(
+            schema, source=source, check_formats=check_formats, dialect=dialect
+        )
     return checker

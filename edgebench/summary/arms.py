@@ -16,6 +16,7 @@ from edgebench.runfolder.records import (
     Manifest,
     SampleRecord,
 )
+from edgebench.summary.coverage import coverage_summary
 from edgebench.summary.perf import compile_summary, guard_summary, perf_summary
 
 
@@ -94,6 +95,7 @@ def arm_summary(
     if arm.status == "skipped":  # the runtime cannot apply the mode: no figures, not zeros
         families = ()
     task_family = next((f for f in families if f.name == task), None)
+    schema_score = task_family.schema_score if task_family is not None else None
     size = manifest.model(arm.model).size_bytes
     return ArmSummary(
         model=arm.model,
@@ -110,17 +112,14 @@ def arm_summary(
             f.name: family_summary(f, "task" if f.name == task else "extra", samples)
             for f in families
         },
-        noncompliant=(
-            noncompliance(samples, task, task_family.schema_score)
-            if task_family is not None and task_family.schema_score
-            else None
-        ),
+        noncompliant=noncompliance(samples, task, schema_score) if schema_score else None,
         perf=perf_summary(samples, arm),
         compile=compile_summary(arm.compile),
         guard=guard_summary(samples),
         model_size_mb=size / 1e6 if size else None,
         decode_ratio_to_none=None,
         decode_ratio_to_first_model=None,
+        coverage=coverage_summary(arm, samples, task, schema_score),
     )
 
 

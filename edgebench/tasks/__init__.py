@@ -11,6 +11,7 @@ _TASKS: dict[str, tuple[str, str]] = {
     "deepjson": ("edgebench.tasks.deepjson", "DeepJSONTask"),
     "edgejson": ("edgebench.tasks.edgejson", "EdgeJSONTask"),
     "roundtrip": ("edgebench.tasks.roundtrip", "RoundtripTask"),
+    "schemas": ("edgebench.tasks.schemas", "SchemasTask"),
 }
 
 

@@ -75,6 +75,21 @@ def test_missing_dataset_file(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert_one_line_error(code, err, "none.jsonl")
 
 
+def test_schemas_task_dataset_mistakes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--task schemas reads a folder like JSONSchemaBench's data/: each mistake one line."""
+    code, err = run_cli(capsys, "run", "--task", "schemas")
+    assert_one_line_error(code, err, "--task schemas needs --dataset")
+    code, err = run_cli(capsys, "run", "--task", "schemas", "--dataset", str(tmp_path / "no"))
+    assert_one_line_error(code, err, "no: dataset folder not found")
+    (tmp_path / "data" / "Snowplow").mkdir(parents=True)
+    code, err = run_cli(capsys, "run", "--task", "schemas", "--dataset", str(tmp_path))
+    assert_one_line_error(code, err, "no schema files")
+    bad = tmp_path / "data" / "Snowplow" / "broken.json"
+    bad.write_text('{"type": ')
+    code, err = run_cli(capsys, "run", "--task", "schemas", "--dataset", str(tmp_path))
+    assert_one_line_error(code, err, str(bad), "not valid JSON")
+
+
 def test_unknown_task(capsys: pytest.CaptureFixture[str]) -> None:
     code, err = run_cli(capsys, "run", "--task", "poetry")
     assert_one_line_error(code, err, "unknown task 'poetry'")

@@ -27,7 +27,7 @@ OUTPUTS = [RIGHT, "nope", '{"a": "1"}']
 
 
 def test_every_family_declares_directions_and_parameters() -> None:
-    assert family_names() == ["edgejson", "deepjson", "structure", "sted", "sobench"]
+    assert family_names() == ["edgejson", "deepjson", "structure", "sted", "sobench", "schemas"]
     for name in family_names():
         family = get_family(name)
         record = family.record("extra")

@@ -80,7 +80,7 @@ def test_each_familys_scores_are_its_own_evaluation_of_the_parse() -> None:
 def test_only_families_that_explain_their_scores_have_details() -> None:
     families = [get_family(name) for name in family_names()]
     result = score_output(families, '{"Year": "2023"}', MOVIE, MOVIE_SCHEMA)
-    assert set(result.details) == {"edgejson", "deepjson"}
+    assert set(result.details) == {"edgejson", "deepjson", "schemas"}
     assert (
         result.details["edgejson"]["schema_errors"] == result.details["deepjson"]["schema_errors"]
     )

@@ -3,6 +3,7 @@ budgets, the context size, refused folders, Ctrl-C."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def test_run_folder_has_manifest_samples_and_summary(run_fake: RunFake) -> None:
     samples = read_jsonl(result.run_dir / "samples.jsonl")
     summary = json.loads((result.run_dir / "summary.json").read_text())
 
-    assert manifest["schema_version"] == summary["schema_version"] == "2.1"
+    assert manifest["schema_version"] == summary["schema_version"] == "2.2"
     assert manifest["kind"] == "run" and manifest["status"] == "completed"
     assert manifest["task"] == {
         "name": "echo",
@@ -124,6 +125,18 @@ def test_automatic_token_budget_is_sized_per_schema() -> None:
     assert budget.largest() == 448 and budget.rule.startswith("auto, per schema")
     fixed = plan_budget(99, exs, [10, 324, 50, 200])
     assert fixed.for_example(exs[0]) == 99 and fixed.rule == "--max-tokens"
+
+
+def test_examples_without_an_answer_get_the_fixed_unlabelled_budget() -> None:
+    """Nothing to size a budget from (JSONSchemaBench): the benchmark's own 500 tokens,
+    unless --max-tokens says otherwise; one labelled example brings the automatic rule."""
+    unlabelled = [dataclasses.replace(e, expected=None) for e in examples(3)]
+    budget = plan_budget(None, unlabelled, [1, 1, 1])
+    assert budget.for_example(unlabelled[0]) == 500 and budget.by_schema is None
+    assert budget.rule.startswith("fixed 500: no example has an expected answer")
+    assert plan_budget(40, unlabelled, [1, 1, 1]).fixed == 40
+    mixed = [*unlabelled, examples(1)[0]]
+    assert plan_budget(None, mixed, [1, 1, 1, 1]).rule.startswith("auto, per schema")
 
 
 def test_limit_takes_the_first_examples_and_budget_uses_the_whole_dataset(
