@@ -161,3 +161,40 @@ def plan_context(
         limit,
     )
     return ContextPlan(sized, skipped)
+
+
+def plan_run_context(
+    dataset: list[Example],
+    positions: list[int],
+    prompt_tokens: list[int],
+    budgets: list[int],
+    *,
+    n_ctx: int | None,
+    max_context: int | None,
+    n_ctx_train: int | None,
+) -> ContextPlan:
+    """`plan_context` for the run's examples, `dataset[i]` for i in `positions`
+    (`prompt_tokens` and `budgets` are the whole dataset's, per example).
+
+    An automatic n_ctx is sized from the whole dataset, so a `--limit` or `--sample` run
+    loads the model with the context of the full run; its skipped examples are those of
+    the run that do not fit. A fixed `--n-ctx` must fit the run's examples only."""
+    if n_ctx is not None:
+        return plan_context(
+            [dataset[i] for i in positions],
+            [prompt_tokens[i] for i in positions],
+            [budgets[i] for i in positions],
+            n_ctx=n_ctx,
+            max_context=max_context,
+            n_ctx_train=n_ctx_train,
+        )
+    whole = plan_context(
+        dataset,
+        prompt_tokens,
+        budgets,
+        n_ctx=None,
+        max_context=max_context,
+        n_ctx_train=n_ctx_train,
+    )
+    skipped = {k: whole.skipped[i] for k, i in enumerate(positions) if i in whole.skipped}
+    return ContextPlan(whole.n_ctx, skipped)
