@@ -60,7 +60,7 @@ from edgebench.runfolder.records import (
     TaskRecord,
 )
 from edgebench.runner.arm import Arm, ArmGaveUp
-from edgebench.runner.budget import plan_budget, plan_run_context, reference_text
+from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
 from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
@@ -379,14 +379,14 @@ class _Run:
         answer_end = answer_end_plan(self.settings)
         # A closing arm may add close_tokens after the budget: the context makes room.
         room = answer_end.close_tokens if answer_end.close_arms else 0
-        context = plan_run_context(
+        context = plan_context(
             self.dataset,
-            self.positions,
             dataset_counts,
             [budget.for_example(ex) + room for ex in self.dataset],
             n_ctx=self.settings.n_ctx,
             max_context=self.settings.max_context,
             n_ctx_train=model.n_ctx_train,
+            run=self.positions,
         )
         decoding = DecodingPlan(
             strategy=self.kind.strategy,  # type: ignore[arg-type]
