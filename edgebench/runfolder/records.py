@@ -239,6 +239,8 @@ class DatasetSample(Record):
 
 @dataclass(frozen=True)
 class DatasetRecord(Record):
+    """The dataset a run read: where it is, its identity, and what the run took of it."""
+
     path: str | None = None  # the dataset file
     schemas: str | None = None  # its schema folder (EdgeJSON layout), if any
     sha256: str | None = None  # over the dataset file and every schema file
@@ -246,7 +248,8 @@ class DatasetRecord(Record):
     n_examples: int | None = None
     limit: int | None = None  # `--limit`: the run took the first N examples
     n_invalid_data: int = 0  # rows left out because their expected output fails their own schema
-    invalid_rows: list[InvalidDataRow] = field(default_factory=list)  # each with its error
+    # the rows left out as invalid, each with its first validation error
+    invalid_rows: list[InvalidDataRow] = field(default_factory=list)
     sample: DatasetSample | None = None  # `--sample`: the subset the run took
 
 
