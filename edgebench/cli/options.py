@@ -66,6 +66,31 @@ MaxContextOpt = Annotated[
 LimitOpt = Annotated[
     int | None, typer.Option("--limit", "-n", min=1, help="Run only the first N examples.")
 ]
+SampleOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--sample",
+        help="Run a seeded subset of N examples (with --stratify: spread evenly over a "
+        "group); token budgets and n_ctx stay those of the whole dataset. Excludes --limit.",
+    ),
+]
+StratifyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--stratify",
+        help="Spread --sample evenly over this group: depth, difficulty, domain (deepjson), "
+        "complexity, schema (edgejson); the remainder goes to groups in sorted order.",
+    ),
+]
+SampleSeedOpt = Annotated[int | None, typer.Option("--seed", help="Seed of --sample (default: 0).")]
+StrictDataOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--strict-data/--no-strict-data",
+        help="Refuse a dataset with a row whose expected output fails its own schema "
+        "(default: leave such rows out, listed in manifest.json).",
+    ),
+]
 OutOpt = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Run folder to create (default: runs/<time>-<model>-<task>)."),
@@ -199,7 +224,10 @@ IgnoreMemoryOpt = Annotated[
 # `edgebench consistency`: what each prompt is sampled with.
 _SAMPLES = "Generations per prompt and temperature (default: 5)."
 _TEMPERATURES = "Sampling temperatures, comma-separated, above 0 (default: 0.2,0.5,0.8)."
-_SEED = "Seed of the first generation; generation i uses seed + i (default: 0)."
+_SEED = (
+    "Seed of the first generation; generation i uses seed + i; also the seed of --sample "
+    "(default: 0)."
+)
 _ONE_MODE = "One constraint mode: none, json, gbnf, outlines, mask (default: none)."
 SamplesOpt = Annotated[int | None, typer.Option("--samples", "-s", min=2, help=_SAMPLES)]
 TemperaturesOpt = Annotated[str | None, typer.Option("--temperatures", help=_TEMPERATURES)]

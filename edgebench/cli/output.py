@@ -9,12 +9,14 @@ from typing import Any
 
 import typer
 from rich.console import Console, Group
+from rich.markup import escape
 
 from edgebench.report.table import RichProgress
 from edgebench.runfolder.records import RunSettings, Summary
 from edgebench.runner.engine import RunInterrupted, execute, resume_command
 from edgebench.runner.jobs import RunKind
-from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.prepare import invalid_data_warning, load_examples, model_under_test
+from edgebench.runner.subset import select_examples
 from edgebench.tasks.base import Task
 
 
@@ -67,6 +69,10 @@ def run_and_show(
     the summary with `render`, and say where it went and what a crash or timeout cost."""
     console = stderr_console()
     examples, dataset = load_examples(task, settings)
+    select_examples(examples, settings)  # --sample and --stratify mistakes, before a pull
+    warning = invalid_data_warning(dataset)
+    if warning is not None:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
     models = [model_under_test(spec) for spec in model_specs]
     with interruptible(console):
         result = execute(

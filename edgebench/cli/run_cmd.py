@@ -24,8 +24,12 @@ from edgebench.cli.options import (
     OutOpt,
     PrefixCacheOpt,
     ResumeOpt,
+    SampleOpt,
+    SampleSeedOpt,
     SchemasOpt,
     StopAtJsonOpt,
+    StratifyOpt,
+    StrictDataOpt,
     TaskOpt,
     ThreadsOpt,
     TimeoutOpt,
@@ -57,6 +61,10 @@ def run(
     dataset: DatasetOpt = None,
     schemas: SchemasOpt = None,
     limit: LimitOpt = None,
+    sample: SampleOpt = None,
+    stratify: StratifyOpt = None,
+    seed: SampleSeedOpt = None,
+    strict_data: StrictDataOpt = None,
     threads: ThreadsOpt = None,
     max_tokens: MaxTokensOpt = None,
     n_ctx: NCtxOpt = None,
@@ -97,6 +105,8 @@ def run(
     Example: edgebench run --task roundtrip --limit 20 --metrics sted,sobench
 
     Example: edgebench run --task deepjson --dataset deepjsoneval.jsonl --max-context 4096
+
+    Example: edgebench run --task deepjson --dataset DeepJSONEval.xlsx --sample 25 --stratify depth
 
     Example: edgebench run --constraint none,mask,mask+close
 

@@ -62,6 +62,10 @@ class RunSettings(Record):
     loop_detection: bool = True  # an answer that repeats a short period ends (`loop`)
     close_tokens: int = 256  # tokens a `+close` arm may add to close a cut-off answer
     prefix_cache: bool = False  # keep the KV of the prompt prefix a schema's examples share
+    sample: int | None = None  # `--sample`: a seeded subset of N examples
+    stratify: str | None = None  # `--stratify`: the group key the subset is spread over
+    seed: int = 0  # `--seed`: the subset's seed (consistency: also the first draw's)
+    strict_data: bool = False  # `--strict-data`: refuse a file with invalid expected outputs
 
 
 @dataclass(frozen=True)
@@ -217,12 +221,37 @@ class TaskRecord(Record):
 
 
 @dataclass(frozen=True)
+class InvalidDataRow(Record):
+    """A dataset row left out: its expected output fails its own schema."""
+
+    id: str  # the example id
+    error: str  # the first validation error, "JSON path: message"
+
+
+@dataclass(frozen=True)
+class DatasetSample(Record):
+    """`--sample`: the seeded subset the run decodes."""
+
+    n: int  # examples asked for
+    stratify: str | None  # the group key they are spread over (None: uniform)
+    seed: int  # the sampler's seed
+    ids: list[str]  # the chosen examples, in dataset order
+
+
+@dataclass(frozen=True)
 class DatasetRecord(Record):
+    """The dataset a run read: where it is, its identity, and what the run took of it."""
+
     path: str | None = None  # the dataset file
     schemas: str | None = None  # its schema folder (EdgeJSON layout), if any
     sha256: str | None = None  # over the dataset file and every schema file
-    n_examples: int | None = None  # examples in the dataset (the run may take fewer)
+    # examples in the dataset, rows left out as invalid not counted (the run may take fewer)
+    n_examples: int | None = None
     limit: int | None = None  # `--limit`: the run took the first N examples
+    n_invalid_data: int = 0  # rows left out because their expected output fails their own schema
+    # the rows left out as invalid, each with its first validation error
+    invalid_rows: list[InvalidDataRow] = field(default_factory=list)
+    sample: DatasetSample | None = None  # `--sample`: the subset the run took
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,17 @@ class ContextPlan:
     skipped: dict[int, str]  # example index -> why it was not run
 
 
+def _at(
+    indices: list[int], examples: list[Example], prompt_tokens: list[int], budgets: list[int]
+) -> tuple[list[Example], list[int], list[int]]:
+    """The examples at `indices` with their prompt tokens and budgets."""
+    return (
+        [examples[i] for i in indices],
+        [prompt_tokens[i] for i in indices],
+        [budgets[i] for i in indices],
+    )
+
+
 def plan_context(
     examples: list[Example],
     prompt_tokens: list[int],
@@ -135,15 +146,22 @@ def plan_context(
     n_ctx: int | None,
     max_context: int | None,
     n_ctx_train: int | None,
+    run: list[int] | None = None,
 ) -> ContextPlan:
     """Size `n_ctx` to the examples that fit, never beyond `--max-context` or the model's
     context length; the others are skipped with the reason (never truncated).
 
-    A fixed `--n-ctx` is the user's explicit choice: every example must fit it, as before."""
+    `run` holds the indices of the examples the run decodes (None: all of them); the
+    skipped ones are keyed by position in `run`. An automatic n_ctx is sized from every
+    example, so a `--limit` or `--sample` run loads the model with the context of the
+    full run. A fixed `--n-ctx` is the user's explicit choice: every example of the run
+    must fit it."""
+    run = list(range(len(examples))) if run is None else run
     if n_ctx is not None:
         if max_context is not None:
             raise UserError("--n-ctx and --max-context exclude each other: give one of them")
-        return ContextPlan(size_context(examples, prompt_tokens, budgets, n_ctx, n_ctx_train), {})
+        fixed = size_context(*_at(run, examples, prompt_tokens, budgets), n_ctx, n_ctx_train)
+        return ContextPlan(fixed, {})
     limits = [(max_context, "--max-context"), (n_ctx_train, "the model's context length")]
     known = [(value, source) for value, source in limits if value]
     limit, source = min(known) if known else (None, "")
@@ -162,11 +180,5 @@ def plan_context(
             f"no example fits {source} ({limit}): the smallest needs {smallest} tokens "
             "(prompt + max tokens)"
         )
-    sized = size_context(
-        [examples[i] for i in keep],
-        [prompt_tokens[i] for i in keep],
-        [budgets[i] for i in keep],
-        None,
-        limit,
-    )
-    return ContextPlan(sized, skipped)
+    sized = size_context(*_at(keep, examples, prompt_tokens, budgets), None, limit)
+    return ContextPlan(sized, {k: skipped[i] for k, i in enumerate(run) if i in skipped})

@@ -67,6 +67,7 @@ from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, sha
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.runner.subset import dataset_positions, select_examples
 from edgebench.runner.workers import (
     Worker,
     WorkerFactory,
@@ -149,10 +150,11 @@ def execute(
     progress: Progress | None = None,
     resume: bool = False,
 ) -> RunResult:
-    """Run the first `settings.limit` examples of `dataset` through each model, once per
-    constraint mode (each model and mode in its own worker, one after another), as the
-    run `kind` says (default: every example once, greedily), into one run folder. The
-    whole dataset sizes the automatic token budget.
+    """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
+    `--sample`) through each model, once per constraint mode (each model and mode in its
+    own worker, one after another), as the run `kind` says (default: every example once,
+    greedily), into one run folder. The whole dataset sizes the automatic token budget and
+    n_ctx, so a subset measures the same thing as the full run.
 
     With `resume`, `settings.out` is an earlier run of the same models, dataset and
     settings: its complete records are kept and only the missing jobs run."""
@@ -163,13 +165,17 @@ def execute(
     if len(set(labels)) != len(labels):
         twice = next(label for label in labels if labels.count(label) > 1)
         raise UserError(f"--model: {twice!r} is named twice")
-    examples = dataset[: settings.limit] if settings.limit else dataset
+    examples, sample = select_examples(dataset, settings)
     if not examples:
         raise UserError("the dataset has no examples to run")
+    dataset_record = replace(dataset_record, sample=sample)
     families = select_families(task.metric_family, settings.metrics, settings.metric_params)
     # Rendering runs each model's chat template: a failure here leaves no folder behind.
-    built = [task.build_prompt(ex) for ex in examples]
-    prompts = [m.prompt_format.render_many(built) for m in models]
+    # Every example's prompt is rendered: n_ctx is sized from the whole dataset.
+    built = [task.build_prompt(ex) for ex in dataset]
+    dataset_prompts = [m.prompt_format.render_many(built) for m in models]
+    positions = dataset_positions(dataset, examples)
+    prompts = [[whole[i] for i in positions] for whole in dataset_prompts]
     if settings.prefix_cache:
         check_prefix_cache(models, settings.constraints)
     if resume:
@@ -187,6 +193,8 @@ def execute(
             task,
             dataset,
             examples,
+            positions,
+            dataset_prompts,
             prompts,
             kind,
             families,
@@ -242,9 +250,11 @@ class _Run:
     settings: RunSettings
     models: list[ModelUnderTest]
     task: PromptingTask
-    dataset: list[Example]  # the whole dataset: it sizes the token budget
+    dataset: list[Example]  # the whole dataset: it sizes the token budget and n_ctx
     examples: list[Example]  # those the run decodes
-    prompts: list[list[str]]  # per model, per example
+    positions: list[int]  # each run example's index in the dataset
+    dataset_prompts: list[list[str]]  # per model, per dataset example
+    prompts: list[list[str]]  # per model, per run example
     kind: RunKind
     families: list[Family]
     factory: WorkerFactory | None
@@ -360,20 +370,23 @@ class _Run:
     def _plan_with(self, worker: Worker, position: int) -> _ModelPlan:
         model, prompts = self.models[position], self.prompts[position]
         stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
-        counts = worker.count_tokens(prompts + [reference_text(ex) for ex in self.dataset])
-        prompt_counts, reference_counts = counts[: len(prompts)], counts[len(prompts) :]
+        whole = self.dataset_prompts[position]
+        counts = worker.count_tokens(whole + [reference_text(ex) for ex in self.dataset])
+        dataset_counts, reference_counts = counts[: len(whole)], counts[len(whole) :]
+        prompt_counts = [dataset_counts[i] for i in self.positions]
         budget = plan_budget(self.settings.max_tokens, self.dataset, reference_counts)
         budgets = [budget.for_example(ex) for ex in self.examples]
         answer_end = answer_end_plan(self.settings)
         # A closing arm may add close_tokens after the budget: the context makes room.
         room = answer_end.close_tokens if answer_end.close_arms else 0
         context = plan_context(
-            self.examples,
-            prompt_counts,
-            [b + room for b in budgets],
+            self.dataset,
+            dataset_counts,
+            [budget.for_example(ex) + room for ex in self.dataset],
             n_ctx=self.settings.n_ctx,
             max_context=self.settings.max_context,
             n_ctx_train=model.n_ctx_train,
+            run=self.positions,
         )
         decoding = DecodingPlan(
             strategy=self.kind.strategy,  # type: ignore[arg-type]

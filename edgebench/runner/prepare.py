@@ -10,9 +10,10 @@ from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
-from edgebench.runfolder.records import DatasetRecord, RunSettings
+from edgebench.runfolder.records import DatasetRecord, InvalidDataRow, RunSettings
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.tasks.base import Example, Task
+from edgebench.tasks.expected import split_invalid
 
 
 def model_under_test(spec: str | None) -> ModelUnderTest:
@@ -104,17 +105,44 @@ def _onnx_kv_bytes(provenance: dict[str, Any]) -> int | None:
 
 
 def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], DatasetRecord]:
-    """All of the task's examples (the run applies `--limit`) and the dataset's identity."""
+    """The task's examples (the run takes `--limit` or `--sample` of them) and the
+    dataset's identity. Rows whose expected output fails their own schema are left out and
+    listed in the record, or with `--strict-data` the file is refused at the first one."""
     dataset, schemas = task.resolve_paths(settings.dataset, settings.schemas)
-    examples = task.load(dataset, schemas)
+    examples, invalid = split_invalid(task.load(dataset, schemas))
+    if invalid and (settings.strict_data or not examples):
+        example, error = invalid[0]
+        why = "--strict-data" if settings.strict_data else "every row fails its schema"
+        raise UserError(
+            f"{example.where or dataset}: example '{example.id}': the expected output does "
+            f"not match its schema ({error}) ({why})"
+        )
     record = DatasetRecord(
         path=str(dataset),
         schemas=str(schemas) if schemas else None,
         sha256=dataset_hash(Path(dataset), Path(schemas) if schemas else None),
-        n_examples=len(examples),  # in the dataset; the run may take the first --limit
+        n_examples=len(examples),  # usable ones; the run may take --limit or --sample
         limit=settings.limit,
+        n_invalid_data=len(invalid),
+        invalid_rows=[InvalidDataRow(example.id, error) for example, error in invalid],
     )
     return examples, record
+
+
+_IDS_SHOWN = 5
+
+
+def invalid_data_warning(record: DatasetRecord) -> str | None:
+    """One line on the rows left out as invalid (None: there are none)."""
+    if not record.n_invalid_data:
+        return None
+    ids = [row.id for row in record.invalid_rows]
+    shown = ", ".join(ids[:_IDS_SHOWN]) + (", ..." if len(ids) > _IDS_SHOWN else "")
+    return (
+        f"{record.n_invalid_data} row(s) of {record.path} left out: their expected output "
+        f"fails their own schema ({shown}; each id and error in manifest.json; "
+        "--strict-data refuses the file)"
+    )
 
 
 def dataset_hash(dataset: Path, schemas: Path | None) -> str:

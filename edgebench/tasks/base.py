@@ -15,6 +15,7 @@ class Example:
     down by (for EdgeJSON: {"complexity": "simple", "schema": "notification"}).
     `budget_key` groups examples for the automatic token budget (None: by `schema_id`);
     a task whose every example has its own schema sets a coarser key, such as the depth.
+    `where` names the row in its file ("file:line", "file: row N") for messages.
     """
 
     id: str
@@ -24,6 +25,7 @@ class Example:
     expected: Any
     groups: dict[str, str] = field(default_factory=dict)
     budget_key: str | None = None
+    where: str | None = field(default=None, compare=False)
 
     @property
     def budget_group(self) -> str:

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.resources import resource_dir
-from edgebench.scoring.schema import SchemaChecker, get_checker
+from edgebench.scoring.schema import DEFAULT_MAX_ERRORS
 from edgebench.tasks.base import Example, Prompt
+from edgebench.tasks.expected import expected_errors
 from edgebench.tasks.formats.edgejson import read_edgejson
 
 PROMPT_TEMPLATE = (
@@ -32,7 +33,8 @@ PROMPT_TEMPLATE = (
 
 def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
     """The examples of an EdgeJSON file (`formats.edgejson.read_edgejson`: every problem is
-    a one-line UserError naming the file and line)."""
+    a one-line UserError naming the file and line). Whether each expected output
+    validates against its schema is checked by the run (`tasks/expected.py`)."""
     data = read_edgejson(dataset, schemas)
     return [
         Example(
@@ -42,6 +44,7 @@ def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
             schema=data.schemas[row.schema_id].schema,
             expected=row.expected,
             groups={"complexity": data.complexity_of(row), "schema": row.schema_id},
+            where=f"{dataset}:{row.line}",
         )
         for row in data.rows
     ]
@@ -53,16 +56,10 @@ def check_expected_outputs(
     """(example id, reason) for each expected output that does not validate against its schema."""
     failures: list[tuple[str, str]] = []
     for example in examples:
-        problems = _checker(example, check_formats).errors(example.expected)
+        problems = expected_errors(example, check_formats=check_formats, limit=DEFAULT_MAX_ERRORS)
         if problems:
             failures.append((example.id, "; ".join(problems)))
     return failures
-
-
-def _checker(example: Example, check_formats: bool) -> SchemaChecker:
-    return get_checker(
-        example.schema, source=f"schema '{example.schema_id}'", check_formats=check_formats
-    )
 
 
 def render_schema(schema: Any) -> str:

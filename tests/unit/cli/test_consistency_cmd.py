@@ -84,3 +84,24 @@ def test_consistency_resume_refuses_another_sampling_plan(cli: RoundtripCli) -> 
 def test_consistency_resume_of_a_run_folder_names_edgebench_run(cli: RoundtripCli) -> None:
     cli.answer_with(FakeBackend(default_output='{"a": 1, "b": "x"}'))
     assert_resume_names_the_command(cli, "run")
+
+
+def test_consistency_samples_a_seeded_subset_with_its_seed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """--sample and --stratify as in `run`; --seed seeds the subset and the first draw."""
+    payloads = [{"a": 1}, {"b": {"c": 2}}, {"d": 3}, {"e": {"f": 4}}]
+    cli = roundtrip_cli(capsys, monkeypatch, tmp_path, payloads)
+    cli.answer_with(FakeBackend(sampled=ANSWERS))
+    code, err = cli.start(
+        "consistency", "--samples", "2", "--temperatures", "0.5", "--seed", "4",
+        "--sample", "2", "--stratify", "depth",
+    )  # fmt: skip
+    assert code == 0, err
+    sample = manifest_of(cli.out)["dataset"]["sample"]
+    assert sample["n"] == 2 and sample["stratify"] == "depth" and sample["seed"] == 4
+    ran = {example_id for _, example_id, _ in draws(cli.out)}
+    assert ran == set(sample["ids"]) and len(ran) == 2
+    depths = {s["groups"]["depth"] for s in read_jsonl(cli.out / "samples.jsonl")}
+    assert depths == {"1", "2"}  # one of each depth
+    assert {seed for _, _, seed in draws(cli.out)} == {4, 5}

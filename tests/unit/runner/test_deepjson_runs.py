@@ -184,6 +184,22 @@ def test_context_plan_rules() -> None:
         plan_context(exs, [1, 1, 1], [1] * 3, n_ctx=512, max_context=512, n_ctx_train=8192)
 
 
+def test_context_plan_of_a_subset_is_the_whole_datasets() -> None:
+    """`run`: the examples decoded. An automatic n_ctx is sized from every example, the
+    skipped ones are keyed by position in the run; a fixed --n-ctx fits the run's only."""
+    exs = echo_examples(3)
+    tokens = [100, 900, 200]
+    plan = plan_context(exs, tokens, [64] * 3, n_ctx=None, max_context=None, n_ctx_train=8192,
+                        run=[0])  # fmt: skip
+    assert plan.n_ctx == 1024 and plan.skipped == {}  # 964 rounded up: the whole dataset's
+    plan = plan_context(exs, tokens, [64] * 3, n_ctx=None, max_context=512, n_ctx_train=8192,
+                        run=[2, 1])  # fmt: skip
+    assert plan.n_ctx == 512 and list(plan.skipped) == [1]  # the run's second example
+    plan = plan_context(exs, tokens, [64] * 3, n_ctx=512, max_context=None, n_ctx_train=8192,
+                        run=[0, 2])  # fmt: skip
+    assert plan.n_ctx == 512  # example 1 does not fit 512, but the run does not decode it
+
+
 def test_compare_shows_deepjson_scores(run_fake: RunFake) -> None:
     result, _ = deep_run(run_fake, [json.dumps(deep_value(3, "n3"))], dataset())
     row = compare_rows([load_run(result.run_dir).summary])[0]

@@ -1,7 +1,7 @@
 """The DeepJSONEval reader (tasks/formats/deepjson.py), .jsonl and .xlsx: `edgebench run`
 and `edgebench data validate` read a file with it, so a bad file gives both the same
-one-line error (exit 2, no traceback); the ground-truth check: run refuses the first
-failure, validate lists them all."""
+one-line error (exit 2, no traceback); the ground-truth check: run --strict-data refuses
+the first failure, validate lists them all."""
 
 from __future__ import annotations
 
@@ -139,10 +139,10 @@ def test_deepjson_wrong_suffix_and_empty_file(
     assert deep_errors(capsys, deep) == f"error: {deep}: no examples (the file is empty)"
 
 
-# --- the ground-truth check: run refuses at the first failure, validate lists them all -----
+# --- the ground-truth check: run --strict-data refuses the first, validate lists them all --
 
 
-def test_ground_truth_run_refuses_the_first_validate_lists_every_one(
+def test_ground_truth_run_strict_refuses_the_first_validate_lists_every_one(
     capsys: pytest.CaptureFixture[str], deep: Path
 ) -> None:
     rows = [
@@ -151,12 +151,11 @@ def test_ground_truth_run_refuses_the_first_validate_lists_every_one(
         {**DEEP_ROWS[2], "json": {"Ratings": []}},
     ]
     deep.write_bytes(lines(rows))
-    from_run = cli_error(
-        capsys, "run", "--task", "deepjson", "--model", NO_MODEL, "--dataset", str(deep)
-    )
+    args = ["--task", "deepjson", "--model", NO_MODEL, "--dataset", str(deep), "--strict-data"]
+    from_run = cli_error(capsys, "run", *args)
     assert from_run == (
-        f"error: {deep}:1: the ground truth does not match its schema "
-        "($.Year: '2021' is not of type 'number')"
+        f"error: {deep}:1: example 'm2021': the expected output does not match its schema "
+        "($.Year: '2021' is not of type 'number') (--strict-data)"
     )
     result = CliRunner().invoke(
         data_app, ["validate", "--task", "deepjson", "--dataset", str(deep)]
