@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 
 Number = int | float
@@ -61,6 +61,9 @@ class RunSettings(Record):
     loop_detection: bool = True  # an answer that repeats a short period ends (`loop`)
     close_tokens: int = 256  # tokens a `+close` arm may add to close a cut-off answer
     prefix_cache: bool = False  # keep the KV of the prompt prefix a schema's examples share
+    # `--parse`: lenient (edgebench's extraction) or reference (the task's published
+    # scorer's); `edgebench score --parse` records the mode it scored with here
+    parse: str = "lenient"
 
 
 @dataclass(frozen=True)
@@ -335,6 +338,7 @@ class RescoreRecord(Record):
     edgebench: str  # the edgebench version that scored
     git: GitCommit | None  # its commit
     families: list[str]  # the families it scored with
+    parse: str = "lenient"  # the extraction mode it scored with (`--parse`)
 
 
 @dataclass(frozen=True)
@@ -400,7 +404,9 @@ class ParseStep(Record):
     """Extracting one JSON value from the raw output."""
 
     ok: bool  # a JSON value was found
-    path: str  # whole, fenced_json, fenced, raw_decode or none
+    # lenient: whole, fenced_json, fenced, first_value (raw_decode before format 2.2);
+    # reference: whole, fenced_json, before_fence, brace_regex; none when nothing parsed
+    path: str
     error: str | None  # why not
 
 
@@ -665,6 +671,7 @@ class Summary(Record):
     constraints: list[str]  # constraint modes, in run order
     arms: list[ArmSummary]  # one per (model, constraint mode), in run order
     consistency: ConsistencySummary | None  # consistency runs
+    parse: str = "lenient"  # how the JSON was taken from the answers (settings.parse)
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)

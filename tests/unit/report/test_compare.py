@@ -23,6 +23,7 @@ ROW_KEYS = {
     "run",
     "model",
     "constraint",
+    "parse",
     "n",
     "skipped",
     "loops",
@@ -104,6 +105,7 @@ def test_compare_json_rows_have_plain_keys_and_the_runs_figures(
         assert row["hit_token_limit"] == 0 and row["n_unsupported"] == 0
         assert row["loops"] == row["closed"] == 0 and row["wall_s"] is not None
         assert row["decode_ratio_to_first_model"] is None  # one model
+        assert row["parse"] == "lenient"
     # `mask` decodes twice as fast (1 token per 5 ms, the others per 10 ms).
     assert [r["decode_tok_s_p50"] for r in rows] == pytest.approx([100, 100, 200])
     assert [r["decode_ratio_to_none"] for r in rows] == pytest.approx([1.0, 1.0, 2.0])
