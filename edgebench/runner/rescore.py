@@ -3,8 +3,10 @@
 The raw outputs in samples.jsonl are parsed and scored again with the run's metric
 families (or those given), against the same dataset (checked by its sha256);
 samples.jsonl, manifest.json and summary.json are then replaced atomically. Without
-`--metrics` the families the run recorded are used with their recorded parameters, so a
-run scored again by the same code reproduces its summary exactly.
+`--metrics` the families the run recorded are used with their recorded parameters, and
+without `--parse` its recorded extraction mode, so a run scored again by the same code
+reproduces its summary exactly; `--parse` re-scores with the other extraction and records
+it in the settings. A scorer failing on one output is that sample's error, as in `run`.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from edgebench.runner.rescore import rescore
 from edgebench.tasks import get_task
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.faults import break_edgejson_scoring
 
 
 def recorded_run(
@@ -264,16 +265,9 @@ def test_a_400_digit_integer_is_scored_exactly_by_run_and_score(
 def test_a_scoring_failure_under_score_is_recorded_as_run_records_it(
     run_fake: RunFake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from edgebench.metrics.edgejson import EdgeJSONFamily
-
-    evaluate = EdgeJSONFamily.evaluate
-
-    def broken(self: EdgeJSONFamily, output: Any, expected: Any, schema: Any) -> Any:
-        if output.value == {"site": "x"}:
-            raise OverflowError("int too large to convert to float")
-        return evaluate(self, output, expected, schema)
-
-    monkeypatch.setattr(EdgeJSONFamily, "evaluate", broken)
+    break_edgejson_scoring(
+        monkeypatch, {"site": "x"}, OverflowError("int too large to convert to float")
+    )
     run_dir = edgejson_run(run_fake)
     recorded = read_jsonl(run_dir / "samples.jsonl")
     failed = "scoring failed: OverflowError: int too large to convert to float"
