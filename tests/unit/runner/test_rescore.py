@@ -280,3 +280,22 @@ def test_a_scoring_failure_under_score_is_recorded_as_run_records_it(
     assert rescored[0]["scores"] == {} and rescored[0]["parse"] == recorded[0]["parse"]
     assert (run_dir / "summary.json").read_text() == summary
     assert json.loads(summary)["arms"][0]["n_errors"] == 1
+
+
+def test_run_parse_reference_scores_as_score_parse_reference_does(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    truth = {"title": "Dune", "ids": [1, 2]}
+    data = deepjson_file(tmp_path, [truth] * 2, MOVIE_LIKE)
+    answers = ["Here: " + json.dumps(truth), "```json\n" + json.dumps(truth) + "\n```"]
+    direct = recorded_run(
+        run_fake, "deepjson", FakeBackend(answers), dataset=data, parse="reference"
+    )
+    samples = read_jsonl(direct / "samples.jsonl")
+    assert [s["parse"]["path"] for s in samples] == ["none", "fenced_json"]
+    assert [s["scores"]["deepjson"]["syntax"] for s in samples] == [0, 1]
+    manifest = json.loads((direct / "manifest.json").read_text())
+    assert manifest["settings"]["parse"] == "reference"
+    before = (direct / "summary.json").read_text()
+    rescore(direct)  # the recorded mode: the same scores
+    assert (direct / "summary.json").read_text() == before
