@@ -183,6 +183,17 @@ PrefixCacheOpt = Annotated[
         "warm, as a server with a prompt cache sees it (llama.cpp models; default: off).",
     ),
 ]
+ParseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--parse",
+        help="How the JSON is taken from an answer: lenient (the whole text, a fenced "
+        "block, or the first complete JSON value) or reference (what the task's published "
+        "scorer accepts: DeepJSONEval, the EdgeJSON harness, JSONSchemaBench; roundtrip has "
+        "none and stays lenient). Valid JSON is the same in both (default: lenient; "
+        "`score`: the run's).",
+    ),
+]
 ResumeOpt = Annotated[
     Path | None,
     typer.Option(

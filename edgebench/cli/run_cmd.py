@@ -22,6 +22,7 @@ from edgebench.cli.options import (
     ModelOpt,
     NCtxOpt,
     OutOpt,
+    ParseOpt,
     PrefixCacheOpt,
     ResumeOpt,
     SampleOpt,
@@ -42,6 +43,7 @@ from edgebench.errors import UserError
 from edgebench.metrics import parse_metric_params, parse_metrics, select_families
 from edgebench.report.table import render_summary
 from edgebench.runner.jobs import GreedyRun
+from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import get_task
 
 
@@ -93,6 +95,7 @@ def run(
     close: CloseOpt = False,
     close_tokens: CloseTokensOpt = None,
     prefix_cache: PrefixCacheOpt = None,
+    parse: ParseOpt = None,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -114,6 +117,8 @@ def run(
 
     Example: edgebench run --prefix-cache
 
+    Example: edgebench run --task deepjson --parse reference
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
     if close and constraint is None:
@@ -125,6 +130,7 @@ def run(
         check_memory=False if ignore_memory_check else None,
         metrics=parse_metrics(metrics) if metrics is not None else None,
         metric_params=parse_metric_params(metric_param) if metric_param else None,
+        parse=check_parse_mode(parse) if parse is not None else None,
     )
     task_impl = get_task(settings.task)
     # A mistake in --metrics or --metric-param fails now, before the dataset loads or a

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import MetricParamOpt, MetricsOpt
+from edgebench.cli.options import MetricParamOpt, MetricsOpt, ParseOpt
 from edgebench.cli.output import stderr_console, stdout_console
 from edgebench.metrics import parse_metric_params, parse_metrics
 from edgebench.report.table import render
@@ -25,17 +25,21 @@ def score(
     schemas: Annotated[
         Path | None, typer.Option("--schemas", help="Its schema folder, likewise.")
     ] = None,
+    parse: ParseOpt = None,
 ) -> None:
     """Re-score a stored run without a model.
 
     The raw outputs are parsed and scored again (the task's scores and the metric
     families), and samples.jsonl, manifest.json and summary.json are replaced atomically.
-    Without --metrics the run's own families and parameters are used, which reproduces
-    its summary.
+    Without --metrics the run's own families and parameters are used, and without
+    --parse the run's extraction mode, which reproduces its summary; --parse re-scores
+    with the other mode and records it.
 
     Example: edgebench score runs/20261122T101500-smollm2-135m-instruct-edgejson
 
     Example: edgebench score RUN_DIR --metrics structure,sted,sobench
+
+    Example: edgebench score RUN_DIR --parse reference
     """
     result = rescore(
         run_dir,
@@ -43,6 +47,7 @@ def score(
         metric_params=parse_metric_params(metric_param or []),
         dataset=dataset,
         schemas=schemas,
+        parse=parse,
     )
     stdout_console().print(render(result.summary))
     stderr_console().print(f"re-scored: [bold]{result.run_dir}/summary.json[/]")

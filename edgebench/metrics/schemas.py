@@ -47,7 +47,7 @@ class SchemasFamily(Family):
             raise UserError(f"--metric-param schemas.dialect: '{self.dialect}' (known: {known})")
 
     def evaluate(self, output: ParseResult, expected: Any, schema: Any) -> Evaluation:
-        valid_json = int(output.ok)
+        valid_json = int(output.valid_json)
         try:
             checker = get_checker(
                 schema,

@@ -11,7 +11,7 @@ from typing import Any
 from edgebench.metrics import get_family
 from edgebench.metrics.base import Family, Scores
 from edgebench.runfolder.records import FamilyRecord, ParseStep
-from edgebench.scoring.parse import parse_json_output
+from edgebench.scoring.extract import LENIENT, Extraction
 
 
 @dataclass(frozen=True)
@@ -25,9 +25,13 @@ class ScoredOutput:
 
 
 def score_output(
-    families: Sequence[Family], raw_output: str, expected: Any, schema: Any
+    families: Sequence[Family],
+    raw_output: str,
+    expected: Any,
+    schema: Any,
+    extraction: Extraction = LENIENT,
 ) -> ScoredOutput:
-    parsed = parse_json_output(raw_output)
+    parsed = extraction.parse(raw_output)
     scores: dict[str, Scores] = {}
     details: dict[str, dict[str, Any]] = {}
     for family in families:

@@ -27,9 +27,9 @@ class StructureFamily(Family):
 
     def score(self, output: ParseResult, expected: Any, schema: Any) -> Scores:
         if not output.ok:
-            return {"csa": 0.0, "nted": 0.0, "valid_json": 0}
+            return {"csa": 0.0, "nted": 0.0, "valid_json": int(output.valid_json)}
         return {
             "csa": csa(output.value, expected),
             "nted": nted(output.value, expected),
-            "valid_json": 1,
+            "valid_json": int(output.valid_json),
         }

@@ -328,7 +328,8 @@ def card_body(
         f"{md.text(label)} ({md.text(record.quantization or record.backend)})"
         f" measured with edgebench on {md.text(cpu)}, "
         f"{md.text(device.threads_used or '?')} threads: "
-        f"{md.text(facts.dataset_label(run))}, constraint modes {md.text(modes)}. "
+        f"{md.text(facts.dataset_label(run))}, constraint modes {md.text(modes)}, "
+        f"JSON extraction {md.text(facts.parse_label(run))}. "
         "Accuracy, speed and memory come from the same run; p50/p95 are over examples."
     )
     sections = [

@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from edgebench.runfolder.records import ArmSummary, Summary
+from edgebench.scoring.extract import describe_parse
 
 Read = Callable[[ArmSummary], Any]
 
@@ -72,6 +73,11 @@ def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], .
     return ACCURACY + COST
 
 
+def parse_label(summary: Summary) -> str:
+    """How the run took the JSON from its answers (`--parse`)."""
+    return describe_parse(summary.parse, summary.task)
+
+
 def _cell(value: Any, digits: int) -> str:
     if value is None:
         return "-"
@@ -91,6 +97,7 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
                 "run": summary.run_id,
                 "model": arm.model,
                 "constraint": arm.constraint,
+                "parse": parse_label(summary),
                 "n": arm.n_examples,
                 "skipped": arm.skip_reason,
             }
@@ -115,6 +122,9 @@ def compare_table(summaries: list[Summary]) -> Table:
         if not several_models:
             title += f" · {summaries[0].models[0]}"
         title += f" · {summaries[0].run_id}"
+    parses = list(dict.fromkeys(row["parse"] for row in rows))
+    if len(parses) == 1:  # one extraction for every row: said once
+        title += f" · parse {parses[0]}"
     columns = list(columns_for(summaries))
     if several_models:
         columns.append(MODEL_RATIO)
@@ -125,6 +135,8 @@ def compare_table(summaries: list[Summary]) -> Table:
         # Model names are what the table is about: never cut them.
         width = max((len(str(row["model"])) for row in rows), default=5)
         table.add_column("model", no_wrap=True, min_width=width)
+    if len(parses) > 1:
+        table.add_column("parse", no_wrap=True)
     table.add_column("constraint", no_wrap=True)
     table.add_column("n", justify="right")
     for header, _, _, _ in columns:
@@ -139,6 +151,8 @@ def compare_table(summaries: list[Summary]) -> Table:
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
             prefix.append(row["model"] or "-")
+        if len(parses) > 1:
+            prefix.append(row["parse"])
         table.add_row(*prefix, *cells)
         if row["skipped"]:
             skipped.append(f"{row['model']} · {row['constraint']}: {row['skipped']}")
@@ -153,5 +167,10 @@ def compare_table(summaries: list[Summary]) -> Table:
     )
     if several_models:
         caption += " ×1st: decode tok/s over the first model's, same mode, same run."
+    if len(parses) > 1:
+        caption += (
+            " parse: the runs took the JSON from their answers differently (--parse), so "
+            "their accuracy columns are not comparable."
+        )
     table.caption = "\n".join([caption, *(f"skipped: {s}" for s in skipped)])
     return table

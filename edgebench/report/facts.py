@@ -11,6 +11,7 @@ from typing import Any
 
 from edgebench.report.rundata import Arm, LoadedRun, flatten
 from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf
+from edgebench.scoring.extract import describe_parse
 
 METRIC_LABELS = {
     "json_exact": "JSONExact",
@@ -163,9 +164,15 @@ def examples_run(run: LoadedRun) -> int:
     return len({s.id for s in run.samples})
 
 
+def parse_label(run: LoadedRun) -> str:
+    """How the scored JSON was taken from the answers: `lenient`, or `reference (NAME)`."""
+    return describe_parse(run.manifest.settings.parse, run.manifest.task.name)
+
+
 def dataset_rows(run: LoadedRun) -> list[tuple[str, Any]]:
     return [
         ("task", run.manifest.task.name),
+        ("JSON extraction (--parse)", parse_label(run)),
         *flatten(run.manifest.dataset.to_json()).items(),
         ("examples run", examples_run(run)),
     ]

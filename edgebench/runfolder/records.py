@@ -66,6 +66,9 @@ class RunSettings(Record):
     stratify: str | None = None  # `--stratify`: the group key the subset is spread over
     seed: int = 0  # `--seed`: the subset's seed (consistency: also the first draw's)
     strict_data: bool = False  # `--strict-data`: refuse a file with invalid expected outputs
+    # `--parse`: lenient (edgebench's extraction) or reference (the task's published
+    # scorer's); `edgebench score --parse` records the mode it scored with here
+    parse: str = "lenient"
 
 
 @dataclass(frozen=True)
@@ -365,6 +368,7 @@ class RescoreRecord(Record):
     edgebench: str  # the edgebench version that scored
     git: GitCommit | None  # its commit
     families: list[str]  # the families it scored with
+    parse: str = "lenient"  # the extraction mode it scored with (`--parse`)
 
 
 @dataclass(frozen=True)
@@ -430,7 +434,9 @@ class ParseStep(Record):
     """Extracting one JSON value from the raw output."""
 
     ok: bool  # a JSON value was found
-    path: str  # whole, fenced_json, fenced, raw_decode or none
+    # lenient: whole, fenced_json, fenced, first_value (raw_decode before format 2.2);
+    # reference: whole, fenced_json, before_fence, brace_regex; none when nothing parsed
+    path: str
     error: str | None  # why not
 
 
@@ -724,6 +730,7 @@ class Summary(Record):
     constraints: list[str]  # constraint modes, in run order
     arms: list[ArmSummary]  # one per (model, constraint mode), in run order
     consistency: ConsistencySummary | None  # consistency runs
+    parse: str = "lenient"  # how the JSON was taken from the answers (settings.parse)
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)

@@ -48,6 +48,7 @@ from edgebench.runner.samples import (
 )
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Failure, Worker, example_failure
+from edgebench.scoring.extract import extraction_for
 from edgebench.system.memory import MemoryPeak
 
 WARMUP_TOKENS = 8
@@ -120,6 +121,7 @@ class Arm:
         if engine_mode(self.mode) != "none":  # a grammar ends the JSON itself
             self.stop = ()
         self.end = end_policy(self.settings, self.mode)
+        self.extraction = extraction_for(self.settings.parse, self.settings.task)
 
     def describe(self) -> str:
         return f"{self.model.label}, {self.mode}"
@@ -161,7 +163,9 @@ class Arm:
             gen = unsupported_generation(report)
         else:
             gen, failure = self._decode(job, request)
-        sample = build_sample(job, self.model.label, self.mode, gen, self.families, report)
+        sample = build_sample(
+            job, self.model.label, self.mode, gen, self.families, report, self.extraction
+        )
         return sample, failure
 
     def _decode(

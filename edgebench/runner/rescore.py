@@ -3,8 +3,10 @@
 The raw outputs in samples.jsonl are parsed and scored again with the run's metric
 families (or those given), against the same dataset (checked by its sha256);
 samples.jsonl, manifest.json and summary.json are then replaced atomically. Without
-`--metrics` the families the run recorded are used with their recorded parameters, so a
-run scored again by the same code reproduces its summary exactly.
+`--metrics` the families the run recorded are used with their recorded parameters, and
+without `--parse` its recorded extraction mode, so a run scored again by the same code
+reproduces its summary exactly; `--parse` re-scores with the other extraction and records
+it in the settings. A scorer failing on one output is that sample's error, as in `run`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from edgebench.runner.engine import RunResult
 from edgebench.runner.jobs import sted_parameters
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.samples import SCORING_FAILED, score_text
+from edgebench.scoring.extract import Extraction, check_parse_mode, extraction_for
 from edgebench.summary import summarize
 from edgebench.system.versions import git_commit, utc_now
 from edgebench.tasks import get_task
@@ -88,10 +91,12 @@ def _with_sted_parameters(manifest: Manifest, params: Mapping[str, Any]) -> Mani
     return replace(manifest, consistency=replace(plan, sted_parameters=sted))
 
 
-def _rescored(sample: SampleRecord, families: Sequence[Family], example: Example) -> SampleRecord:
+def _rescored(
+    sample: SampleRecord, families: Sequence[Family], example: Example, extraction: Extraction
+) -> SampleRecord:
     if sample.skipped:  # never decoded (too long for the context): stays unscored
         return sample
-    scored, scoring_error = score_text(families, sample.raw_output, example)
+    scored, scoring_error = score_text(families, sample.raw_output, example, extraction)
     error = sample.error
     if error is None or error.startswith(SCORING_FAILED):
         error = scoring_error
@@ -111,11 +116,16 @@ def rescore(
     metric_params: Mapping[str, Mapping[str, Any]] | None = None,
     dataset: Path | None = None,
     schemas: Path | None = None,
+    parse: str | None = None,
 ) -> RunResult:
+    """Score the run at `run_dir` again; `parse` (default: the mode the run recorded)
+    chooses the extraction and is recorded in the manifest's settings."""
     records = read_run(run_dir)
     manifest, samples = records.manifest, records.samples
     if not samples:
         raise UserError(f"{run_dir}: the run has no samples to score")
+    mode = check_parse_mode(parse or manifest.settings.parse)
+    extraction = extraction_for(mode, manifest.task.name)
     task = get_task(manifest.task.name)
     params = dict(metric_params or {})
     if manifest.kind == "consistency":
@@ -132,16 +142,18 @@ def rescore(
         example = examples.get(sample.id)
         if example is None:
             raise UserError(f"{run_dir}/samples.jsonl: example '{sample.id}' is not in the dataset")
-        rescored.append(_rescored(sample, families, example))
+        rescored.append(_rescored(sample, families, example, extraction))
     git = git_commit()
     record = RescoreRecord(
         at=utc_now(),
         edgebench=__version__,
         git=GitCommit.from_json(git) if git else None,
         families=[f.name for f in families],
+        parse=mode,
     )
     manifest = replace(
         manifest,
+        settings=replace(manifest.settings, parse=mode),
         families=describe_families(families, manifest.task_family),
         rescored=[*manifest.rescored, record],
     )

@@ -18,6 +18,7 @@ from edgebench.metrics.base import Family
 from edgebench.metrics.score import ScoredOutput, score_output
 from edgebench.runfolder.records import ParseStep, SampleRecord, Timings
 from edgebench.runner.jobs import Job
+from edgebench.scoring.extract import LENIENT, Extraction
 from edgebench.tasks.base import Example
 
 
@@ -42,12 +43,14 @@ SCORING_FAILED = "scoring failed: "
 
 
 def score_text(
-    families: Sequence[Family], text: str, example: Example
+    families: Sequence[Family], text: str, example: Example, extraction: Extraction = LENIENT
 ) -> tuple[ScoredOutput, str | None]:
     """Every selected family's scores of `text`; a scorer that fails on some hostile
-    output costs that sample (recorded with the reason), never the run."""
+    output costs that sample (recorded with the reason), never the run. `run` and
+    `edgebench score` both score through here."""
     try:
-        return score_output(families, text, example.expected, example.schema), None
+        scored = score_output(families, text, example.expected, example.schema, extraction)
+        return scored, None
     except Exception as exc:  # any failure here is one sample's, not the run's
         failed = ScoredOutput(ParseStep(ok=False, path="none", error=None), None, {}, {})
         return failed, f"{SCORING_FAILED}{type(exc).__name__}: {exc}"
@@ -60,12 +63,13 @@ def build_sample(
     gen: Generation,
     families: Sequence[Family],
     compile_report: CompileReport | None = None,
+    extraction: Extraction = LENIENT,
 ) -> SampleRecord:
     example = job.example
     if gen.finish_reason == FINISH_SKIPPED:
         scored, scoring_error = None, None
     else:
-        scored, scoring_error = score_text(families, gen.text, example)
+        scored, scoring_error = score_text(families, gen.text, example, extraction)
     return SampleRecord(
         index=job.index,
         id=example.id,

@@ -40,10 +40,10 @@ def _is_object_array(value: Any) -> bool:
 
 
 def _set_key(value: Any) -> tuple[str, Any]:
-    """A hashable key with JSON equality: 1 and 1.0 share one key, true and 1 do not."""
+    """A hashable key with JSON equality: 1 and 1.0 share one key (Python hashes equal
+    numbers alike), true and 1 do not. Numbers stay as they are: converting an integer to
+    a float would overflow past 1e308 and merge 2**53 + 1 with 2**53."""
     kind = json_kind(value)
-    if kind == "number":
-        return kind, float(value)
     if kind in ("object", "array"):
         return kind, json.dumps(value, sort_keys=True, ensure_ascii=False)
     return kind, value
@@ -167,6 +167,6 @@ def deepjson_scores(parsed: ParseResult, expected: Any, checker: SchemaChecker) 
         "syntax": syntax,
         "key_matching": key_matching(expected, parsed.value) if syntax else 0.0,
         "strict": int(bool(syntax) and json_equal(parsed.value, expected)),
-        "valid_json": int(parsed.ok),
+        "valid_json": int(parsed.valid_json),
     }
     return {"scores": scores, "schema_errors": schema_errors}

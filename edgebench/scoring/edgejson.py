@@ -79,7 +79,7 @@ def edgejson_scores(parsed: ParseResult, expected: Any, checker: SchemaChecker) 
     schema_errors = checker.errors(parsed.value, SCHEMA_ERRORS_KEPT) if parsed.ok else []
     fields = field_scores(parsed.value, expected)  # a failed parse has value None: all 0
     scores = {
-        "valid_json": int(parsed.ok),
+        "valid_json": int(parsed.valid_json),
         "json_exact": json_exact(parsed.value, expected) if parsed.ok else 0,
         "field_precision": fields.precision,
         "field_recall": fields.recall,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgebench.scoring.parse import InvalidJSON, decode_strict
+from edgebench.scoring.strict import InvalidJSON, decode_strict
 
 _OPEN = frozenset(b"{[")
 _CLOSE = frozenset(b"}]")
@@ -89,7 +89,8 @@ def first_value(text: str) -> tuple[bool, Any]:
     """The first complete top-level JSON value in `text`: (True, value) or (False, None).
     What a deployment that reads the first JSON value of an answer gets."""
     scanner = JsonValueScanner()
-    if not scanner.feed(text.encode("utf-8")):
+    # surrogatepass: a lone surrogate in a stored answer round-trips instead of raising
+    if not scanner.feed(text.encode("utf-8", "surrogatepass")):
         return False, None
-    value = scanner.data[scanner.start : scanner.end].decode("utf-8", "replace")
+    value = scanner.data[scanner.start : scanner.end].decode("utf-8", "surrogatepass")
     return True, decode_strict(value)

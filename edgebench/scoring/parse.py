@@ -1,25 +1,42 @@
 """Turn a model's raw output into a JSON value, recording which extraction path worked.
 
-The order is fixed by docs/metrics.md ("Shared rules"): the whole text, then fenced
-blocks (```json ones first, the last one first), then the first balanced JSON value
-found with `raw_decode` from a `{` or `[`. Anything a decoder can throw on hostile text
-(deep nesting, huge integers, NaN/Infinity) becomes a failed parse, never an exception.
+This is the lenient extraction (`--parse lenient`, the default), fixed by docs/metrics.md
+("Shared rules"): the whole text, then fenced blocks (```json ones first, the last one
+first), then the answer's first complete top-level value (`jsonscan.first_value`: it
+starts at a `{` or `[` outside any earlier value, and nothing nested inside a cut-off
+answer counts). Anything a decoder can throw on hostile text (deep nesting, huge integers,
+NaN/Infinity) becomes a failed parse, never an exception. The published reference
+extractions (`--parse reference`) are in scoring/reference.py.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ParsePath = Literal["whole", "fenced_json", "fenced", "raw_decode", "none"]
+from edgebench.scoring.jsonscan import first_value
+from edgebench.scoring.strict import MAX_INT_DIGITS, InvalidJSON, decode_strict
 
-# CPython's own default limit (sys.int_info.default_max_str_digits); fixed here so that
-# Python 3.10, which has no limit, rejects the same outputs as 3.11+.
-MAX_INT_DIGITS = 4300
+__all__ = [
+    "MAX_INT_DIGITS",
+    "InvalidJSON",
+    "ParsePath",
+    "ParseResult",
+    "decode_strict",
+    "parse_json_output",
+]
+
+ParsePath = Literal[
+    "whole",  # the whole text
+    "fenced_json",  # a ```json block (lenient), the text after the last ```json (reference)
+    "fenced",  # another fenced block (lenient)
+    "first_value",  # the first complete top-level value (lenient)
+    "before_fence",  # the text before the first ``` (DeepJSONEval's scorer, no ```json)
+    "brace_regex",  # an object found by the EdgeJSON harness's regular expression
+    "none",
+]
 
 # An opening fence, its info string (the language tag) and the body up to the closing
 # fence, or up to the end of the text when the model hit its token limit mid-block.
@@ -28,67 +45,23 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.D
 
 @dataclass(frozen=True)
 class ParseResult:
-    """What the parse step found. `value` is None when `ok` is False."""
+    """What the parse step found. `value` is None when `ok` is False.
+
+    `answer_json` says whether the answer's own top-level value is JSON (the lenient
+    rule) when the extraction that found `value` was another one (a reference scorer's);
+    None when `ok` says it."""
 
     ok: bool
     value: Any
     path: ParsePath
     error: str | None = None
+    answer_json: bool | None = None
 
-
-class _Rejected(ValueError):
-    """Valid for Python's json module, but not JSON (or not a value we can score)."""
-
-
-def _reject_constant(name: str) -> Any:
-    raise _Rejected(f"{name} is not valid JSON")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # "1e999" decodes to inf, which JSON cannot carry
-        raise _Rejected(f"number {text[:20]} is out of range")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        raise _Rejected(f"integer with {digits} digits is too long")
-    return int(text)
-
-
-_DECODER = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int
-)
-
-
-class InvalidJSON(ValueError):
-    """Text that is not strict JSON. `refused`: it holds JSON-like data we will not accept
-    (too deep, too long, not finite), which says more than a mere syntax error."""
-
-    def __init__(self, message: str, *, refused: bool = False, too_deep: bool = False) -> None:
-        super().__init__(message)
-        self.refused = refused or too_deep
-        self.too_deep = too_deep
-
-
-def decode_strict(text: str, start: int | None = None) -> Any:
-    """Decode all of `text`, or (with `start`) the first value at that offset.
-
-    Stricter than `json.loads` (no NaN/Infinity, no out-of-range numbers) and it raises
-    only InvalidJSON, with a one-line reason.
-    """
-    try:
-        if start is None:
-            return _DECODER.decode(text)
-        return _DECODER.raw_decode(text, start)[0]
-    except RecursionError:
-        raise InvalidJSON("JSON nested too deeply", too_deep=True) from None
-    except json.JSONDecodeError as exc:
-        raise InvalidJSON(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except ValueError as exc:  # our _Rejected, or int() limits set by the interpreter
-        raise InvalidJSON(str(exc), refused=True) from None
+    @property
+    def valid_json(self) -> bool:
+        """The answer's own top-level value parses, whichever extraction was scored:
+        never an inner fragment of a cut-off answer."""
+        return self.ok if self.answer_json is None else self.answer_json
 
 
 def _fenced_blocks(text: str) -> Iterator[tuple[ParsePath, str]]:
@@ -124,27 +97,25 @@ def parse_json_output(raw: str) -> ParseResult:
         ok, value = attempt(body.strip())
         if ok:
             return ParseResult(True, value, path)
-    first_bracket_error: InvalidJSON | None = None
-    for start, char in enumerate(text):
-        if char not in "{[":
-            continue
-        ok, value = attempt(text, start)
-        if ok:
-            return ParseResult(True, value, "raw_decode")
-        first_bracket_error = first_bracket_error or errors[-1]
-        # Every later start inside a too-deep value nests almost as deeply: retrying each
-        # one would cost O(length * depth) and fail the same way.
-        if errors[-1].too_deep:
-            break
-    return ParseResult(False, None, "none", _reason(errors, first_bracket_error))
+    ok, value = first_value(text)
+    if ok:
+        return ParseResult(True, value, "first_value")
+    return ParseResult(False, None, "none", _reason(text, errors))
 
 
-def _reason(errors: list[InvalidJSON], first_bracket_error: InvalidJSON | None) -> str:
+def _reason(text: str, errors: list[InvalidJSON]) -> str:
     """Why nothing parsed: a refusal (too deep, too long, NaN) says the most, then the
     syntax error of the JSON the model most likely meant, the one at the first bracket."""
     refused = next((e for e in errors if e.refused), None)
     if refused is not None:
         return f"JSON refused: {refused}"
-    if first_bracket_error is None:
+    first = re.search(r"[{\[]", text)
+    if first is None:
         return "no JSON object or array in the output"
-    return f"invalid JSON: {first_bracket_error}"
+    try:
+        decode_strict(text, first.start())
+    except InvalidJSON as failure:
+        return f"{'JSON refused' if failure.refused else 'invalid JSON'}: {failure}"
+    # A value decodes there but is not the answer's: it lies inside an earlier candidate
+    # that closes without being JSON (`{note: {"a": 1}}`).
+    return "no complete top-level JSON value in the output"

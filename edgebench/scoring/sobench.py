@@ -16,6 +16,7 @@ matched (a full structure match). FMA and FSMA are aggregated over samples elsew
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from edgebench.scoring.equality import json_equal, json_kind
@@ -47,10 +48,15 @@ def leaf_matches(found: Any, truth: Any, fuzzy: FuzzyParams | None) -> bool:
         if isinstance(truth, str) and isinstance(found, str):
             return text_similarity(found, truth) >= fuzzy.fuzzy_string_threshold
         if _is_number(truth) and _is_number(found):
-            if truth == 0:
-                return found == 0
-            return abs(found - truth) / abs(truth) <= fuzzy.fuzzy_number_tolerance
+            return _within(found, truth, fuzzy.fuzzy_number_tolerance)
     return json_equal(found, truth)
+
+
+def _within(found: int | float, truth: int | float, tolerance: float) -> bool:
+    """|found - truth| <= tolerance * |truth|, in exact rational arithmetic: an integer is
+    never rounded to a float (nor overflows one), and the tolerance is the decimal given."""
+    exact_truth = Fraction(truth)
+    return abs(Fraction(found) - exact_truth) <= Fraction(str(tolerance)) * abs(exact_truth)
 
 
 def match_fields(pred: Any, expected: Any, fuzzy: FuzzyParams | None = None) -> FieldMatch:

@@ -45,6 +45,7 @@ def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
         constraints=list(manifest.settings.constraints),
         arms=summarize_arms(manifest, samples, families),
         consistency=SUMMARIZERS[manifest.kind](manifest, samples, families),
+        parse=manifest.settings.parse,
     )
 
 

@@ -1,6 +1,7 @@
 """Trouble on demand for runner tests: examples a fault marker makes the fake misbehave on,
 examples whose echo is a distinct JSON answer, an in-process worker that "dies" like a
-real one, and progress hooks that press Ctrl-C or kill the worker after N samples."""
+real one, progress hooks that press Ctrl-C or kill the worker after N samples, and a
+scorer that fails on one answer."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.backends.fake import FakeBackend
 from edgebench.backends.worker import InProcessWorker
 from edgebench.isolation import WorkerDied
+from edgebench.metrics.base import Evaluation
+from edgebench.metrics.edgejson import EdgeJSONFamily
 from edgebench.runfolder.records import SampleRecord
+from edgebench.scoring.parse import ParseResult
 from edgebench.tasks.base import Example
 from tests.helpers.fakes import example, examples
 
@@ -89,3 +93,16 @@ def interrupt_after(n: int) -> Hook:
 def kill_worker_after(n: int, pids: list[int]) -> Hook:
     """SIGKILL of the newest worker process in `pids` after `n` samples."""
     return Hook(n, lambda: os.kill(pids[-1], signal.SIGKILL))
+
+
+def break_edgejson_scoring(monkeypatch: Any, answer: Any, error: Exception) -> None:
+    """The EdgeJSON family raises `error` on an output that parses to `answer` (a scorer
+    bug some hostile output hits) and scores every other output as usual."""
+    evaluate = EdgeJSONFamily.evaluate
+
+    def broken(self: EdgeJSONFamily, output: ParseResult, expected: Any, schema: Any) -> Evaluation:
+        if output.value == answer:
+            raise error
+        return evaluate(self, output, expected, schema)
+
+    monkeypatch.setattr(EdgeJSONFamily, "evaluate", broken)

@@ -67,6 +67,7 @@ def make_run(
     outputs: list[str] | None = None,
     device: dict | None = None,
     depth: bool = False,
+    parse: str = "lenient",
 ) -> Path:
     """A completed run folder of `n` built-in EdgeJSON examples (the first one's text
     made hostile) under each mode; `mask` decodes twice as fast as the others."""
@@ -88,7 +89,9 @@ def make_run(
             timings=FakeTimings(per_output_token=per_token),
         )
 
-    settings = RunSettings(out=out, warmup=False, limit=n, constraints=tuple(modes_list))
+    settings = RunSettings(
+        out=out, warmup=False, limit=n, constraints=tuple(modes_list), parse=parse
+    )
     dataset = DatasetRecord(path="data/edgejson/test.jsonl", sha256="ab" * 32, n_examples=200)
     execute(
         settings,

@@ -11,7 +11,7 @@ from edgebench.errors import UserError
 from edgebench.io import numbered_lines
 from edgebench.scoring.equality import json_kind
 from edgebench.scoring.ir import depth
-from edgebench.scoring.parse import InvalidJSON, decode_strict
+from edgebench.scoring.strict import InvalidJSON, decode_strict
 
 # Deeper values overflow the stack later, in jsonschema's recursive checks (a schema
 # ~200 levels deep already does) or in the depth counts; real extraction data stays

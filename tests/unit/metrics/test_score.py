@@ -12,10 +12,10 @@ import pytest
 
 from edgebench.errors import UserError
 from edgebench.metrics import Family, family_names, get_family, select_families
-from edgebench.metrics import score as score_module
 from edgebench.metrics.base import Evaluation
 from edgebench.metrics.score import describe_families, families_of, score_output
 from edgebench.runfolder.records import FamilyRecord, ParseStep
+from edgebench.scoring.extract import Extraction
 from edgebench.scoring.parse import ParseResult, parse_json_output
 from tests.helpers.movie import MOVIE, MOVIE_SCHEMA
 
@@ -40,18 +40,16 @@ class Recording:
         return self.family.evaluate(output, expected, schema)
 
 
-def test_the_output_is_parsed_once_and_every_family_scores_that_parse(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_output_is_parsed_once_and_every_family_scores_that_parse() -> None:
     parses: list[str] = []
 
     def counting_parse(raw: str) -> ParseResult:
         parses.append(raw)
         return parse_json_output(raw)
 
-    monkeypatch.setattr(score_module, "parse_json_output", counting_parse)
+    counting = Extraction("counting", "this test", counting_parse)
     families = [Recording(get_family(name)) for name in family_names()]
-    result = score_output(families, RAW, MOVIE, MOVIE_SCHEMA)  # type: ignore[arg-type]
+    result = score_output(families, RAW, MOVIE, MOVIE_SCHEMA, counting)  # type: ignore[arg-type]
 
     assert parses == [RAW]
     (parse,) = {id(f.seen[0]): f.seen[0] for f in families}.values()  # one object for all

@@ -1,5 +1,5 @@
-"""The Structure-BiEval family on raw outputs: what the parse recovers from the paper's
-syntax failures, and zero for what does not parse (paper 001)."""
+"""The Structure-BiEval family on raw outputs: the paper's syntax failures, and zero for
+what does not parse (paper 001)."""
 
 from __future__ import annotations
 
@@ -49,12 +49,11 @@ STATE_CONFUSION_OUTPUT = """{
     ("text", "truth"),
     [(MISSING_COMMA_OUTPUT, MISSING_COMMA_TRUTH), (STATE_CONFUSION_OUTPUT, STATE_CONFUSION_TRUTH)],
 )
-def test_appendix_e_syntax_failures_score_well_below_one(text: str, truth: object) -> None:
+def test_appendix_e_syntax_failures_score_zero(text: str, truth: object) -> None:
     scores = score_text(text, truth)
-    # The document does not parse; what the fallback extracts is one inner object.
-    assert scores["valid_json"] == 1
-    assert scores["csa"] == 0.0
-    assert scores["nted"] < 0.4
+    # The document does not parse; the complete inner objects are fragments of it, never
+    # the answer (docs/metrics.md, Shared rules), so nothing is valid JSON.
+    assert scores == {"csa": 0.0, "nted": 0.0, "valid_json": 0}
 
 
 def test_unparseable_output_scores_zero() -> None:

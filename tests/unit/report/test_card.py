@@ -140,6 +140,9 @@ def test_card_has_every_section_and_its_plots_next_to_it(card_path: Path) -> Non
     assert "| throttling.soft\\_temp\\_limit\\_occurred | yes |" in text
     assert "| runtime.name | fake |" in text
     assert "decode tok/s p95" in text and "TTFT p50 (s)" in text
+    # How the scored JSON was taken from the answers, in the intro and the dataset table.
+    assert "constraint modes none, gbnf, mask, JSON extraction lenient." in text
+    assert "| JSON extraction (--parse) | lenient |" in text
     assert not list(card_path.parent.glob(".*tmp"))  # atomic writes leave no temp files
 
 

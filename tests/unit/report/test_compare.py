@@ -23,6 +23,7 @@ ROW_KEYS = {
     "run",
     "model",
     "constraint",
+    "parse",
     "n",
     "skipped",
     "loops",
@@ -104,6 +105,7 @@ def test_compare_json_rows_have_plain_keys_and_the_runs_figures(
         assert row["hit_token_limit"] == 0 and row["n_unsupported"] == 0
         assert row["loops"] == row["closed"] == 0 and row["wall_s"] is not None
         assert row["decode_ratio_to_first_model"] is None  # one model
+        assert row["parse"] == "lenient"
     # `mask` decodes twice as fast (1 token per 5 ms, the others per 10 ms).
     assert [r["decode_tok_s_p50"] for r in rows] == pytest.approx([100, 100, 200])
     assert [r["decode_ratio_to_none"] for r in rows] == pytest.approx([1.0, 1.0, 2.0])
@@ -186,3 +188,18 @@ def test_compare_broken_samples_line(capsys: pytest.CaptureFixture[str], run_dir
         handle.write("{oops\n{}\n")
     code, err = run_cli(capsys, "compare", str(run_dir))
     assert_one_line_error(code, err, "samples.jsonl", "line 10", "not valid JSON")
+
+
+def test_runs_extracted_differently_get_a_parse_column(
+    run_dir: Path, run_fake: RunFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = compare_out(capsys, str(run_dir))
+    assert "· parse lenient" in out  # one mode for the whole table: in the title
+    other = run_fake([RIGHT] * 3, out=tmp_path / "other", parse="reference").run_dir
+    rows = compare_json(capsys, run_dir, other)
+    # The fake task has no published scorer: reference falls back to lenient, and says so.
+    assert rows[-1]["parse"] == "reference (no published scorer for echo: lenient)"
+    out = compare_out(capsys, str(run_dir), str(other))
+    assert "parse lenient" not in out
+    assert "no published scorer for echo" in out
+    assert "their accuracy columns are not comparable" in out

@@ -45,7 +45,10 @@ PERF_KEYS = {
 def run_dirs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     base = tmp_path_factory.mktemp("html")
     with chat_templates_in_process():
-        return [make_run(base / "first", depth=True), make_run(base / "second", modes="none")]
+        return [
+            make_run(base / "first", depth=True),
+            make_run(base / "second", modes="none", parse="reference"),
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +188,8 @@ def test_report_errors_are_one_line(
     args = [str(run_dirs[0]) if a == "RUN" else a for a in args]
     code, err = run_cli(capsys, "report", *args)
     assert_one_line_error(code, err, fragment)
+
+
+def test_each_run_shows_how_its_json_was_extracted(page_html: str) -> None:
+    assert page_html.count("JSON extraction (--parse)") == 2
+    assert "reference (edgejson-harness)" in page_html and ">lenient<" in page_html

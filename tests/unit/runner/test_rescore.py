@@ -20,6 +20,7 @@ from edgebench.runner.rescore import rescore
 from edgebench.tasks import get_task
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.faults import break_edgejson_scoring
 
 
 def recorded_run(
@@ -158,3 +159,143 @@ def test_a_consistency_run_is_scored_by_sted_only(run_fake: RunFake, tmp_path: P
         rescore(run_dir, metrics=("sobench",))
     with pytest.raises(UserError, match=r"uses only sted\.\*, not 'sobench'"):
         rescore(run_dir, metric_params={"sobench": {"fuzzy_string_threshold": "0.5"}})
+
+
+def deepjson_file(tmp_path: Path, expected: list[dict[str, Any]], schema: dict[str, Any]) -> Path:
+    """A DeepJSONEval .jsonl of one row per expected value, all under `schema`."""
+    path = tmp_path / "deep.jsonl"
+    rows = [
+        {
+            "schema": json.dumps(schema),
+            "text": f"text {i}",
+            "json": json.dumps(value),
+            "depth": 3,
+            "category": "movie",
+        }
+        for i, value in enumerate(expected)
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+MOVIE_LIKE = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "ids": {"type": "array", "items": {}}},
+    "required": ["title"],
+}
+
+
+def test_score_parse_reference_rescores_with_the_published_extraction(
+    run_fake: RunFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    truth = {"title": "Dune", "ids": [1, 2]}
+    data = deepjson_file(tmp_path, [truth] * 3, MOVIE_LIKE)
+    answers = [
+        json.dumps(truth),  # bare: both extractions take it
+        "Here it is: " + json.dumps(truth) + " Enjoy.",  # prose around it: lenient only
+        "```\n" + json.dumps(truth) + "\n```",  # untagged fence: lenient only
+    ]
+    run_dir = recorded_run(run_fake, "deepjson", FakeBackend(answers), dataset=data)
+    lenient_summary = json.loads((run_dir / "summary.json").read_text())
+    assert lenient_summary["parse"] == "lenient"
+
+    code, err = run_cli(capsys, "score", str(run_dir), "--parse", "reference")
+    assert code == 0, err
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    assert [s["scores"]["deepjson"]["syntax"] for s in samples] == [1, 0, 0]
+    assert [s["scores"]["deepjson"]["valid_json"] for s in samples] == [1, 1, 1]
+    assert [s["parse"]["path"] for s in samples] == ["whole", "none", "none"]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["settings"]["parse"] == "reference"
+    assert manifest["rescored"][-1]["parse"] == "reference"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["parse"] == "reference"
+    assert summary["arms"][0]["families"]["deepjson"]["overall"]["syntax"] == pytest.approx(1 / 3)
+
+    rescore(run_dir)  # without --parse: the mode the run now records
+    assert json.loads((run_dir / "summary.json").read_text()) == summary
+    rescore(run_dir, parse="lenient")
+    assert json.loads((run_dir / "summary.json").read_text()) == lenient_summary
+    assert [
+        r["parse"] for r in json.loads((run_dir / "manifest.json").read_text())["rescored"]
+    ] == [
+        "reference",
+        "reference",
+        "lenient",
+    ]
+
+
+def test_an_unknown_parse_mode_is_a_one_line_error(
+    run_fake: RunFake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = edgejson_run(run_fake)
+    code, err = run_cli(capsys, "score", str(run_dir), "--parse", "strict")
+    assert_one_line_error(code, err, "--parse: unknown mode 'strict' (use lenient or reference)")
+    code, err = run_cli(capsys, "run", "--parse", "loose", "--limit", "1")
+    assert_one_line_error(code, err, "--parse: unknown mode 'loose'")
+
+
+def test_a_400_digit_integer_is_scored_exactly_by_run_and_score(
+    run_fake: RunFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = 10**400
+    truth = {"title": "x", "ids": [big, 2**53 + 1]}
+    data = deepjson_file(tmp_path, [truth] * 3, MOVIE_LIKE)
+    answers = [
+        json.dumps(truth),
+        json.dumps({"title": "x", "ids": [big, 2**53]}),  # 2**53 + 1 and 2**53: one double
+        json.dumps({"title": "x", "ids": [big + 1, 2**53 + 1]}),
+    ]
+    run_dir = recorded_run(
+        run_fake, "deepjson", FakeBackend(answers), dataset=data, metrics=("sobench", "sted")
+    )
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    assert [s["error"] for s in samples] == [None, None, None]
+    # key matching: title 1, ids Jaccard 1 / 3 over the union of keys (2)
+    expected_km = [1.0, (1 + 1 / 3) / 2, (1 + 1 / 3) / 2]
+    km = [s["scores"]["deepjson"]["key_matching"] for s in samples]
+    assert km == pytest.approx(expected_km)
+    assert [s["scores"]["deepjson"]["strict"] for s in samples] == [1, 0, 0]
+    before = (run_dir / "samples.jsonl").read_text()
+    code, err = run_cli(capsys, "score", str(run_dir))
+    assert code == 0 and "Traceback" not in err, err
+    assert (run_dir / "samples.jsonl").read_text() == before
+
+
+def test_a_scoring_failure_under_score_is_recorded_as_run_records_it(
+    run_fake: RunFake, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_edgejson_scoring(
+        monkeypatch, {"site": "x"}, OverflowError("int too large to convert to float")
+    )
+    run_dir = edgejson_run(run_fake)
+    recorded = read_jsonl(run_dir / "samples.jsonl")
+    failed = "scoring failed: OverflowError: int too large to convert to float"
+    assert [s["error"] for s in recorded] == [failed, None, None]
+    summary = (run_dir / "summary.json").read_text()
+    code, err = run_cli(capsys, "score", str(run_dir))
+    assert code == 0 and "Traceback" not in err, err
+    rescored = read_jsonl(run_dir / "samples.jsonl")
+    assert [s["error"] for s in rescored] == [failed, None, None]
+    assert rescored[0]["scores"] == {} and rescored[0]["parse"] == recorded[0]["parse"]
+    assert (run_dir / "summary.json").read_text() == summary
+    assert json.loads(summary)["arms"][0]["n_errors"] == 1
+
+
+def test_run_parse_reference_scores_as_score_parse_reference_does(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    truth = {"title": "Dune", "ids": [1, 2]}
+    data = deepjson_file(tmp_path, [truth] * 2, MOVIE_LIKE)
+    answers = ["Here: " + json.dumps(truth), "```json\n" + json.dumps(truth) + "\n```"]
+    direct = recorded_run(
+        run_fake, "deepjson", FakeBackend(answers), dataset=data, parse="reference"
+    )
+    samples = read_jsonl(direct / "samples.jsonl")
+    assert [s["parse"]["path"] for s in samples] == ["none", "fenced_json"]
+    assert [s["scores"]["deepjson"]["syntax"] for s in samples] == [0, 1]
+    manifest = json.loads((direct / "manifest.json").read_text())
+    assert manifest["settings"]["parse"] == "reference"
+    before = (direct / "summary.json").read_text()
+    rescore(direct)  # the recorded mode: the same scores
+    assert (direct / "summary.json").read_text() == before

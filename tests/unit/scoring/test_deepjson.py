@@ -104,6 +104,19 @@ def test_primitive_lists_compare_values_by_json_equality():
     assert key_matching([True], [1]) == 0.0
 
 
+BIG = 10**400  # a 401-digit integer: no float can hold it
+
+
+def test_numbers_in_lists_compare_exactly_never_through_floats():
+    assert key_matching([2**53 + 1], [2**53]) == 0.0  # equal as floats
+    assert key_matching([2**53 + 1], [float(2**53)]) == 0.0
+    assert key_matching([2**53 + 1, 3], [2**53 + 1, 3.0]) == 1.0  # 3 == 3.0 still
+    assert key_matching([BIG, 1], [BIG, 1]) == 1.0  # no OverflowError
+    assert key_matching([BIG], [BIG + 1]) == 0.0
+    assert key_matching([BIG], [1e308]) == 0.0
+    assert key_matching({"n": BIG}, {"n": BIG}) == 1.0
+
+
 def test_empty_array_needs_an_empty_array():
     assert key_matching([], []) == 1.0
     assert key_matching([], [1]) == 0.0

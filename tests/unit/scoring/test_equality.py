@@ -14,6 +14,8 @@ from edgebench.scoring.equality import json_equal, json_kind
         ([1, {"x": [2.0, "s"]}], [1.0, {"x": [2, "s"]}]),
         ({}, {}),
         ([], []),
+        (10**400, 10**400),
+        ([2**53 + 1], [2**53 + 1]),
         (None, None),
         ("é", "é"),
         ({"a": {"b": {"c": [True, None]}}}, {"a": {"b": {"c": [True, None]}}}),
@@ -41,6 +43,10 @@ def test_equal(a, b):
         ({"a": 1}, {"a": 1, "b": None}),
         ({"a": 1}, {"b": 1}),
         ({"a": {"b": 1}}, {"a": {"b": 2}}),
+        (2**53 + 1, 2**53),  # the same double
+        ([2**53 + 1], [float(2**53)]),
+        (10**400, 1e308),
+        (10**400, 10**400 + 1),
     ],
 )
 def test_not_equal(a, b):

@@ -9,14 +9,12 @@ from typing import Any
 import pytest
 
 from edgebench.io import read_jsonl
-from edgebench.metrics.base import Evaluation
-from edgebench.metrics.edgejson import EdgeJSONFamily
-from edgebench.scoring.parse import ParseResult
 from edgebench.scoring.patterns import PATTERN_TIMEOUT_S
 from edgebench.scoring.schema import SchemaChecker
 from edgebench.tasks.base import Example
 from edgebench.tasks.edgejson import EdgeJSONTask
 from tests.conftest import RunFake
+from tests.helpers.faults import break_edgejson_scoring
 
 PATHOLOGICAL = "^(a+)+$"
 # What a match cut at the library's own bound says (scoring/patterns.py).
@@ -106,14 +104,9 @@ def test_hostile_model_outputs_are_per_sample_errors(run_fake: RunFake) -> None:
 def test_a_scorer_that_fails_costs_its_sample_not_the_run(
     run_fake: RunFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    evaluate = EdgeJSONFamily.evaluate
-
-    def broken(self: EdgeJSONFamily, output: ParseResult, expected: Any, schema: Any) -> Evaluation:
-        if output.value == {"a": "boom"}:
-            raise RecursionError("maximum recursion depth exceeded")
-        return evaluate(self, output, expected, schema)
-
-    monkeypatch.setattr(EdgeJSONFamily, "evaluate", broken)
+    break_edgejson_scoring(
+        monkeypatch, {"a": "boom"}, RecursionError("maximum recursion depth exceeded")
+    )
     result = run_fake(
         ['{"a": "x"}', '{"a": "boom"}', '{"a": "x"}'],
         task_impl=EdgeJSONTask(),

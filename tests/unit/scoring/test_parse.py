@@ -35,12 +35,10 @@ PARSED = [
     (
         'Sure! It is {"a": {"b": [1, 2]}} and that is all {"c": 3}',
         {"a": {"b": [1, 2]}},
-        "raw_decode",
+        "first_value",
     ),
     # a later start when the first bracket does not open JSON
-    ('Fields {name, age}: [{"name": "Ann"}]', [{"name": "Ann"}], "raw_decode"),
-    # the rule applied literally to a truncated object: its first complete inner value
-    ('{"items": [{"a": 1}, {"a": 2}, {"a":', {"a": 1}, "raw_decode"),
+    ('Fields {name, age}: [{"name": "Ann"}]', [{"name": "Ann"}], "first_value"),
 ]
 
 
@@ -58,6 +56,11 @@ FAILED = [
     ("{'a': 1}", "invalid JSON: Expecting property name enclosed in double quotes"),
     ('{"a": 1,}', "invalid JSON: "),
     ('```json\n{"a": 1, "b": [', "invalid JSON: Expecting value at line 2"),  # truncated
+    # a cut-off answer: its complete inner values are fragments, never the answer
+    ('{"items": [{"a": 1}, {"a": 2}, {"a":', "invalid JSON: Expecting value"),
+    ('{"genres": ["Movie"], "cast": [""], "plot": "A', "invalid JSON: Unterminated string"),
+    ('Here: [{"a": 1}, {"b": [1, 2]}', "invalid JSON: Expecting ',' delimiter"),
+    ('{note: {"a": 1}}', "invalid JSON: Expecting property name"),
     # deep nesting: a failure of this sample, not a RecursionError for the run
     ("[" * 100_000, DEEP),
     ('{"a":' * 50_000, DEEP),

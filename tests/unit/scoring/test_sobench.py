@@ -32,6 +32,16 @@ def test_fuzzy_matching() -> None:
     assert not leaf_matches("40", 40, FuzzyParams())
 
 
+def test_fuzzy_numbers_are_compared_exactly() -> None:
+    fuzzy = FuzzyParams()  # within 5% of the truth
+    big = 10**400
+    assert leaf_matches(big + big // 100, big, fuzzy)  # 1% off, no OverflowError
+    assert not leaf_matches(2 * big, big, fuzzy)
+    assert not leaf_matches(1e308, big, fuzzy) and not leaf_matches(big, 1e308, fuzzy)
+    assert leaf_matches(105, 100, fuzzy) and not leaf_matches(106, 100, fuzzy)  # 5% is in
+    assert not leaf_matches(2**53 + 1, 2**53, FuzzyParams(fuzzy_number_tolerance=0.0))
+
+
 def test_empty_containers_and_missing_values() -> None:
     assert match_fields({"tags": [1]}, {"tags": []}).matched == 0
     assert match_fields({"tags": []}, {"tags": []}).full
