@@ -158,6 +158,16 @@ PrefixCacheOpt = Annotated[
         "warm, as a server with a prompt cache sees it (llama.cpp models; default: off).",
     ),
 ]
+PromptOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prompt",
+        help="Prompt style: default (edgebench's prompt: instructions, the schema, the text) "
+        "or reference (the benchmark's own published prompt, for numbers next to its "
+        "leaderboard: EdgeJSON's harness prompt has no schema; DeepJSONEval's every rule "
+        "and its indented schema) (default: default).",
+    ),
+]
 ResumeOpt = Annotated[
     Path | None,
     typer.Option(

@@ -23,6 +23,7 @@ from edgebench.cli.options import (
     NCtxOpt,
     OutOpt,
     PrefixCacheOpt,
+    PromptOpt,
     ResumeOpt,
     SchemasOpt,
     StopAtJsonOpt,
@@ -39,6 +40,7 @@ from edgebench.metrics import parse_metric_params, parse_metrics, select_familie
 from edgebench.report.table import render_summary
 from edgebench.runner.jobs import GreedyRun
 from edgebench.tasks import get_task
+from edgebench.tasks.base import prompt_template_for
 
 
 def parse_model_list(text: str | None) -> list[str | None]:
@@ -85,6 +87,7 @@ def run(
     close: CloseOpt = False,
     close_tokens: CloseTokensOpt = None,
     prefix_cache: PrefixCacheOpt = None,
+    prompt: PromptOpt = None,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -104,6 +107,8 @@ def run(
 
     Example: edgebench run --prefix-cache
 
+    Example: edgebench run --task deepjson --dataset sample.jsonl --prompt reference
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
     if close and constraint is None:
@@ -117,6 +122,7 @@ def run(
         metric_params=parse_metric_params(metric_param) if metric_param else None,
     )
     task_impl = get_task(settings.task)
+    prompt_template_for(task_impl, settings.prompt)  # a bad --prompt fails before any loading
     # A mistake in --metrics or --metric-param fails now, before the dataset loads or a
     # model is pulled (the engine selects the families again for the run).
     select_families(task_impl.metric_family, settings.metrics, settings.metric_params)

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 
 Number = int | float
@@ -61,6 +61,7 @@ class RunSettings(Record):
     loop_detection: bool = True  # an answer that repeats a short period ends (`loop`)
     close_tokens: int = 256  # tokens a `+close` arm may add to close a cut-off answer
     prefix_cache: bool = False  # keep the KV of the prompt prefix a schema's examples share
+    prompt: str = "default"  # `--prompt`: the task's own prompt, or its benchmark's (reference)
 
 
 @dataclass(frozen=True)
@@ -211,8 +212,9 @@ class Device(Record):
 @dataclass(frozen=True)
 class TaskRecord(Record):
     name: str  # edgejson, deepjson, roundtrip ...
-    prompt_template: str  # the task's prompt, verbatim
+    prompt_template: str  # the task's prompt template of the style used, verbatim
     metric_family: str  # the metric family that scores the task
+    prompt_style: str = "default"  # `--prompt`: default, or reference (the benchmark's own)
 
 
 @dataclass(frozen=True)
@@ -220,8 +222,10 @@ class DatasetRecord(Record):
     path: str | None = None  # the dataset file
     schemas: str | None = None  # its schema folder (EdgeJSON layout), if any
     sha256: str | None = None  # over the dataset file and every schema file
+    file_sha256: str | None = None  # of the dataset file alone, as published
     n_examples: int | None = None  # examples in the dataset (the run may take fewer)
     limit: int | None = None  # `--limit`: the run took the first N examples
+    n_invalid_data: int = 0  # rows left out because their ground truth fails their own schema
 
 
 @dataclass(frozen=True)

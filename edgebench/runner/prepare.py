@@ -111,6 +111,7 @@ def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], Dat
         path=str(dataset),
         schemas=str(schemas) if schemas else None,
         sha256=dataset_hash(Path(dataset), Path(schemas) if schemas else None),
+        file_sha256=hashlib.sha256(Path(dataset).read_bytes()).hexdigest(),
         n_examples=len(examples),  # in the dataset; the run may take the first --limit
         limit=settings.limit,
     )

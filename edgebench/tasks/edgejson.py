@@ -12,7 +12,13 @@ from typing import Any
 
 from edgebench.resources import resource_dir
 from edgebench.scoring.schema import SchemaChecker, get_checker
-from edgebench.tasks.base import Example, Prompt
+from edgebench.tasks.base import (
+    DEFAULT_STYLE,
+    Example,
+    Prompt,
+    fill_template,
+    prompt_template_for,
+)
 from edgebench.tasks.formats.edgejson import read_edgejson
 
 PROMPT_TEMPLATE = (
@@ -28,6 +34,10 @@ PROMPT_TEMPLATE = (
     "\n"
     "JSON:"
 )
+
+# The EdgeJSON harness's prompt (SLMBench, benchmarks/edge_json/scripts/eval.py,
+# `evaluate_example`): no schema, the row's text after "Input:".
+REFERENCE_TEMPLATE = "Extract the structured JSON data from the following text.\n\nInput: {text}\n\nOutput:"
 
 
 def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
@@ -75,6 +85,7 @@ class EdgeJSONTask:
 
     name = "edgejson"
     prompt_template = PROMPT_TEMPLATE
+    prompt_templates = {"default": PROMPT_TEMPLATE, "reference": REFERENCE_TEMPLATE}
     metric_family = "edgejson"
 
     @staticmethod
@@ -95,6 +106,7 @@ class EdgeJSONTask:
         assert schemas is not None
         return load_edgejson(dataset, schemas)
 
-    def build_prompt(self, example: Example) -> Prompt:
-        user = self.prompt_template.format(schema=render_schema(example.schema), text=example.text)
+    def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt:
+        template = prompt_template_for(self, style)
+        user = fill_template(template, schema=render_schema(example.schema), text=example.text)
         return Prompt(system=None, user=user)

@@ -23,12 +23,13 @@ def test_run_folder_has_manifest_samples_and_summary(run_fake: RunFake) -> None:
     samples = read_jsonl(result.run_dir / "samples.jsonl")
     summary = json.loads((result.run_dir / "summary.json").read_text())
 
-    assert manifest["schema_version"] == summary["schema_version"] == "2.1"
+    assert manifest["schema_version"] == summary["schema_version"] == "2.2"
     assert manifest["kind"] == "run" and manifest["status"] == "completed"
     assert manifest["task"] == {
         "name": "echo",
         "prompt_template": "{text}",
         "metric_family": "edgejson",
+        "prompt_style": "default",
     }
     assert [m["label"] for m in manifest["models"]] == ["fake-model"]
     assert manifest["models"][0]["prompt_format"]["style"] == "completion"
