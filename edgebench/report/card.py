@@ -265,7 +265,8 @@ def _prompt_section(run: LoadedRun, label: str) -> str:
             f"<details><summary>{md.text(key)} (from the model file)</summary>\n\n"
             f"{md.code_block(text, 'jinja')}\n\n</details>"
         )
-    parts.append(f"Task prompt template:\n\n{md.code_block(run.manifest.task.prompt_template)}")
+    template = md.code_block(run.manifest.task.prompt_template)
+    parts.append(f"{md.text(facts.task_prompt_title(run))}:\n\n{template}")
     return "\n\n".join(parts)
 
 

@@ -163,9 +163,24 @@ def examples_run(run: LoadedRun) -> int:
     return len({s.id for s in run.samples})
 
 
+# What each `--prompt` style is, for the title over the task's prompt template.
+PROMPT_STYLE_NOTES = {
+    "default": "edgebench's own prompt",
+    "reference": "the benchmark's own published prompt",
+}
+
+
+def task_prompt_title(run: LoadedRun) -> str:
+    """ "Task prompt template · style reference (the benchmark's own published prompt)"."""
+    style = run.manifest.task.prompt_style
+    note = PROMPT_STYLE_NOTES.get(style)
+    return f"Task prompt template · style {style}" + (f" ({note})" if note else "")
+
+
 def dataset_rows(run: LoadedRun) -> list[tuple[str, Any]]:
     return [
         ("task", run.manifest.task.name),
+        ("task prompt style", run.manifest.task.prompt_style),
         *flatten(run.manifest.dataset.to_json()).items(),
         ("examples run", examples_run(run)),
     ]

@@ -251,7 +251,11 @@ def run_view(run: LoadedRun, run_arms: list[Arm]) -> dict[str, Any]:
         rows = facts.decoding_rows(run, label)
         blocks.append({"title": f"Decoding and constraint · {label}", "rows": rows, "code": None})
     blocks.append(
-        {"title": "Task prompt template", "rows": [], "code": run.manifest.task.prompt_template}
+        {
+            "title": facts.task_prompt_title(run),
+            "rows": [],
+            "code": run.manifest.task.prompt_template,
+        }
     )
     for block in blocks:
         block["rows"] = [(k, facts.fmt(v)) for k, v in block["rows"]]

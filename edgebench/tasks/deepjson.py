@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.errors import UserError
 from edgebench.resources import resource_dir
@@ -166,7 +166,10 @@ class DeepJSONTask:
 
     name = "deepjson"
     prompt_template = PROMPT_TEMPLATE
-    prompt_templates = {"default": PROMPT_TEMPLATE, "reference": REFERENCE_TEMPLATE}
+    prompt_templates: ClassVar[dict[str, str]] = {
+        "default": PROMPT_TEMPLATE,
+        "reference": REFERENCE_TEMPLATE,
+    }
     metric_family = "deepjson"
 
     @staticmethod

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.resources import resource_dir
 from edgebench.scoring.schema import SchemaChecker, get_checker
@@ -37,7 +37,9 @@ PROMPT_TEMPLATE = (
 
 # The EdgeJSON harness's prompt (SLMBench, benchmarks/edge_json/scripts/eval.py,
 # `evaluate_example`): no schema, the row's text after "Input:".
-REFERENCE_TEMPLATE = "Extract the structured JSON data from the following text.\n\nInput: {text}\n\nOutput:"
+REFERENCE_TEMPLATE = (
+    "Extract the structured JSON data from the following text.\n\nInput: {text}\n\nOutput:"
+)
 
 
 def load_edgejson(dataset: Path, schemas: Path) -> list[Example]:
@@ -85,7 +87,10 @@ class EdgeJSONTask:
 
     name = "edgejson"
     prompt_template = PROMPT_TEMPLATE
-    prompt_templates = {"default": PROMPT_TEMPLATE, "reference": REFERENCE_TEMPLATE}
+    prompt_templates: ClassVar[dict[str, str]] = {
+        "default": PROMPT_TEMPLATE,
+        "reference": REFERENCE_TEMPLATE,
+    }
     metric_family = "edgejson"
 
     @staticmethod

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.scoring.ir import depth
 from edgebench.tasks.base import DEFAULT_STYLE, Example, Prompt, prompt_template_for
@@ -108,7 +108,7 @@ class RoundtripTask:
     name = "roundtrip"
     prompt_template = PROMPT_TEMPLATE
     # No published prompt to reproduce: `--prompt reference` is refused, naming the task.
-    prompt_templates = {"default": PROMPT_TEMPLATE}
+    prompt_templates: ClassVar[dict[str, str]] = {"default": PROMPT_TEMPLATE}
     metric_family = "structure"
 
     def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, Path | None]:

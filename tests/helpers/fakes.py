@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.backends.fake import FakeBackend
 from edgebench.backends.worker import InProcessWorker
@@ -24,11 +24,16 @@ class EchoTask:
 
     name = "echo"
     prompt_template = "{text}"
-    prompt_templates = {"default": "{text}", "reference": "Reference: {text}"}
+    prompt_templates: ClassVar[dict[str, str]] = {
+        "default": "{text}",
+        "reference": "Reference: {text}",
+    }
     metric_family = "edgejson"
 
     def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt:
-        return Prompt(system=None, user=fill_template(prompt_template_for(self, style), text=example.text))
+        return Prompt(
+            system=None, user=fill_template(prompt_template_for(self, style), text=example.text)
+        )
 
 
 def example(index: int, *, text: str | None = None, expected: Any = None) -> Example:
