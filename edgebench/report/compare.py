@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from edgebench.report.facts import NO_VALUE
 from edgebench.runfolder.records import ArmSummary, Summary
 
 Read = Callable[[ArmSummary], Any]
@@ -64,7 +65,7 @@ def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], .
 
 def _cell(value: Any, digits: int) -> str:
     if value is None:
-        return "-"
+        return NO_VALUE
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -81,7 +82,9 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
                 "run": summary.run_id,
                 "model": arm.model,
                 "constraint": arm.constraint,
-                "n": arm.n_examples,
+                "n": arm.n_scored,  # the examples the rates are over
+                "n_skipped": arm.n_skipped,  # not decoded: too long for the context
+                "n_invalid_data": summary.n_invalid_data,  # rows left out of the dataset
                 "skipped": arm.skip_reason,
             }
             row.update({key: None if arm.skip_reason else read(arm) for _, key, read, _ in columns})
@@ -117,15 +120,19 @@ def compare_table(summaries: list[Summary]) -> Table:
         table.add_column("model", no_wrap=True, min_width=width)
     table.add_column("constraint", no_wrap=True)
     table.add_column("n", justify="right")
+    table.add_column("skipped", justify="right")
+    table.add_column("invalid", justify="right")
     for header, _, _, _ in columns:
         table.add_column(header, justify="right")
     skipped = []
     for row in rows:
         cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
+        cells += [str(row["n_skipped"]), str(row["n_invalid_data"])]
+        counted = len(cells)
         cells += [_cell(row[key], digits) for _, key, _, digits in columns]
         keys = [key for _, key, _, _ in columns]
         if row.get("ttft_warm") and "ttft_s_p50" in keys:
-            cells[2 + keys.index("ttft_s_p50")] += "w"
+            cells[counted + keys.index("ttft_s_p50")] += "w"
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
             prefix.append(row["model"] or "-")
@@ -133,6 +140,9 @@ def compare_table(summaries: list[Summary]) -> Table:
         if row["skipped"]:
             skipped.append(f"{row['model']} · {row['constraint']}: {row['skipped']}")
     caption = (
+        "n: examples scored, the rates are over them; skipped: examples not decoded (the "
+        "prompt does not fit the context limit); invalid: dataset rows left out because "
+        "their ground truth fails their own schema. "
         "p50 over examples. tok/s: decode tokens/s; ×none: its ratio to `none` in the same "
         "run. compile: first compile per distinct schema; cached: the same schema again. "
         "limit: answers cut at max_tokens (closed ones included). loop: answers ended by "

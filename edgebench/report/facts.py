@@ -35,6 +35,12 @@ METRIC_LABELS = {
 }
 
 Figure = Callable[[ArmSummary], float | int | None]
+# Every table's cell for "no value" (a group whose examples were all skipped, a figure a
+# run does not have): never 0.
+NO_VALUE = "—"
+# Beside `n` (the examples scored) in every accuracy table: what was not scored.
+SKIPPED_LABEL = "skipped"
+INVALID_DATA_LABEL = "invalid data"
 TTFT_KEY = "perf.ttft_s.p50"
 
 # (label, key (the page's sort key), how to read it from one arm's summary, digits):
@@ -61,7 +67,7 @@ def metric_label(name: str) -> str:
 
 def fmt(value: Any, digits: int = 3) -> str:
     if value is None:
-        return "-"
+        return NO_VALUE
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

@@ -597,6 +597,11 @@ class ArmSummary(Record):
         return arm_key(self.model, self.constraint)
 
     @property
+    def n_scored(self) -> int:
+        """Records scored: every figure's `n` (skipped examples were never decoded)."""
+        return self.n_examples - self.n_skipped
+
+    @property
     def task(self) -> FamilySummary | None:
         """The task's own family (None for an arm that never ran)."""
         return next((f for f in self.families.values() if f.role == "task"), None)
@@ -669,6 +674,9 @@ class Summary(Record):
     constraints: list[str]  # constraint modes, in run order
     arms: list[ArmSummary]  # one per (model, constraint mode), in run order
     consistency: ConsistencySummary | None  # consistency runs
+    # dataset rows left out because their ground truth fails their own schema
+    n_invalid_data: int = 0
+    prompt_style: str = "default"  # the task's prompt style (`--prompt`)
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)

@@ -45,6 +45,8 @@ def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
         constraints=list(manifest.settings.constraints),
         arms=summarize_arms(manifest, samples, families),
         consistency=SUMMARIZERS[manifest.kind](manifest, samples, families),
+        n_invalid_data=manifest.dataset.n_invalid_data,
+        prompt_style=manifest.task.prompt_style,
     )
 
 
