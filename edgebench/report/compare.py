@@ -127,7 +127,8 @@ def compare_table(summaries: list[Summary]) -> Table:
     skipped = []
     for row in rows:
         cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
-        cells += [str(row["n_skipped"]), str(row["n_invalid_data"])]
+        counts = (row["n_skipped"], row["n_invalid_data"])
+        cells += [NO_VALUE if row["skipped"] else str(count) for count in counts]
         counted = len(cells)
         cells += [_cell(row[key], digits) for _, key, _, digits in columns]
         keys = [key for _, key, _, _ in columns]

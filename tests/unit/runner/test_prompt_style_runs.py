@@ -21,9 +21,13 @@ from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT
 from tests.helpers.run_folder import manifest_of
 
-ROW = {
-    "schema": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-    "text": "a is 1",
+ROW = {  # a Chinese row, as half the DeepJSONEval release is
+    "schema": {
+        "type": "object",
+        "properties": {"a": {"type": "integer", "description": "甲的数量"}},
+        "required": ["a"],
+    },
+    "text": "甲的数量是一。",
     "json": {"a": 1},
     "category": "misc",
     "true_depth": 3,
@@ -59,6 +63,9 @@ def test_a_deepjson_run_reads_the_benchmarks_prompt(run_fake: RunFake, tmp_path:
     assert manifest["task"]["prompt_template"] == REFERENCE_TEMPLATE
     (sample,) = read_jsonl(result.run_dir / "samples.jsonl")
     assert '*** JSON Schema\n{\n  "type": "object",' in sample["prompt"]
+    # the rendered prompt the model read keeps the CJK text and schema, and the language rule
+    assert sample["prompt"].count("甲的数量") == 2 and "\\u" not in sample["prompt"]
+    assert "must match the language type of the text description" in sample["prompt"]
     assert sample["scores"]["deepjson"]["strict"] == 1
     # the file's own sha256 beside the hash of data and schemas
     assert manifest["dataset"]["file_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
