@@ -51,7 +51,8 @@ PROMPT_TEMPLATE = (
 # DeepJSONEval's own prompt (GTS-AI-Infra-Lab-SotaS/DeepJSONEval: JSON_Output_meta_prompt.txt,
 # joined by running_inference.py as meta prompt + "\n" + schema and text sections), byte
 # for byte: trailing double spaces, rule 5 (strings keep the text's language) and the
-# literal backslash-n of rule 6 included.
+# literal backslash-n of rule 6 included. The file's CRLF line ends reach the model as "\n"
+# (utils.load_file reads it in text mode).
 REFERENCE_META_PROMPT = (
     "*** Task Scenario  \n"
     "This is a text information extraction scenario. You need to map relevant content from "
