@@ -15,6 +15,7 @@ from edgebench.cli.options import (
     ModelOpt,
     NCtxOpt,
     OutOpt,
+    PromptOpt,
     ResumeOpt,
     SampleOpt,
     SamplesOpt,
@@ -37,6 +38,7 @@ from edgebench.report.table import render_consistency
 from edgebench.runfolder.read import read_manifest
 from edgebench.runner.jobs import ConsistencyRun, sted_parameters
 from edgebench.tasks import get_task
+from edgebench.tasks.base import prompt_template_for
 
 
 def parse_temperatures(text: str) -> tuple[float, ...]:
@@ -73,6 +75,7 @@ def consistency(
     max_crashes: MaxCrashesOpt = None,
     ignore_memory_check: IgnoreMemoryOpt = False,
     warmup: WarmupOpt = None,
+    prompt: PromptOpt = None,
     guard: GuardOpt = None,
     metric_param: MetricParamOpt = None,
 ) -> None:
@@ -97,6 +100,8 @@ def consistency(
         constraints=tuple(modes) if modes is not None else None,
         check_memory=False if ignore_memory_check else None,
     )
+    task_impl = get_task(settings.task)
+    prompt_template_for(task_impl, settings.prompt)  # a bad --prompt fails before any loading
     stored = read_manifest(resume).consistency if resume is not None else None
     base = ConsistencyRun.from_record(stored) if stored is not None else ConsistencyRun()
     sted = sted_parameters(dict(base.sted_parameters), params)
@@ -111,7 +116,7 @@ def consistency(
     run_and_show(
         settings,
         [settings.model],
-        get_task(settings.task),
+        task_impl,
         kind,
         resume=resume is not None,
         render=render_consistency,

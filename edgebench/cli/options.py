@@ -194,6 +194,16 @@ ParseOpt = Annotated[
         "`score`: the run's).",
     ),
 ]
+PromptOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prompt",
+        help="Prompt style: default (edgebench's prompt: instructions, the schema, the text) "
+        "or reference (the benchmark's own published prompt, for numbers next to its "
+        "leaderboard: EdgeJSON's harness prompt has no schema; DeepJSONEval's every rule "
+        "and its indented schema) (default: default).",
+    ),
+]
 ResumeOpt = Annotated[
     Path | None,
     typer.Option(

@@ -24,6 +24,7 @@ from edgebench.cli.options import (
     OutOpt,
     ParseOpt,
     PrefixCacheOpt,
+    PromptOpt,
     ResumeOpt,
     SampleOpt,
     SampleSeedOpt,
@@ -45,6 +46,7 @@ from edgebench.report.table import render_summary
 from edgebench.runner.jobs import GreedyRun
 from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import get_task
+from edgebench.tasks.base import prompt_template_for
 
 
 def parse_model_list(text: str | None) -> list[str | None]:
@@ -96,6 +98,7 @@ def run(
     close_tokens: CloseTokensOpt = None,
     prefix_cache: PrefixCacheOpt = None,
     parse: ParseOpt = None,
+    prompt: PromptOpt = None,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -119,6 +122,8 @@ def run(
 
     Example: edgebench run --task deepjson --parse reference
 
+    Example: edgebench run --task deepjson --dataset sample.jsonl --prompt reference
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
     if close and constraint is None:
@@ -133,6 +138,7 @@ def run(
         parse=check_parse_mode(parse) if parse is not None else None,
     )
     task_impl = get_task(settings.task)
+    prompt_template_for(task_impl, settings.prompt)  # a bad --prompt fails before any loading
     # A mistake in --metrics or --metric-param fails now, before the dataset loads or a
     # model is pulled (the engine selects the families again for the run).
     select_families(task_impl.metric_family, settings.metrics, settings.metric_params)

@@ -76,12 +76,13 @@ class Family:
         return dataclasses.asdict(self)
 
     def aggregate(self, samples: Sequence[Scores]) -> Figures:
-        """Mean of each score; a sample missing a score counts as 0."""
+        """Mean of each score; a sample missing a score counts as 0. With no sample (a
+        group whose examples were all skipped) every figure is None: no value, not 0."""
         n = len(samples)
         result: Figures = {"n": n}
         for name in self.score_names:
             total = sum(float(s.get(name, 0.0)) for s in samples)
-            result[name] = total / n if n else 0.0
+            result[name] = total / n if n else None
         return result
 
     def breakdowns(self, samples: Sequence[Scored]) -> dict[str, dict[str, Figures]]:

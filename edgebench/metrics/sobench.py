@@ -74,8 +74,8 @@ class SOBenchFamily(Family):
         n = len(samples)
         fields = sum(int(s.get("fields", 0)) for s in samples)
 
-        def share(name: str) -> float:
-            return sum(float(s.get(name, 0)) for s in samples) / n if n else 0.0
+        def share(name: str) -> float | None:  # None: no scored sample, no value
+            return sum(float(s.get(name, 0)) for s in samples) / n if n else None
 
         def micro(name: str) -> float | None:
             return sum(int(s.get(name, 0)) for s in samples) / fields if fields else None

@@ -161,12 +161,19 @@ def _kv_table(rows: list[tuple[str, Any]]) -> str:
 def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
     metrics = facts.metric_names(model_arms)
     perf_columns = facts.PERF_COLUMNS if with_perf else ()
-    headers = ["constraint", "n", *(facts.metric_label(m) for m in metrics)]
+    counts = ["n", facts.SKIPPED_LABEL, facts.INVALID_DATA_LABEL]
+    headers = ["constraint", *counts, *(facts.metric_label(m) for m in metrics)]
     headers += [label for label, _, _, _ in perf_columns]
     rows = []
     for arm in model_arms:
         values = arm.metrics
-        row: list[Any] = [arm.constraint, arm.result.n_examples]
+        result = arm.result
+        row: list[Any] = [
+            arm.constraint,
+            result.n_scored,
+            result.n_skipped,
+            arm.run.summary.n_invalid_data,
+        ]
         row += [facts.fmt(values.get(m)) for m in metrics]
         row += [
             facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key)
@@ -188,11 +195,12 @@ def _group_tables(model_arms: list[Arm]) -> list[str]:
             for value, scores in arm.groups.get(name, {}).items():
                 flat = numeric(scores)
                 rows.append(
-                    [value, arm.constraint, scores.get("n")]
+                    [value, arm.constraint, scores.get("n"), scores.get("n_skipped", 0)]
                     + [facts.fmt(flat.get(m)) for m in metrics]
                 )
         rows.sort(key=lambda r: str(r[0]))
-        headers = [name, "constraint", "n", *(facts.metric_label(m) for m in metrics)]
+        headers = [name, "constraint", "n", facts.SKIPPED_LABEL]
+        headers += [facts.metric_label(m) for m in metrics]
         parts.append(f"### By {md.text(name)}\n\n{md.table(headers, rows, align_right_from=2)}")
     return parts
 
@@ -279,7 +287,8 @@ def _prompt_section(run: LoadedRun, label: str) -> str:
             f"<details><summary>{md.text(key)} (from the model file)</summary>\n\n"
             f"{md.code_block(text, 'jinja')}\n\n</details>"
         )
-    parts.append(f"Task prompt template:\n\n{md.code_block(run.manifest.task.prompt_template)}")
+    template = md.code_block(run.manifest.task.prompt_template)
+    parts.append(f"{md.text(facts.task_prompt_title(run))}:\n\n{template}")
     return "\n\n".join(parts)
 
 

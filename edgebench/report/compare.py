@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from edgebench.report.facts import NO_VALUE
 from edgebench.runfolder.records import ArmSummary, Summary
 from edgebench.scoring.extract import describe_parse
 
@@ -80,7 +81,7 @@ def parse_label(summary: Summary) -> str:
 
 def _cell(value: Any, digits: int) -> str:
     if value is None:
-        return "-"
+        return NO_VALUE
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -98,7 +99,9 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
                 "model": arm.model,
                 "constraint": arm.constraint,
                 "parse": parse_label(summary),
-                "n": arm.n_examples,
+                "n": arm.n_scored,  # the examples the rates are over
+                "n_skipped": arm.n_skipped,  # not decoded: too long for the context
+                "n_invalid_data": summary.n_invalid_data,  # rows left out of the dataset
                 "skipped": arm.skip_reason,
             }
             row.update({key: None if arm.skip_reason else read(arm) for _, key, read, _ in columns})
@@ -139,15 +142,20 @@ def compare_table(summaries: list[Summary]) -> Table:
         table.add_column("parse", no_wrap=True)
     table.add_column("constraint", no_wrap=True)
     table.add_column("n", justify="right")
+    table.add_column("skipped", justify="right")
+    table.add_column("invalid", justify="right")
     for header, _, _, _ in columns:
         table.add_column(header, justify="right")
     skipped = []
     for row in rows:
         cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
+        counts = (row["n_skipped"], row["n_invalid_data"])
+        cells += [NO_VALUE if row["skipped"] else str(count) for count in counts]
+        counted = len(cells)
         cells += [_cell(row[key], digits) for _, key, _, digits in columns]
         keys = [key for _, key, _, _ in columns]
         if row.get("ttft_warm") and "ttft_s_p50" in keys:
-            cells[2 + keys.index("ttft_s_p50")] += "w"
+            cells[counted + keys.index("ttft_s_p50")] += "w"
         prefix = [row["run"] or "-"] if several_runs else []
         if several_runs or several_models:
             prefix.append(row["model"] or "-")
@@ -157,6 +165,9 @@ def compare_table(summaries: list[Summary]) -> Table:
         if row["skipped"]:
             skipped.append(f"{row['model']} · {row['constraint']}: {row['skipped']}")
     caption = (
+        "n: examples scored, the rates are over them; skipped: examples not decoded (the "
+        "prompt does not fit the context limit); invalid: dataset rows left out because "
+        "their ground truth fails their own schema. "
         "p50 over examples. tok/s: decode tokens/s; ×none: its ratio to `none` in the same "
         "run. compile: first compile per distinct schema; cached: the same schema again. "
         "limit: answers cut at max_tokens (closed ones included). loop: answers ended by "

@@ -36,6 +36,12 @@ METRIC_LABELS = {
 }
 
 Figure = Callable[[ArmSummary], float | int | None]
+# Every table's cell for "no value" (a group whose examples were all skipped, a figure a
+# run does not have): never 0.
+NO_VALUE = "—"
+# Beside `n` (the examples scored) in every accuracy table: what was not scored.
+SKIPPED_LABEL = "skipped"
+INVALID_DATA_LABEL = "invalid data"
 TTFT_KEY = "perf.ttft_s.p50"
 
 # (label, key (the page's sort key), how to read it from one arm's summary, digits):
@@ -62,7 +68,7 @@ def metric_label(name: str) -> str:
 
 def fmt(value: Any, digits: int = 3) -> str:
     if value is None:
-        return "-"
+        return NO_VALUE
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -169,10 +175,25 @@ def parse_label(run: LoadedRun) -> str:
     return describe_parse(run.manifest.settings.parse, run.manifest.task.name)
 
 
+# What each `--prompt` style is, for the title over the task's prompt template.
+PROMPT_STYLE_NOTES = {
+    "default": "edgebench's own prompt",
+    "reference": "the benchmark's own published prompt",
+}
+
+
+def task_prompt_title(run: LoadedRun) -> str:
+    """ "Task prompt template · style reference (the benchmark's own published prompt)"."""
+    style = run.manifest.task.prompt_style
+    note = PROMPT_STYLE_NOTES.get(style)
+    return f"Task prompt template · style {style}" + (f" ({note})" if note else "")
+
+
 def dataset_rows(run: LoadedRun) -> list[tuple[str, Any]]:
     return [
         ("task", run.manifest.task.name),
         ("JSON extraction (--parse)", parse_label(run)),
+        ("task prompt style", run.manifest.task.prompt_style),
         *flatten(run.manifest.dataset.to_json()).items(),
         ("examples run", examples_run(run)),
     ]

@@ -75,7 +75,7 @@ def content_security_policy(css: str, js: str) -> str:
 
 def _num(value: Any, digits: int) -> Cell:
     if not isinstance(value, int | float) or isinstance(value, bool):
-        return Cell("-", "", True)
+        return Cell(facts.NO_VALUE, "", True)
     return Cell(facts.fmt(float(value), digits), value, True)
 
 
@@ -104,6 +104,8 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
         ("device", "device"),
         ("constraint", "constraint"),
         ("n", "n"),
+        ("n_skipped", facts.SKIPPED_LABEL),
+        ("n_invalid_data", facts.INVALID_DATA_LABEL),
     ]
     columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
     columns += [(key, label) for label, key, _, _ in facts.PERF_COLUMNS]
@@ -116,7 +118,9 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
             _text(arm.run.manifest.model(arm.model).quantization),
             _text(_device_label(arm.run)),
             _text(arm.constraint),
-            _num(arm.result.n_examples, 0),
+            _num(arm.result.n_scored, 0),
+            _num(arm.result.n_skipped, 0),
+            _num(arm.run.summary.n_invalid_data, 0),
         ]
         row += [_num(values.get(m), 3) for m in metrics]
         row += [_perf_cell(arm, key, read(arm.result), d) for _, key, read, d in facts.PERF_COLUMNS]
@@ -133,6 +137,7 @@ def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     tables = []
     for name in names:
         columns = [("value", name), ("arm", "model · constraint"), ("n", "n")]
+        columns.append(("n_skipped", facts.SKIPPED_LABEL))
         columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
         rows = []
         for label, arm in zip(labels, all_arms, strict=True):
@@ -140,6 +145,7 @@ def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
                 flat = numeric(scores)
                 rows.append(
                     [_text(value), _text(label), _num(scores.get("n"), 0)]
+                    + [_num(scores.get("n_skipped", 0), 0)]
                     + [_num(flat.get(m), 3) for m in metrics]
                 )
         rows.sort(key=lambda r: str(r[0].value))
@@ -274,7 +280,11 @@ def run_view(run: LoadedRun, run_arms: list[Arm]) -> dict[str, Any]:
         rows = facts.decoding_rows(run, label)
         blocks.append({"title": f"Decoding and constraint · {label}", "rows": rows, "code": None})
     blocks.append(
-        {"title": "Task prompt template", "rows": [], "code": run.manifest.task.prompt_template}
+        {
+            "title": facts.task_prompt_title(run),
+            "rows": [],
+            "code": run.manifest.task.prompt_template,
+        }
     )
     for block in blocks:
         block["rows"] = [(k, facts.fmt(v)) for k, v in block["rows"]]

@@ -17,7 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from edgebench.report.coverage import coverage_table
-from edgebench.report.facts import METRIC_LABELS
+from edgebench.report.facts import METRIC_LABELS, NO_VALUE, SKIPPED_LABEL
 from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
 
@@ -99,7 +99,7 @@ class RichProgress:
 
 def _fmt(value: Any, digits: int = 3) -> str:
     if value is None:
-        return "-"
+        return NO_VALUE
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -114,26 +114,28 @@ def _group_table(
     more_rows: dict[str, dict[str, Any]] | None = None,
 ) -> Table:
     """One row per group value (then, in a section of their own, `more_rows`) and a bold
-    overall row (when given), one column per figure."""
+    overall row (when given): `n` (the examples scored), the examples skipped, then one
+    column per figure (no value where a row has no scored example)."""
     table = Table(title=title, title_justify="left")
     table.add_column(group or "")
     table.add_column("n", justify="right")
+    table.add_column(SKIPPED_LABEL, justify="right")
     for name in names:
         table.add_column(_header(name), justify="right")
     for section in (rows, more_rows or {}):
         for position, (value, scores) in enumerate(section.items()):
-            cells = (_fmt(scores.get(m)) for m in names)
             last = position == len(section) - 1
-            table.add_row(value, str(scores.get("n")), *cells, end_section=last)
+            table.add_row(value, *_row_cells(scores, names), end_section=last)
     if overall is None:
         return table
-    table.add_row(
-        "[bold]overall",
-        f"[bold]{overall.get('n')}",
-        *(f"[bold]{_fmt(overall.get(m))}" for m in names),
-        end_section=True,
-    )
+    cells = (f"[bold]{cell}" for cell in _row_cells(overall, names))
+    table.add_row("[bold]overall", *cells, end_section=True)
     return table
+
+
+def _row_cells(scores: dict[str, Any], names: list[str]) -> list[str]:
+    counts = [_fmt(scores.get("n")), str(scores.get("n_skipped", 0))]
+    return counts + [_fmt(scores.get(m)) for m in names]
 
 
 def accuracy_table(summary: Summary, arm: ArmSummary) -> Table:
@@ -142,7 +144,7 @@ def accuracy_table(summary: Summary, arm: ArmSummary) -> Table:
     groups = arm.groups
     group = table_group(groups)
     title = (
-        f"{arm.model} · {summary.task} · {arm.n_examples} examples · constraint {arm.constraint}"
+        f"{arm.model} · {summary.task} · {counts_label(arm, summary)} · constraint {arm.constraint}"
     )
     overall = arm.metrics
     names = [k for k in overall if k not in COUNT_KEYS]
@@ -156,6 +158,13 @@ def accuracy_table(summary: Summary, arm: ArmSummary) -> Table:
             "the context limit (reasons in samples.jsonl)"
         )
     return table
+
+
+def counts_label(arm: ArmSummary, summary: Summary) -> str:
+    """ "18 scored · 7 skipped · 0 invalid data": what the rates are over, and what not."""
+    return (
+        f"{arm.n_scored} scored · {arm.n_skipped} skipped · {summary.n_invalid_data} invalid data"
+    )
 
 
 def _in_order(rows: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:

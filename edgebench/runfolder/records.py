@@ -69,6 +69,7 @@ class RunSettings(Record):
     # `--parse`: lenient (edgebench's extraction) or reference (the task's published
     # scorer's); `edgebench score --parse` records the mode it scored with here
     parse: str = "lenient"
+    prompt: str = "default"  # `--prompt`: the task's own prompt, or its benchmark's (reference)
 
 
 @dataclass(frozen=True)
@@ -219,8 +220,9 @@ class Device(Record):
 @dataclass(frozen=True)
 class TaskRecord(Record):
     name: str  # edgejson, deepjson, roundtrip ...
-    prompt_template: str  # the task's prompt, verbatim
+    prompt_template: str  # the task's prompt template of the style used, verbatim
     metric_family: str  # the metric family that scores the task
+    prompt_style: str = "default"  # `--prompt`: default, or reference (the benchmark's own)
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,7 @@ class DatasetRecord(Record):
     path: str | None = None  # the dataset file
     schemas: str | None = None  # its schema folder (EdgeJSON layout), if any
     sha256: str | None = None  # over the dataset file and every schema file
+    file_sha256: str | None = None  # of the dataset file alone, as published (None: a folder)
     # examples in the dataset, rows left out as invalid not counted (the run may take fewer)
     n_examples: int | None = None
     limit: int | None = None  # `--limit`: the run took the first N examples
@@ -658,6 +661,11 @@ class ArmSummary(Record):
         return arm_key(self.model, self.constraint)
 
     @property
+    def n_scored(self) -> int:
+        """Records scored: every figure's `n` (skipped examples were never decoded)."""
+        return self.n_examples - self.n_skipped
+
+    @property
     def task(self) -> FamilySummary | None:
         """The task's own family (None for an arm that never ran)."""
         return next((f for f in self.families.values() if f.role == "task"), None)
@@ -731,6 +739,9 @@ class Summary(Record):
     arms: list[ArmSummary]  # one per (model, constraint mode), in run order
     consistency: ConsistencySummary | None  # consistency runs
     parse: str = "lenient"  # how the JSON was taken from the answers (settings.parse)
+    # dataset rows left out because their ground truth fails their own schema
+    n_invalid_data: int = 0
+    prompt_style: str = "default"  # the task's prompt style (`--prompt`)
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)

@@ -79,7 +79,7 @@ from edgebench.runner.workers import (
 from edgebench.summary import summarize
 from edgebench.system.device import device_info
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
-from edgebench.tasks.base import Example, PromptingTask
+from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
 
 STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
 
@@ -170,9 +170,10 @@ def execute(
         raise UserError("the dataset has no examples to run")
     dataset_record = replace(dataset_record, sample=sample)
     families = select_families(task.metric_family, settings.metrics, settings.metric_params)
+    prompt_template_for(task, settings.prompt)  # an unknown style: one line, no folder
     # Rendering runs each model's chat template: a failure here leaves no folder behind.
     # Every example's prompt is rendered: n_ctx is sized from the whole dataset.
-    built = [task.build_prompt(ex) for ex in dataset]
+    built = [task.build_prompt(ex, settings.prompt) for ex in dataset]
     dataset_prompts = [m.prompt_format.render_many(built) for m in models]
     positions = dataset_positions(dataset, examples)
     prompts = [[whole[i] for i in positions] for whole in dataset_prompts]
@@ -330,7 +331,12 @@ class _Run:
             command=list(sys.argv),
             settings=self.settings,
             models=[m.record() for m in self.models],
-            task=TaskRecord(self.task.name, self.task.prompt_template, self.task.metric_family),
+            task=TaskRecord(
+                self.task.name,
+                prompt_template_for(self.task, self.settings.prompt),
+                self.task.metric_family,
+                prompt_style=self.settings.prompt,
+            ),
             dataset=dataset,
             device=Device.from_json(device_info(self.settings.threads)),
             packages=package_versions(),
@@ -434,7 +440,11 @@ class _Run:
         """The jobs with their shared prompt prefix, the examples of one prefix in a row."""
         model = self.models[position]
         prefixes = shared_prefixes(
-            model.prompt_format, self.task, self.examples, self.prompts[position]
+            model.prompt_format,
+            self.task,
+            self.examples,
+            self.prompts[position],
+            self.settings.prompt,
         )
         order = grouped_by_prefix(list(range(len(planned))), prefixes, prompt_tokens)
         return [replace(planned[i], prefix=prefixes[i]) for i in order]

@@ -15,18 +15,23 @@ from edgebench.constraints import engine_mode
 from edgebench.errors import UserError
 from edgebench.prompts import PromptFormat
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.tasks.base import Example, PromptingTask
+from edgebench.tasks.base import DEFAULT_STYLE, Example, PromptingTask
 
 _MARKER = "\x1eEDGEBENCH-TEXT\x1e"
 
 
 def shared_prefixes(
-    prompt_format: PromptFormat, task: PromptingTask, examples: list[Example], prompts: list[str]
+    prompt_format: PromptFormat,
+    task: PromptingTask,
+    examples: list[Example],
+    prompts: list[str],
+    style: str = DEFAULT_STYLE,
 ) -> list[str | None]:
-    """Per example, the rendered prompt's text before the example's own text; None
-    where the task does not place the text in the prompt that way."""
+    """Per example, the rendered prompt's text (in the prompt `style` the run uses) before
+    the example's own text; None where the task does not place the text in the prompt
+    that way."""
     marked = prompt_format.render_many(
-        [task.build_prompt(replace(example, text=_MARKER)) for example in examples]
+        [task.build_prompt(replace(example, text=_MARKER), style) for example in examples]
     )
     prefixes: list[str | None] = []
     for rendered, prompt in zip(marked, prompts, strict=True):

@@ -121,6 +121,7 @@ def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], Dat
         path=str(dataset),
         schemas=str(schemas) if schemas else None,
         sha256=dataset_hash(Path(dataset), Path(schemas) if schemas else None),
+        file_sha256=file_sha256(Path(dataset)),
         n_examples=len(examples),  # usable ones; the run may take --limit or --sample
         limit=settings.limit,
         n_invalid_data=len(invalid),
@@ -143,6 +144,14 @@ def invalid_data_warning(record: DatasetRecord) -> str | None:
         f"fails their own schema ({shown}; each id and error in manifest.json; "
         "--strict-data refuses the file)"
     )
+
+
+def file_sha256(dataset: Path) -> str | None:
+    """sha256 of the dataset file alone, to match a published release's checksum (None
+    for a folder dataset such as JSONSchemaBench's: `dataset_hash` covers its files)."""
+    if dataset.is_dir():
+        return None
+    return hashlib.sha256(dataset.read_bytes()).hexdigest()
 
 
 def dataset_hash(dataset: Path, schemas: Path | None) -> str:

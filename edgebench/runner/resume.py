@@ -11,7 +11,7 @@ from edgebench.runfolder.records import DatasetRecord, Manifest, RunSettings, Sa
 from edgebench.runner.spec import RESUMABLE_CHANGES, ModelUnderTest
 from edgebench.system.device import device_info
 from edgebench.system.versions import package_versions
-from edgebench.tasks.base import PromptingTask
+from edgebench.tasks.base import PromptingTask, prompt_template_for
 
 # RunSettings field -> the option that sets it, for messages
 _OPTION_NAMES = {
@@ -77,7 +77,9 @@ def resume_conflict(
             return _differs(f"setting {option}", _shown(stored), _shown(now))
     if manifest.task.name != task.name:
         return _differs("task", manifest.task.name, task.name)
-    if manifest.task.prompt_template != task.prompt_template:
+    if manifest.task.prompt_style != settings.prompt:
+        return _differs("prompt style (--prompt)", manifest.task.prompt_style, settings.prompt)
+    if manifest.task.prompt_template != prompt_template_for(task, settings.prompt):
         return "the task's prompt template differs (edgebench was changed since)"
     for name, version in package_versions().items():
         if name in manifest.packages and manifest.packages[name] != version:

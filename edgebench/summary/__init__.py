@@ -46,6 +46,8 @@ def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
         arms=summarize_arms(manifest, samples, families),
         consistency=SUMMARIZERS[manifest.kind](manifest, samples, families),
         parse=manifest.settings.parse,
+        n_invalid_data=manifest.dataset.n_invalid_data,
+        prompt_style=manifest.task.prompt_style,
     )
 
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from edgebench.errors import UserError
+
+# `--prompt`: the task's own prompt, or the one its benchmark's published code writes.
+PROMPT_STYLES = ("default", "reference")
+DEFAULT_STYLE = "default"
 
 
 @dataclass(frozen=True)
@@ -42,13 +49,40 @@ class Prompt:
 
 class PromptingTask(Protocol):
     """What the run engine asks of a task: its name, how it turns an example into a
-    prompt, and the metric family that scores the model's output (metrics/)."""
+    prompt in each style it has, and the metric family that scores the model's output
+    (metrics/)."""
 
     name: str
-    prompt_template: str  # recorded verbatim in the manifest
+    prompt_template: str  # the default style's template
+    # style -> template, recorded verbatim in the manifest; a task without a published
+    # prompt has no "reference" (asking for it is a one-line error naming the task)
+    prompt_templates: dict[str, str]
     metric_family: str  # the family whose scores are the task's own
 
-    def build_prompt(self, example: Example) -> Prompt: ...
+    def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt: ...
+
+
+def prompt_template_for(task: PromptingTask, style: str) -> str:
+    """The template of `style` for `task`; an unknown style, or one the task has no
+    template for, is a one-line UserError."""
+    if style not in PROMPT_STYLES:
+        raise UserError(f"--prompt: unknown style '{style}' (styles: {', '.join(PROMPT_STYLES)})")
+    template = task.prompt_templates.get(style)
+    if template is None:
+        raise UserError(
+            f"--prompt {style}: task '{task.name}' has no published prompt to reproduce; "
+            f"use --prompt {DEFAULT_STYLE}"
+        )
+    return template
+
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def fill_template(template: str, **values: str) -> str:
+    """`template` with each `{name}` of `values` replaced, in one pass: braces of the
+    template's own text (a reference prompt's `{JSON Object}`) and of the values stay."""
+    return _FIELD.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 class Task(PromptingTask, Protocol):

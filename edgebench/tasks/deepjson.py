@@ -11,14 +11,21 @@ array property), its items' properties sit directly below it. So
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.errors import UserError
 from edgebench.resources import resource_dir
 from edgebench.scoring.schema import get_checker
-from edgebench.tasks.base import Example, Prompt
+from edgebench.tasks.base import (
+    DEFAULT_STYLE,
+    Example,
+    Prompt,
+    fill_template,
+    prompt_template_for,
+)
 from edgebench.tasks.edgejson import render_schema
 from edgebench.tasks.formats.deepjson import DeepJSONRow, deepjson_row, read_deepjson
 
@@ -40,6 +47,43 @@ PROMPT_TEMPLATE = (
     "Text:\n"
     "{text}"
 )
+
+# DeepJSONEval's own prompt (GTS-AI-Infra-Lab-SotaS/DeepJSONEval: JSON_Output_meta_prompt.txt,
+# joined by running_inference.py as meta prompt + "\n" + schema and text sections), byte
+# for byte: trailing double spaces, rule 5 (strings keep the text's language) and the
+# literal backslash-n of rule 6 included. The file's CRLF line ends reach the model as "\n"
+# (utils.load_file reads it in text mode).
+REFERENCE_META_PROMPT = (
+    "*** Task Scenario  \n"
+    "This is a text information extraction scenario. You need to map relevant content from "
+    "the user's natural language text description to the given JSON Schema and finally "
+    "output a JSON Object.  \n"
+    "\n"
+    "*** Summary of Input Information:  \n"
+    "1. JSON Schema  \n"
+    "2. Text Description  \n"
+    "\n"
+    "*** Task Rules  \n"
+    "1. Strictly follow JSON format for mapping.  \n"
+    "2. Strictly adhere to the hierarchical relationships in the JSON Schema.  \n"
+    "3. Understand the requirements of each property in the JSON Schema and correctly match "
+    "content from the text description.  \n"
+    "4. All output content in the mapped JSON must be strictly extracted from the user's "
+    "input information.  \n"
+    "5. If the field description does not explicitly specify a language type, string-type "
+    "fields must match the language type of the text description.  \n"
+    "6. The final JSON Object must be output in Markdown format, i.e., "
+    "```json\\n{JSON Object}\\n```.\n"
+)
+REFERENCE_TEMPLATE = (
+    REFERENCE_META_PROMPT + "\n" + "*** JSON Schema\n{schema}\n\n*** Text Description\n{text}"
+)
+
+
+def render_reference_schema(schema: Any) -> str:
+    """The schema as the release's `schema` column holds it and the benchmark pastes it:
+    two-space indents, non-ASCII kept (reproduces every public sample row exactly)."""
+    return json.dumps(schema, indent=2, ensure_ascii=False)
 
 
 def difficulty_of(depth: int) -> str:
@@ -123,6 +167,10 @@ class DeepJSONTask:
 
     name = "deepjson"
     prompt_template = PROMPT_TEMPLATE
+    prompt_templates: ClassVar[dict[str, str]] = {
+        "default": PROMPT_TEMPLATE,
+        "reference": REFERENCE_TEMPLATE,
+    }
     metric_family = "deepjson"
 
     @staticmethod
@@ -139,6 +187,8 @@ class DeepJSONTask:
         dataset, _ = self.resolve_paths(dataset, schemas)
         return load_deepjson(dataset)
 
-    def build_prompt(self, example: Example) -> Prompt:
-        user = self.prompt_template.format(schema=render_schema(example.schema), text=example.text)
+    def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt:
+        template = prompt_template_for(self, style)
+        render = render_reference_schema if style == "reference" else render_schema
+        user = fill_template(template, schema=render(example.schema), text=example.text)
         return Prompt(system=None, user=user)

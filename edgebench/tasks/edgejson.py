@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.resources import resource_dir
 from edgebench.scoring.schema import DEFAULT_MAX_ERRORS
-from edgebench.tasks.base import Example, Prompt
+from edgebench.tasks.base import (
+    DEFAULT_STYLE,
+    Example,
+    Prompt,
+    fill_template,
+    prompt_template_for,
+)
 from edgebench.tasks.expected import expected_errors
 from edgebench.tasks.formats.edgejson import read_edgejson
 
@@ -28,6 +34,12 @@ PROMPT_TEMPLATE = (
     "{text}\n"
     "\n"
     "JSON:"
+)
+
+# The EdgeJSON harness's prompt (SLMBench, benchmarks/edge_json/scripts/eval.py,
+# `evaluate_example`): no schema, the row's text after "Input:".
+REFERENCE_TEMPLATE = (
+    "Extract the structured JSON data from the following text.\n\nInput: {text}\n\nOutput:"
 )
 
 
@@ -72,6 +84,10 @@ class EdgeJSONTask:
 
     name = "edgejson"
     prompt_template = PROMPT_TEMPLATE
+    prompt_templates: ClassVar[dict[str, str]] = {
+        "default": PROMPT_TEMPLATE,
+        "reference": REFERENCE_TEMPLATE,
+    }
     metric_family = "edgejson"
 
     @staticmethod
@@ -92,6 +108,7 @@ class EdgeJSONTask:
         assert schemas is not None
         return load_edgejson(dataset, schemas)
 
-    def build_prompt(self, example: Example) -> Prompt:
-        user = self.prompt_template.format(schema=render_schema(example.schema), text=example.text)
+    def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt:
+        template = prompt_template_for(self, style)
+        user = fill_template(template, schema=render_schema(example.schema), text=example.text)
         return Prompt(system=None, user=user)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.scoring.ir import depth
-from edgebench.tasks.base import Example, Prompt
+from edgebench.tasks.base import DEFAULT_STYLE, Example, Prompt, prompt_template_for
 from edgebench.tasks.edgejson import EdgeJSONTask, load_edgejson
 from edgebench.tasks.formats.objects import read_objects
 
@@ -107,6 +107,8 @@ class RoundtripTask:
 
     name = "roundtrip"
     prompt_template = PROMPT_TEMPLATE
+    # No published prompt to reproduce: `--prompt reference` is refused, naming the task.
+    prompt_templates: ClassVar[dict[str, str]] = {"default": PROMPT_TEMPLATE}
     metric_family = "structure"
 
     def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, Path | None]:
@@ -125,5 +127,6 @@ class RoundtripTask:
             for ex in load_edgejson(dataset, schemas)
         ]
 
-    def build_prompt(self, example: Example) -> Prompt:
+    def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt:
+        prompt_template_for(self, style)
         return Prompt(system=SYSTEM_PROMPT, user=USER_TEMPLATE.format(description=example.text))

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.errors import UserError
-from edgebench.tasks.base import Example, Prompt
+from edgebench.tasks.base import DEFAULT_STYLE, Example, Prompt, fill_template, prompt_template_for
 from edgebench.tasks.edgejson import render_schema
 from edgebench.tasks.formats.jsonschemabench import SchemaFile, read_schemas
 
@@ -64,7 +64,7 @@ class SchemasTask:
 
     name = "schemas"
     prompt_template = PROMPT_TEMPLATE
-    prompt_templates = PROMPT_TEMPLATES
+    prompt_templates: ClassVar[dict[str, str]] = PROMPT_TEMPLATES
     metric_family = "schemas"
 
     def resolve_paths(self, dataset: Path | None, schemas: Path | None) -> tuple[Path, None]:
@@ -81,11 +81,10 @@ class SchemasTask:
         dataset, _ = self.resolve_paths(dataset, schemas)
         return load_schemas(dataset)
 
-    def build_prompt(self, example: Example, style: str = "default") -> Prompt:
-        if style not in self.prompt_templates:
-            raise UserError(f"--prompt: unknown style '{style}' (styles: default, reference)")
+    def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt:
+        template = prompt_template_for(self, style)  # an unknown style: one line
         if style == "reference":
             return Prompt(system=REFERENCE_SYSTEM, user=render_reference_schema(example.schema))
         return Prompt(
-            system=None, user=PROMPT_TEMPLATE.replace("{schema}", render_schema(example.schema))
+            system=None, user=fill_template(template, schema=render_schema(example.schema))
         )

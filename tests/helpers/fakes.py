@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from edgebench.backends.fake import FakeBackend
 from edgebench.backends.worker import InProcessWorker
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import WorkerFactory
-from edgebench.tasks.base import Example, Prompt
+from edgebench.tasks.base import DEFAULT_STYLE, Example, Prompt, fill_template, prompt_template_for
 
 # What the fake answers and what the examples expect: one word = one token.
 RIGHT = '{"a": 1}'
@@ -24,10 +24,16 @@ class EchoTask:
 
     name = "echo"
     prompt_template = "{text}"
+    prompt_templates: ClassVar[dict[str, str]] = {
+        "default": "{text}",
+        "reference": "Reference: {text}",
+    }
     metric_family = "edgejson"
 
-    def build_prompt(self, example: Example) -> Prompt:
-        return Prompt(system=None, user=example.text)
+    def build_prompt(self, example: Example, style: str = DEFAULT_STYLE) -> Prompt:
+        return Prompt(
+            system=None, user=fill_template(prompt_template_for(self, style), text=example.text)
+        )
 
 
 def example(index: int, *, text: str | None = None, expected: Any = None) -> Example:

@@ -61,6 +61,7 @@ def test_summary_is_broken_down_by_depth_difficulty_domain_and_type(run_dir: Pat
     groups = task["groups"]
     assert set(groups["depth"]) == {"3", "4", "5"}
     assert groups["depth"]["4"]["n"] == 0 and groups["depth"]["4"]["n_skipped"] == 1
+    assert groups["depth"]["4"]["key_matching"] is None  # nothing scored: no value, not 0
     assert set(groups["difficulty"]) == {"medium", "hard"}
     assert groups["domain"] and groups["element_type"]
     assert task["overall"]["n"] == 2 and task["overall"]["n_skipped"] == 1

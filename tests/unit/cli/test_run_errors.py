@@ -105,6 +105,20 @@ def test_unknown_constraint_mode(capsys: pytest.CaptureFixture[str], dataset: Pa
     assert_one_line_error(code, err, "--constraint", "unknown mode 'regex'")
 
 
+def test_unknown_prompt_style(capsys: pytest.CaptureFixture[str], dataset: Path) -> None:
+    code, err = run_cli(capsys, "run", "--dataset", str(dataset), "--prompt", "paper")
+    assert_one_line_error(code, err, "--prompt: unknown style 'paper'", "default, reference")
+
+
+def test_a_task_without_a_reference_prompt(
+    capsys: pytest.CaptureFixture[str], dataset: Path
+) -> None:
+    code, err = run_cli(capsys, "run", "--task", "roundtrip", "--prompt", "reference")
+    assert_one_line_error(code, err, "task 'roundtrip' has no published prompt")
+    code, err = run_cli(capsys, "consistency", "--task", "roundtrip", "--prompt", "reference")
+    assert_one_line_error(code, err, "task 'roundtrip' has no published prompt")
+
+
 def test_resume_and_another_out_are_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

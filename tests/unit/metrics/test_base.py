@@ -42,7 +42,8 @@ def test_the_default_aggregation_is_the_mean_and_a_missing_score_counts_zero() -
         "right_length": pytest.approx(2 / 3),
         "valid_json": pytest.approx(2 / 3),
     }
-    assert family.aggregate([]) == {"n": 0, "right_length": 0.0, "valid_json": 0.0}
+    # no scored sample: no value, not 0
+    assert family.aggregate([]) == {"n": 0, "right_length": None, "valid_json": None}
     assert family.breakdowns([]) == {}
 
 

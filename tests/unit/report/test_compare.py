@@ -25,6 +25,8 @@ ROW_KEYS = {
     "constraint",
     "parse",
     "n",
+    "n_skipped",
+    "n_invalid_data",
     "skipped",
     "loops",
     "closed",
@@ -101,6 +103,7 @@ def test_compare_json_rows_have_plain_keys_and_the_runs_figures(
             3,
             None,
         )
+        assert row["n_skipped"] == row["n_invalid_data"] == 0
         assert row["json_exact"] == pytest.approx(2 / 3) and row["valid_json"] == 1.0
         assert row["hit_token_limit"] == 0 and row["n_unsupported"] == 0
         assert row["loops"] == row["closed"] == 0 and row["wall_s"] is not None

@@ -30,6 +30,7 @@ def test_run_folder_has_manifest_samples_and_summary(run_fake: RunFake) -> None:
         "name": "echo",
         "prompt_template": "{text}",
         "metric_family": "edgejson",
+        "prompt_style": "default",
     }
     assert [m["label"] for m in manifest["models"]] == ["fake-model"]
     assert manifest["models"][0]["prompt_format"]["style"] == "completion"

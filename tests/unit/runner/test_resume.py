@@ -156,6 +156,7 @@ def test_resume_refuses_another_dataset(first_run: Path, run_fake: RunFake) -> N
         ({"constraints": ("none", "json")}, r"setting --constraint differs"),
         ({"warmup": True}, r"setting --warmup/--no-warmup differs"),
         ({"metrics": ("sted",)}, r"setting --metrics differs"),
+        ({"prompt": "reference"}, r"setting --prompt differs \(run: default, now: reference\)"),
     ],
 )
 def test_resume_refuses_other_settings(
@@ -166,6 +167,22 @@ def test_resume_refuses_other_settings(
     with pytest.raises(UserError, match=r"cannot resume .*: " + message):
         echo_run(run_fake, out, resume=True, **change)
     assert manifest_of(out)["resumes"] == []  # refused before anything was written
+
+
+def test_resume_refuses_a_run_recorded_with_another_prompt_style(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    """A manifest whose task record says another style (the settings agreeing) is refused
+    too: the style recorded beside the template is checked on its own."""
+    out = tmp_path / "run"
+    echo_run(run_fake, out, prompt="reference")
+    manifest = manifest_of(out)
+    manifest["task"]["prompt_style"] = "default"
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(
+        UserError, match=r"prompt style \(--prompt\) differs \(run: default, now: reference\)"
+    ):
+        echo_run(run_fake, out, resume=True, prompt="reference")
 
 
 def test_resume_may_change_timeout_crash_limit_and_memory_check(
