@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,9 @@ from edgebench.runner.rescore import rescore
 from edgebench.summary import load_run
 from edgebench.tasks.schemas import SchemasTask
 from tests.conftest import RunFake
+from tests.helpers.cli import run_cli
+from tests.helpers.cli_model import use_fake_model
+from tests.helpers.run_folder import manifest_of
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 COUNT = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}
@@ -84,6 +88,8 @@ def schemas_run(run_fake: RunFake, release: Path, outputs: list[str], **settings
         **settings,
     )
 
+
+SUBSETS = ("Github_easy", "Kubernetes")
 
 # Run order is the folder's: count, person, refused | killer, pod, raiser.
 OUTPUTS = ['{"n": -1}', '{"name": "Ada"}', '{"name": "Pod-1"}']
@@ -170,3 +176,39 @@ def test_score_again_reproduces_the_summary(run_fake: RunFake, release: Path) ->
     before = (result.run_dir / "summary.json").read_text()
     rescore(result.run_dir)
     assert (result.run_dir / "summary.json").read_text() == before
+
+
+def test_sample_stratified_by_subset_through_the_cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The issue's command on a release-shaped folder: `--sample 4 --stratify subset` takes
+    2 schemas of each subset, and coverage and compliance come per subset."""
+    root = tmp_path / "jsonschemabench"
+    for subset in ("Github_easy", "Kubernetes"):
+        for index in range(5):
+            path = root / "data" / subset / f"o{index}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({**PERSON, "title": f"{subset}-{index}"}))
+    use_fake_model(
+        monkeypatch,
+        lambda model, mode: InProcessWorker(FakeBackend(default_output='{"name": "A"}')),
+    )
+    out = tmp_path / "run"
+    code, err = run_cli(
+        capsys,
+        *("run", "--task", "schemas", "--dataset", str(root), "--out", str(out)),
+        *("--constraint", "gbnf,mask", "--sample", "4", "--stratify", "subset"),
+    )
+    assert code == 0, err
+    samples = read_jsonl(out / "samples.jsonl")
+    picked = Counter((s["constraint"], s["groups"]["subset"]) for s in samples)
+    assert picked == {(mode, subset): 2 for mode in ("gbnf", "mask") for subset in SUBSETS}
+    summary = json.loads((out / "summary.json").read_text())
+    for arm in summary["arms"]:
+        by_subset = arm["coverage"]["groups"]["subset"]
+        assert {name: row["compiled"] for name, row in by_subset.items()} == dict.fromkeys(
+            SUBSETS, 2
+        )
+        by_family = arm["families"]["schemas"]["groups"]["subset"]
+        assert by_family["Kubernetes"]["schema_compliance"] == 1.0
+    assert manifest_of(out)["dataset"]["sample"]["stratify"] == "subset"
