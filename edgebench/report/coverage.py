@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from edgebench.report.facts import NO_VALUE
 from edgebench.runfolder.records import ArmSummary, Coverage, Summary
 
 # The group coverage is broken down by when the run has it; else the first one.
@@ -27,6 +28,7 @@ def _ms(seconds: float | None) -> float | None:
 def _row(
     run_id: str, arm: ArmSummary, value: str, cov: Coverage, task: dict[str, Any]
 ) -> dict[str, Any]:
+    score = arm.coverage.score if arm.coverage else None
     return {
         "run": run_id,
         "model": arm.model,
@@ -40,7 +42,8 @@ def _row(
         "compile_ms_p50": _ms(cov.compile_s.p50),
         "compile_ms_p95": _ms(cov.compile_s.p95),
         "valid_json": task.get("valid_json"),
-        "schema_compliance": task.get("schema_compliance"),
+        "schema_score": score,  # the task's schema score (schema_compliance, syntax ...)
+        "schema_compliance": task.get(score) if score else None,
         "compliant_when_compiled": cov.compliant_when_compiled,
         "refusals": cov.refusals,
     }
@@ -73,7 +76,7 @@ def coverage_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
 
 def _cell(value: Any, digits: int = 3) -> str:
     if value is None:
-        return "-"
+        return NO_VALUE
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
@@ -113,8 +116,9 @@ def coverage_table(summaries: list[Summary]) -> Table | None:
     table.caption = (
         "compiled / refused / crashed: examples whose schema the engine compiled, refused, "
         "or lost the worker on (killed or past --timeout). compile ms: first compile per "
-        "distinct schema that compiled. valid, schema: the task's scores over all rows "
-        "(a refused schema scores 0); schema|compiled: over the compiled rows only. "
+        "distinct schema that compiled. valid, schema: the task's valid JSON and schema score "
+        "(schema compliance; DeepJSONEval: syntax) over all rows (a refused schema scores "
+        "0); schema|compiled: over the compiled rows only. "
         "Refusal reasons: summary.json, arms[].coverage."
     )
     return table

@@ -604,6 +604,9 @@ class CoverageSummary(Record):
 
     overall: Coverage  # every example of the arm
     groups: dict[str, dict[str, Coverage]]  # group (subset ...) -> value -> coverage
+    # the task family's schema score that `compliant_when_compiled` counts (schema_compliance,
+    # deepjson's syntax ...); None: the task has none
+    score: str | None = None
 
 
 @dataclass(frozen=True)

@@ -85,4 +85,5 @@ def coverage_summary(
             }
             for key, values in sorted(by_value.items())
         },
+        score=score,
     )

@@ -18,6 +18,7 @@ from edgebench.io import read_jsonl
 from edgebench.metrics import get_family
 from edgebench.report import facts, rundata
 from edgebench.report.compare import compare_rows
+from edgebench.report.coverage import coverage_rows
 from edgebench.report.table import render_summary
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import plan_context
@@ -292,3 +293,15 @@ def test_deepjson_as_an_extra_family_scores_another_task(run_fake: RunFake) -> N
     assert extra.role == "extra" and extra.overall["strict"] == pytest.approx(1 / 3)
     assert "element_type" in extra.groups
     assert arm.metrics == arm.families["edgejson"].overall  # the task's figures stay EdgeJSON's
+
+
+def test_coverage_counts_deepjsons_own_schema_score(run_fake: RunFake) -> None:
+    """A schema engine's coverage on DeepJSONEval reads the family's schema score (syntax),
+    not a `schema_compliance` the family does not have."""
+    outputs = [json.dumps(deep_value(3, "n3")), "{}", "{}"]
+    result, _ = deep_run(run_fake, outputs, dataset(), constraints=("gbnf",))
+    rows = coverage_rows([load_run(result.run_dir).summary])
+    overall = rows[-1]
+    assert overall["group"] == "overall" and overall["schema_score"] == "syntax"
+    assert overall["schema_compliance"] == pytest.approx(1 / 3)
+    assert overall["compliant_when_compiled"] == pytest.approx(1 / 3)
