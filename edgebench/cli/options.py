@@ -32,8 +32,19 @@ ModelOpt = Annotated[
         "--model",
         "-m",
         help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
-        "or hf:REPO/FILE; several, comma-separated, run one after another in one run. "
+        "or hf:REPO/FILE (one model: a comma is part of its name). "
         "Default: smollm2-135m-instruct.",
+    ),
+]
+ModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
+        "or hf:REPO/FILE. Several run one after another in one run: repeat --model (each "
+        "value is one model, commas and all) or separate them with commas in one value "
+        "(write a comma inside a path as \\,). Default: smollm2-135m-instruct.",
     ),
 ]
 ThreadsOpt = Annotated[
