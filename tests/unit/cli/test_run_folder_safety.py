@@ -135,6 +135,13 @@ def test_a_samples_line_missing_a_field_names_file_line_and_field(
         ("limit", "abc", "settings.limit: expected an integer, got a string"),
         ("threads", None, "settings.threads: expected an integer, got null"),
         ("constraints", "none", "settings.constraints: expected an array, got a string"),
+        # The right type, a value the option refuses: named as the file's, not the option's.
+        ("limit", 0, "settings.limit: 0 is below the minimum of 1"),
+        ("threads", -2, "settings.threads: -2 is below the minimum of 1"),
+        ("n_ctx", 1, "settings.n_ctx: 1 is below the minimum of 64"),
+        ("timeout", -1, "settings.timeout: -1.0 is below the minimum of 0.1"),
+        ("sample", 0, "settings.sample: 0 is below the minimum of 1"),
+        ("parse", "zz", "settings.parse: --parse: unknown mode 'zz'"),
     ],
 )
 def test_a_damaged_manifest_setting_is_a_one_line_error_on_resume(
