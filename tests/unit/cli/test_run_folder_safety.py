@@ -91,6 +91,26 @@ def test_ctrl_c_while_a_consistency_run_counts_tokens_gives_its_resume_hint(
     assert f"continue with: edgebench consistency --resume {cli.out}" in last_line(err)
 
 
+def test_ctrl_c_during_a_bench_says_where_what_was_measured_is_kept(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from edgebench.runner import bench
+    from tests.helpers.bench_fakes import SpeedWorkers
+    from tests.helpers.gguf_factory import isolate, write_gguf
+
+    isolate(monkeypatch, tmp_path)
+    workers = SpeedWorkers(die_at=2, failure=KeyboardInterrupt())
+    monkeypatch.setattr(bench, "start_worker", lambda model, mode, **kw: workers(kw["threads"]))
+    out = tmp_path / "bench.json"
+    model = str(write_gguf(tmp_path / "tiny.gguf"))
+    code, err = run_cli(
+        capsys, "bench", "-m", model, "-t", "1,2", "-p", "8", "-n", "0", "-o", str(out)
+    )
+    assert code == 130 and "Traceback" not in err
+    assert last_line(err) == f"interrupted: what was measured is kept in {out}"
+    assert json.loads(out.read_text())["status"] == "interrupted"
+
+
 # -- case 10: a samples.jsonl line that is JSON but not an object ----------------------
 @pytest.fixture
 def finished(cli: RoundtripCli) -> RoundtripCli:
