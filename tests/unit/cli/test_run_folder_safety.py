@@ -121,7 +121,7 @@ def finished(cli: RoundtripCli) -> RoundtripCli:
 
 
 @pytest.mark.parametrize("line", ["[1, 2]", '"text"', "3", "null"])
-@pytest.mark.parametrize("command", ["report", "score", "compare"])
+@pytest.mark.parametrize("command", ["report", "score", "compare", "card"])
 def test_a_samples_line_that_is_not_an_object_is_a_one_line_error(
     finished: RoundtripCli, tmp_path: Path, command: str, line: str
 ) -> None:
@@ -132,6 +132,8 @@ def test_a_samples_line_that_is_not_an_object_is_a_one_line_error(
     args = [str(finished.out)] * (2 if command == "compare" else 1)
     if command == "report":
         args += ["--html", str(tmp_path / "report.html")]
+    if command == "card":
+        args += ["--out", str(tmp_path / "card.md")]
     code, err = run_cli(finished.capsys, command, *args)
     assert_one_line_error(code, err, "expected an object")
     assert f"{samples}:3:" in " ".join(err.split())
