@@ -155,21 +155,32 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def read_jsonl_checked(path: Path) -> tuple[list[dict[str, Any]], bool]:
     """The records and whether a torn last line was left out. A bad line anywhere else
-    is not a crash's doing: it is a UserError naming the file and line."""
-    records = []
+    (not JSON, or JSON but not an object) is not a crash's doing: it is a UserError naming
+    the file and line."""
+    values, torn = read_jsonl_numbered(path)
+    for number, value in values:
+        if not isinstance(value, dict):
+            raise UserError(f"{path}: line {number}: expected a JSON object")
+    return [value for _, value in values], torn
+
+
+def read_jsonl_numbered(path: Path) -> tuple[list[tuple[int, Any]], bool]:
+    """Each line's JSON value with its line number (blank lines count, as in an editor),
+    and whether a torn last line was left out; a line that is not JSON is a UserError."""
+    values: list[tuple[int, Any]] = []
     torn = False
     with path.open(encoding="utf-8", errors="surrogateescape") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                values.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
                 if not line.endswith("\n"):
                     torn = True  # the last write was cut short
                     break
                 raise UserError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
-    return records, torn
+    return values, torn
 
 
 def rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:

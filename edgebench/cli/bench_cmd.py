@@ -6,11 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from edgebench.cli.options import ModelOpt, default_threads, parse_int_list
 from edgebench.cli.output import stderr_console, stdout_console
 from edgebench.report.bench_table import BenchRichProgress, bench_notes, bench_table
-from edgebench.runner.bench import BenchSettings, execute_bench, plan_tests
+from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
 from edgebench.runner.prepare import model_under_test
 
 
@@ -101,8 +102,17 @@ def bench(
     )
     plan_tests(settings)  # a bad combination fails before the model is resolved
     console = stderr_console()
-    model_info = model_under_test(settings.model)
-    result = execute_bench(settings, model_info, progress=BenchRichProgress(console))
+    try:
+        model_info = model_under_test(settings.model)
+        result = execute_bench(settings, model_info, progress=BenchRichProgress(console))
+    except KeyboardInterrupt as stopped:
+        kept = "nothing was written"
+        if isinstance(stopped, BenchInterrupted):
+            kept = f"what was measured is kept in {stopped.path}"
+        console.print(
+            f"[bold yellow]interrupted:[/] {escape(kept)}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(130) from None
     stdout_console().print(bench_table(result.report))
     for note in bench_notes(result.report):
         console.print(f"[yellow]not clean:[/] {note}", highlight=False, soft_wrap=True)

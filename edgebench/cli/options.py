@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 
 from edgebench.errors import UserError
-from edgebench.runfolder.read import read_manifest
+from edgebench.runfolder.read import MANIFEST, read_manifest
 from edgebench.runfolder.records import DEFAULT_MAX_CRASHES, RunSettings
 from edgebench.runner.resume import settings_from_manifest
+from edgebench.scoring.extract import check_parse_mode
 
 
 def default_threads() -> int:
@@ -32,8 +33,19 @@ ModelOpt = Annotated[
         "--model",
         "-m",
         help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
-        "or hf:REPO/FILE; several, comma-separated, run one after another in one run. "
+        "or hf:REPO/FILE (one model: a comma is part of its name). "
         "Default: smollm2-135m-instruct.",
+    ),
+]
+ModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
+        "or hf:REPO/FILE. Several run one after another in one run: repeat --model (each "
+        "value is one model, commas and all) or separate them with commas in one value "
+        "(write a comma inside a path as \\,). Default: smollm2-135m-instruct.",
     ),
 ]
 ThreadsOpt = Annotated[
@@ -269,7 +281,42 @@ def run_settings(options: dict[str, Any], resume: Path | None, **converted: Any)
         return RunSettings(**{"threads": default_threads(), **given})
     if out is not None and out.resolve() != resume.resolve():
         raise UserError("give the run folder once: --resume DIR (not --out as well)")
-    return settings_from_manifest(read_manifest(resume), resume, given)
+    manifest = read_manifest(resume)
+    check_stored_settings(manifest.settings, resume / MANIFEST)
+    return settings_from_manifest(manifest, resume, given)
+
+
+def _minimum(option: Any) -> Any:
+    return get_args(option)[1].min
+
+
+# Settings a manifest stores, with the option that sets them (and its minimum).
+_RANGED = {
+    "threads": ThreadsOpt,
+    "max_tokens": MaxTokensOpt,
+    "n_ctx": NCtxOpt,
+    "max_context": MaxContextOpt,
+    "limit": LimitOpt,
+    "close_tokens": CloseTokensOpt,
+    "timeout": TimeoutOpt,
+    "max_crashes": MaxCrashesOpt,
+}
+
+
+def check_stored_settings(settings: RunSettings, path: Path) -> None:
+    """A hand-edited manifest setting that has the right type but a value its option
+    refuses: a one-line error naming the file and the field (the types are checked when
+    the manifest is read)."""
+    for name, option in _RANGED.items():
+        value, minimum = getattr(settings, name), _minimum(option)
+        if value is not None and value < minimum:
+            raise UserError(f"{path}: settings.{name}: {value} is below the minimum of {minimum}")
+    if settings.sample is not None and settings.sample < 1:
+        raise UserError(f"{path}: settings.sample: {settings.sample} is below the minimum of 1")
+    try:
+        check_parse_mode(settings.parse)
+    except UserError as exc:
+        raise UserError(f"{path}: settings.parse: {exc}") from None
 
 
 def parse_int_list(text: str, option: str, minimum: int) -> tuple[int, ...]:

@@ -44,9 +44,18 @@ def interruptible(console: Console) -> Iterator[None]:
     try:
         yield
     except RunInterrupted as stopped:
+        kept = f"{stopped.n_samples} completed examples kept in {stopped.run_dir}"
+        if stopped.resume is None:
+            kept = f"nothing was written to {stopped.run_dir}; start the run again"
+        else:
+            kept += f"; continue with: {stopped.resume}"
         console.print(
-            f"[bold yellow]interrupted:[/] {stopped.n_samples} completed examples kept in "
-            f"{stopped.run_dir}; continue with: {stopped.resume}",
+            f"[bold yellow]interrupted:[/] {escape(kept)}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(130) from None
+    except KeyboardInterrupt:  # loading the dataset or the model, rendering prompts
+        console.print(
+            "[bold yellow]interrupted:[/] before the run folder was made; nothing was written",
             highlight=False,
             soft_wrap=True,
         )
@@ -68,13 +77,13 @@ def run_and_show(
     pulled), resolve the models, run them through the engine with a progress bar, print
     the summary with `render`, and say where it went and what a crash or timeout cost."""
     console = stderr_console()
-    examples, dataset = load_examples(task, settings)
-    select_examples(examples, settings)  # --sample and --stratify mistakes, before a pull
-    warning = invalid_data_warning(dataset)
-    if warning is not None:
-        console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
-    models = [model_under_test(spec) for spec in model_specs]
     with interruptible(console):
+        examples, dataset = load_examples(task, settings)
+        select_examples(examples, settings)  # --sample and --stratify mistakes, before a pull
+        warning = invalid_data_warning(dataset)
+        if warning is not None:
+            console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+        models = [model_under_test(spec) for spec in model_specs]
         result = execute(
             settings,
             models,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
@@ -19,7 +20,7 @@ from edgebench.cli.options import (
     MaxTokensOpt,
     MetricParamOpt,
     MetricsOpt,
-    ModelOpt,
+    ModelsOpt,
     NCtxOpt,
     OutOpt,
     ParseOpt,
@@ -48,19 +49,36 @@ from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import get_task
 from edgebench.tasks.base import prompt_template_for
 
+# A comma separates models unless a backslash escapes it (`dir\\,v2/m.gguf`).
+_SEPARATOR = re.compile(r"(?<!\\),")
+
+
+def join_models(values: list[str] | None) -> str | None:
+    """`--model` as given -> the one text `RunSettings.model` records: a single value as
+    typed (a comma list, maybe with escapes); repeated values each taken whole, their
+    commas escaped, so `parse_model_list` gives them back."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return ",".join(value.replace(",", "\\,") for value in values)
+
 
 def parse_model_list(text: str | None) -> list[str | None]:
-    """`--model a,b` -> the model specs in order; None (the default model) when absent."""
+    """`--model a,b` -> the model specs in order (`\\,` is a comma inside one); None (the
+    default model) when absent."""
     if text is None:
         return [None]
-    specs = [part.strip() for part in text.split(",")]
+    specs = [part.strip().replace("\\,", ",") for part in _SEPARATOR.split(text)]
     if not all(specs):
-        raise UserError(f"--model: empty name in {text!r} (separate models with commas)")
+        raise UserError(
+            f"--model: empty name in {text!r} (separate models with commas, or repeat --model)"
+        )
     return specs
 
 
 def run(
-    model: ModelOpt = None,
+    model: ModelsOpt = None,
     task: TaskOpt = None,
     dataset: DatasetOpt = None,
     schemas: SchemasOpt = None,
@@ -136,6 +154,7 @@ def run(
         metrics=parse_metrics(metrics) if metrics is not None else None,
         metric_params=parse_metric_params(metric_param) if metric_param else None,
         parse=check_parse_mode(parse) if parse is not None else None,
+        model=join_models(model),
     )
     task_impl = get_task(settings.task)
     prompt_template_for(task_impl, settings.prompt)  # a bad --prompt fails before any loading

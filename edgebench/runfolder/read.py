@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from edgebench.errors import UserError
-from edgebench.io import read_jsonl_checked
+from edgebench.io import read_jsonl_numbered
 from edgebench.runfolder.record import FormatError, Record
 from edgebench.runfolder.records import SCHEMA_VERSION, Manifest, SampleRecord, Summary
 
@@ -73,10 +73,8 @@ def read_samples(run_dir: Path) -> tuple[list[SampleRecord], bool]:
     path = run_dir / SAMPLES
     if not path.is_file():
         return [], False
-    rows, torn = read_jsonl_checked(path)
-    records = [
-        _as_record(SampleRecord, row, f"{path}:{line}") for line, row in enumerate(rows, start=1)
-    ]
+    rows, torn = read_jsonl_numbered(path)  # the record check names line and field
+    records = [_as_record(SampleRecord, row, f"{path}:{line}") for line, row in rows]
     return records, torn
 
 

@@ -34,6 +34,14 @@ from edgebench.system.versions import git_commit, package_versions, runtime_buil
 PIN_ENV = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
 
 
+class BenchInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a bench after its report was written."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"interrupted; what was measured is kept in {path}")
+        self.path = path
+
+
 class SpeedWorker(Protocol):
     def load(self, n_ctx: int) -> tuple[LoadInfo, float]: ...
     def speed_test(self, plan: SpeedPlan) -> list[SpeedResult]: ...
@@ -194,7 +202,7 @@ def execute_bench(
     write_json_atomic(path, report)
     if failure is not None:
         if isinstance(failure, KeyboardInterrupt):
-            raise failure
+            raise BenchInterrupted(path) from None
         if is_user_error(failure):
             raise UserError(f"{failure}; report kept in {path}") from None
         raise RunFailure(f"{failure}; what was measured is kept in {path}") from None

@@ -109,13 +109,14 @@ _ARM_ENDINGS = (
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C (or SIGTERM) stopped the run after its folder was written."""
+    """Ctrl-C (or SIGTERM) stopped the run after its folder was made."""
 
-    def __init__(self, run_dir: Path, n_samples: int, resume: str) -> None:
+    def __init__(self, run_dir: Path, n_samples: int, resume: str | None) -> None:
         super().__init__(f"interrupted; {n_samples} completed examples kept in {run_dir}")
         self.run_dir = run_dir
         self.n_samples = n_samples
-        self.resume = resume  # the command that continues the run
+        # the command that continues the run; None: nothing was written to continue
+        self.resume = resume
 
 
 @dataclass
@@ -207,6 +208,10 @@ def execute(
             first_worker, plans = run.plan()
         except OSError as exc:
             raise RunFailure(f"could not write to {folder.path}: {exc.strerror or exc}") from None
+        except RunInterrupted:
+            raise
+        except KeyboardInterrupt:  # counting tokens, sizing n_ctx, the memory check
+            raise run.interrupted_before_arms() from None
         with run.stop.installed():
             failure = run.run_arms(first_worker, plans)
         return run.finish(failure)
@@ -464,6 +469,14 @@ class _Run:
             if is_user_error(exc):  # the worker refused the model file
                 raise UserError(str(exc)) from None
             raise RunFailure(f"{exc} ({model.label}); run folder {self.folder.path}") from None
+
+    def interrupted_before_arms(self) -> RunInterrupted:
+        """Ctrl-C while planning: what the folder keeps (a resumed run's samples; the
+        manifest `plan` wrote as interrupted) and how to continue; no resume hint when no
+        manifest was written (the folder holds nothing)."""
+        written = self.folder.manifest_path.is_file()
+        resume = self.resume if written else None
+        return RunInterrupted(self.folder.path, len(self.samples), resume)
 
     # -- arms ------------------------------------------------------------------------
     def _put_arm(self, record: ArmRecord) -> None:
