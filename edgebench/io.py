@@ -51,12 +51,7 @@ def write_text_files(out_dir: Path, files: dict[str, str]) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"{out_dir}: exists and is not a folder")
     for relative, text in files.items():
-        path = out_dir / relative
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
-        except OSError as exc:
-            raise UserError(f"{path}: cannot write ({exc.strerror})") from None
+        write_text_atomic(out_dir / relative, text)
 
 
 def json_line(record: Any, **dump_options: Any) -> str:
