@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from edgebench.cli.options import ModelOpt, default_threads, parse_int_list
 from edgebench.cli.output import stderr_console, stdout_console
@@ -105,5 +106,5 @@ def bench(
     result = execute_bench(settings, model_info, progress=BenchRichProgress(console))
     stdout_console().print(bench_table(result.report))
     for note in bench_notes(result.report):
-        console.print(f"[yellow]not clean:[/] {note}", highlight=False, soft_wrap=True)
-    console.print(f"results: [bold]{result.path}[/]")
+        console.print(f"[yellow]not clean:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    console.print(f"results: [bold]{escape(str(result.path))}[/]", soft_wrap=True)
