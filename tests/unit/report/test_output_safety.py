@@ -103,6 +103,12 @@ def test_plot_links_resolve_for_a_card_name_with_spaces(
 # -- case 6: unwritable folders, read-only run folders, a full disk ---------------------
 
 
+# Both commands that write a file the user names.
+EACH_OUTPUT = pytest.mark.parametrize(
+    ("command", "option", "name"), [("card", "--out", "c.md"), ("report", "--html", "r.html")]
+)
+
+
 def _refuse(monkeypatch: pytest.MonkeyPatch, folder: Path, code: int) -> None:
     """`folder` cannot take new files: really (mode 0555) when not root; as root, where
     permissions do not bind, the writer's temporary file is refused with the same error."""
@@ -141,12 +147,21 @@ def test_card_on_a_read_only_run_folder_is_one_line(
 
 
 @pytest.mark.parametrize(
-    ("command", "option", "name"), [("card", "--out", "c.md"), ("report", "--html", "r.html")]
+    ("command", "option", "name", "code", "said", "exit_code"),
+    [
+        ("card", "--out", "c.md", errno.EACCES, "cannot write (Permission denied)", 2),
+        ("report", "--html", "r.html", errno.EACCES, "cannot write (Permission denied)", 2),
+        # A full disk is not the user's mistake: the run failure's exit code.
+        ("report", "--html", "r.html", errno.ENOSPC, "cannot write (No space left", 1),
+    ],
 )
-def test_card_and_report_into_an_unwritable_folder_are_one_line(
+def test_card_and_report_into_a_folder_that_refuses_writes_are_one_line(
     command: str,
     option: str,
     name: str,
+    code: int,
+    said: str,
+    exit_code: int,
     run_dir: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -154,30 +169,14 @@ def test_card_and_report_into_an_unwritable_folder_are_one_line(
 ) -> None:
     folder = tmp_path / "locked"
     folder.mkdir()
-    _refuse(monkeypatch, folder, errno.EACCES)
-    code, err = run_cli(capsys, command, str(run_dir), option, str(folder / name))
-    assert_one_line_error(code, err, str(folder), "cannot write (Permission denied)")
+    _refuse(monkeypatch, folder, code)
+    status, err = run_cli(capsys, command, str(run_dir), option, str(folder / name))
+    assert_one_line_error(status, err, str(folder), said, exit_code=exit_code)
     folder.chmod(0o755)
     assert list(folder.iterdir()) == []
 
 
-def test_a_full_disk_is_one_line_with_the_run_failure_code(
-    run_dir: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    folder = tmp_path / "full"
-    folder.mkdir()
-    _refuse(monkeypatch, folder, errno.ENOSPC)
-    folder.chmod(0o755)
-    code, err = run_cli(capsys, "report", str(run_dir), "--html", str(folder / "r.html"))
-    assert_one_line_error(code, err, "r.html: cannot write (No space left", exit_code=1)
-
-
-@pytest.mark.parametrize(
-    ("command", "option", "name"), [("card", "--out", "c.md"), ("report", "--html", "r.html")]
-)
+@EACH_OUTPUT
 def test_an_output_under_a_file_is_one_line(
     command: str,
     option: str,
