@@ -9,6 +9,8 @@ one line at a time, flushed and fsynced; a crash can tear only the last line, wh
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -49,12 +51,7 @@ def write_text_files(out_dir: Path, files: dict[str, str]) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"{out_dir}: exists and is not a folder")
     for relative, text in files.items():
-        path = out_dir / relative
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
-        except OSError as exc:
-            raise UserError(f"{path}: cannot write ({exc.strerror})") from None
+        write_text_atomic(out_dir / relative, text)
 
 
 def json_line(record: Any, **dump_options: Any) -> str:
@@ -76,13 +73,35 @@ def _umask() -> int:
     return mask
 
 
+class WriteFailed(UserError, OSError):
+    """A file could not be written (no permission, a read-only file system, a full disk):
+    one line naming the file. Still an OSError with its errno and strerror, so the run
+    engine's disk-error handling (a RunFailure naming the run folder) sees it as before;
+    a full disk is exit code 1 like any run failure, anything else a user's mistake."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(exc.errno, exc.strerror or str(exc), str(path))
+        self.path = path
+
+    @property
+    def exit_code(self) -> int:  # type: ignore[override]
+        return 1 if self.errno == errno.ENOSPC else 2
+
+    def __str__(self) -> str:
+        return f"{self.path}: cannot write ({self.strerror})"
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, fsync it, then rename over `path`,
     so readers see the old file or the new one, never half of one; on any error (a full
     disk) the temporary file is removed and the old file is untouched. The file gets the
-    usual permissions (0666 less the umask), not mkstemp's private 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    usual permissions (0666 less the umask), not mkstemp's private 0600. An OSError is
+    raised as WriteFailed, naming `path` (not the temporary file)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise WriteFailed(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -90,8 +109,11 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             os.fchmod(handle.fileno(), 0o666 & ~_umask())
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise WriteFailed(path, exc) from None
         raise
     _fsync_folder(path.parent)
 

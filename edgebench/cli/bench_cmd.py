@@ -115,5 +115,5 @@ def bench(
         raise typer.Exit(130) from None
     stdout_console().print(bench_table(result.report))
     for note in bench_notes(result.report):
-        console.print(f"[yellow]not clean:[/] {note}", highlight=False, soft_wrap=True)
-    console.print(f"results: [bold]{result.path}[/]")
+        console.print(f"[yellow]not clean:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    console.print(f"results: [bold]{escape(str(result.path))}[/]", soft_wrap=True)

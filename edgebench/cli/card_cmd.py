@@ -22,6 +22,8 @@ def _check_output(path: Path, suffixes: tuple[str, ...], option: str) -> None:
         raise UserError(f"{option} {path}: expected a {' or '.join(suffixes)} file name")
     if not path.parent.exists():
         raise UserError(f"{option} {path}: folder {path.parent} does not exist")
+    if not path.parent.is_dir():
+        raise UserError(f"{option} {path}: {path.parent} is not a folder")
 
 
 def card(

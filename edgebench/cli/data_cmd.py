@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.datagen import edgejson
@@ -63,7 +64,8 @@ def generate_edgejson(
     )
     console.print(
         f"wrote {manifest['rows']} rows ({levels}) of {manifest['schema_types']} schema types"
-        f" to {folder} (seed {seed})"
+        f" to {folder} (seed {seed})",
+        markup=False,
     )
     console.print(
         f"sha256 of {edgejson.DATASET_FILE}: {manifest['files'][edgejson.DATASET_FILE]['sha256']}"
@@ -111,7 +113,8 @@ def generate_deepjson(
     depths = ", ".join(f"depth {d} {n}" for d, n in manifest["rows_per_depth"].items())
     console.print(
         f"wrote {manifest['rows']} rows ({depths}) in {len(manifest['rows_per_domain'])} "
-        f"domains to {folder} (seed {seed})"
+        f"domains to {folder} (seed {seed})",
+        markup=False,
     )
     sha256 = manifest["files"][generator.DATASET_FILE]["sha256"]
     console.print(f"sha256 of {generator.DATASET_FILE}: {sha256}")
@@ -124,7 +127,7 @@ def _show(results: list[edgejson.CheckResult], title: str = "EdgeJSON dataset ch
     table.add_column("details", overflow="fold")
     for result in results:
         style = _STYLE[result.status]
-        table.add_row(result.name, f"[{style}]{result.status.value}[/]", result.detail)
+        table.add_row(result.name, f"[{style}]{result.status.value}[/]", escape(result.detail))
     console.print(table)
     for result in results:
         if not result.problems:
@@ -236,4 +239,6 @@ def build_grammars(
     folder = out or gbnf.bundled_grammar_folder("edgejson")
     source = schemas or _builtin_dir() / "schemas"
     written = gbnf.write_schema_grammars(read_schema_folder(source), folder)
-    console.print(f"wrote {len(written)} grammars ({gbnf.converter_version()}) to {folder}")
+    console.print(
+        f"wrote {len(written)} grammars ({gbnf.converter_version()}) to {folder}", markup=False
+    )

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.cli.options import ThreadsOpt
@@ -140,7 +141,7 @@ def info(
             value = "yes" if value else "no"
         elif isinstance(value, int):
             value = f"{value:,}"
-        table.add_row(key.replace("_", " "), "-" if value is None else str(value))
+        table.add_row(key.replace("_", " "), "-" if value is None else escape(str(value)))
     _print(table)
 
 
@@ -165,7 +166,7 @@ def convert_model(
 
     if to != "onnx":
         raise UserError(f"--to: {to!r} is not a supported target (supported: onnx)")
-    say = Console(file=sys.stderr, soft_wrap=True, highlight=False).print
+    say = Console(file=sys.stderr, soft_wrap=True, highlight=False, markup=False).print
     model = convert(name, precision, force=force, threads=threads, say=say)
     typer.echo(model.folder)
 
@@ -193,7 +194,8 @@ def check(
             table.add_column(column)
         for result in results:
             style = "green" if result.verdict == OK else "red"
-            table.add_row(str(result.path), f"[{style}]{result.verdict}[/]", result.detail)
+            path, detail = escape(str(result.path)), escape(result.detail)
+            table.add_row(path, f"[{style}]{result.verdict}[/]", detail)
         _print(table)
     if any(r.verdict != OK for r in results):
         raise typer.Exit(1)

@@ -98,9 +98,9 @@ def run_and_show(
     if result.worker_failures:
         console.print(
             f"[yellow]{result.worker_failures} example(s) lost to a worker crash or "
-            f"timeout (recorded as such); `{resume_command(kind.name, result.run_dir)}` "
+            f"timeout (recorded as such); `{escape(resume_command(kind.name, result.run_dir))}` "
             "runs them again[/]",
             highlight=False,
             soft_wrap=True,
         )
-    console.print(f"run folder: [bold]{result.run_dir}[/]")
+    console.print(f"run folder: [bold]{escape(str(result.run_dir))}[/]", soft_wrap=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from edgebench.cli.options import MetricParamOpt, MetricsOpt, ParseOpt
 from edgebench.cli.output import stderr_console, stdout_console
@@ -50,4 +51,6 @@ def score(
         parse=parse,
     )
     stdout_console().print(render(result.summary))
-    stderr_console().print(f"re-scored: [bold]{result.run_dir}/summary.json[/]")
+    stderr_console().print(
+        f"re-scored: [bold]{escape(str(result.run_dir / 'summary.json'))}[/]", soft_wrap=True
+    )

@@ -9,6 +9,7 @@ parse a grammar needs the runtime and happens in the worker.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.constraints.guard import BRANCH_KEYWORDS
+from edgebench.io import WriteFailed, write_text_atomic
 from edgebench.paths import cache_dir
 from edgebench.resources import resource_dir
 
@@ -86,10 +88,8 @@ def schema_grammar(schema: dict[str, Any], key: str) -> GbnfText:
     if cached.is_file():
         return GbnfText(cached.read_text(encoding="utf-8"), "disk cache")
     text = with_header(convert(schema), key)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(cached)
+    with contextlib.suppress(WriteFailed):  # a read-only or full cache costs a conversion
+        write_text_atomic(cached, text)
     return GbnfText(text, "converted")
 
 
@@ -102,9 +102,7 @@ def write_schema_grammars(schemas: dict[str, dict[str, Any]], folder: Path) -> l
     written = []
     for schema_id, schema in sorted(schemas.items()):
         path = folder / f"{schema_id}.gbnf"
-        path.write_text(
-            with_header(convert(schema), schema_key(schema), schema_id), encoding="utf-8"
-        )
+        write_text_atomic(path, with_header(convert(schema), schema_key(schema), schema_id))
         written.append(path)
     for stale in set(folder.glob("*.gbnf")) - set(written):
         stale.unlink()

@@ -29,7 +29,7 @@ from typing import Any
 
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
-from edgebench.io import write_json_atomic
+from edgebench.io import WriteFailed, write_json_atomic, write_text_atomic
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
 from edgebench.models.hashing import sha256_file
 from edgebench.models.onnx_check import check_model_file
@@ -244,7 +244,10 @@ def _quantize_int4(fp32_dir: Path, out_dir: Path) -> None:
     for item in fp32_dir.iterdir():
         skip = item.name.startswith(GRAPH) or item.name in (PROVENANCE, CHAT_TEMPLATE)
         if item.is_file() and not skip:
-            shutil.copy2(item, out_dir / item.name)
+            try:
+                shutil.copy2(item, out_dir / item.name)
+            except OSError as exc:  # a full disk: one line naming the file
+                raise WriteFailed(out_dir / item.name, exc) from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -277,7 +280,7 @@ def _provenance(
     specials = special_tokens(meta)
     template = header.chat_template
     if template:
-        (out_dir / CHAT_TEMPLATE).write_text(template, encoding="utf-8")
+        write_text_atomic(out_dir / CHAT_TEMPLATE, template)
     if not (out_dir / TOKENIZER).is_file():
         raise UserError(f"{label}: the export wrote no {TOKENIZER}")
     external_files = sorted({e.location for e in external})

@@ -33,7 +33,7 @@ console = Console(stderr=True)
 
 def _say(message: str) -> None:
     # Progress lines go to stderr, unwrapped, so stdout stays clean for the path.
-    console.print(message, soft_wrap=True, highlight=False)
+    console.print(message, soft_wrap=True, highlight=False, markup=False)
 
 
 def cached_file(entry: ModelEntry) -> Path:

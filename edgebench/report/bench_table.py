@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -73,7 +74,7 @@ def bench_table(report: dict[str, Any]) -> Table:
     size_bytes, size_source = weights_size(report)
     size = _size(size_bytes)
     table = Table(
-        title=f"edgebench bench · {device_line(report)}",
+        title=escape(f"edgebench bench · {device_line(report)}"),
         title_justify="left",
         caption=(
             f"size: {size_source}; "
@@ -102,7 +103,7 @@ def bench_table(report: dict[str, Any]) -> Table:
         rate = "-" if mean is None else f"{mean:.2f}" + (f" ± {std:.2f}" if std is not None else "")
         style = "yellow" if flags(row) else None
         table.add_row(
-            str(model.get("label")),
+            escape(str(model.get("label"))),
             size,
             _params(model.get("parameters")),
             backend,

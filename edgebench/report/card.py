@@ -367,7 +367,9 @@ def card_body(
     ]
     if plot_files:
         sections.append("## Plots")
-        sections += [f"![{md.text(plot.title)}]({name})" for plot, name in plot_files]
+        sections += [
+            f"![{md.text(plot.title)}]({md.link_target(name)})" for plot, name in plot_files
+        ]
     if examples > 0:
         sections.append("## Sample outputs")
         sections += _sample_outputs(model_arms, examples)

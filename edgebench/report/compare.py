@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.report.facts import NO_VALUE
@@ -131,7 +132,7 @@ def compare_table(summaries: list[Summary]) -> Table:
     columns = list(columns_for(summaries))
     if several_models:
         columns.append(MODEL_RATIO)
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     if several_runs:
         table.add_column("run")
     if several_runs or several_models:
@@ -156,14 +157,14 @@ def compare_table(summaries: list[Summary]) -> Table:
         keys = [key for _, key, _, _ in columns]
         if row.get("ttft_warm") and "ttft_s_p50" in keys:
             cells[counted + keys.index("ttft_s_p50")] += "w"
-        prefix = [row["run"] or "-"] if several_runs else []
+        prefix = [escape(row["run"] or "-")] if several_runs else []
         if several_runs or several_models:
-            prefix.append(row["model"] or "-")
+            prefix.append(escape(row["model"] or "-"))
         if len(parses) > 1:
-            prefix.append(row["parse"])
+            prefix.append(escape(row["parse"]))
         table.add_row(*prefix, *cells)
         if row["skipped"]:
-            skipped.append(f"{row['model']} · {row['constraint']}: {row['skipped']}")
+            skipped.append(escape(f"{row['model']} · {row['constraint']}: {row['skipped']}"))
     caption = (
         "n: examples scored, the rates are over them; skipped: examples not decoded (the "
         "prompt does not fit the context limit); invalid: dataset rows left out because "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.report.facts import NO_VALUE
@@ -110,9 +111,9 @@ def coverage_table(summaries: list[Summary]) -> Table | None:
         last = row["group"] == OVERALL
         style = "[bold]" if last else ""
         cells = [f"{style}{_cell(row[key], digits)}" for _, key, digits in COLUMNS]
-        arm = f"{row['model']} | {row['constraint']}"
-        prefix = [row["run"]] if several_runs else []
-        table.add_row(*prefix, arm, f"{style}{row['group']}", *cells, end_section=last)
+        arm = escape(f"{row['model']} | {row['constraint']}")
+        prefix = [escape(row["run"])] if several_runs else []
+        table.add_row(*prefix, arm, f"{style}{escape(row['group'])}", *cells, end_section=last)
     table.caption = (
         "compiled / refused / crashed: examples whose schema the engine compiled, refused, "
         "or lost the worker on (killed or past --timeout). compile ms: first compile per "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 _BACKTICK_RUNS = re.compile(r"`+")
 # CommonMark lets a backslash escape any ASCII punctuation. These characters can open or
@@ -38,9 +39,27 @@ def inline_code(text: str) -> str:
     return f"{fence}{pad}{one_line}{pad}{fence}"
 
 
+# Where a renderer would find a link in plain text (GFM autolinks, linkify): the colon of
+# `https:` or `mailto:`, the second slash of `//host`, and the dot of `www.` or
+# `evil.example` (a dot between a letter or digit and a letter). A backslash before it
+# shows the same character but splits the text where autolinkers look, so none of them
+# sees a URL, a domain or an e-mail address.
+_LINK_PUNCT = re.compile(r"(?<=\w)(?::(?=\S)|\.(?=[^\W\d_]))|(?<=/)/")
+
+
 def _escape_line(line: str) -> str:
-    escaped = "".join(_ENTITIES.get(ch) or (f"\\{ch}" if ch in _INLINE else ch) for ch in line)
+    breaks = {match.start() for match in _LINK_PUNCT.finditer(line)}
+    escaped = "".join(
+        _ENTITIES.get(ch) or (f"\\{ch}" if ch in _INLINE or i in breaks else ch)
+        for i, ch in enumerate(line)
+    )
     return _BLOCK_START.sub(r"\1\2\\\3", escaped, count=1)
+
+
+def link_target(name: str) -> str:
+    """A file name as a link destination: percent-encoded, so a space, a parenthesis or
+    a `#` in the name still links the file next to the card."""
+    return quote(name, safe="")
 
 
 def text(value: Any) -> str:

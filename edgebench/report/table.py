@@ -69,7 +69,7 @@ class RichProgress:
             transient=False,
         )
         self._progress.start()
-        self._task_id = self._progress.add_task(description, total=total, stats="")
+        self._task_id = self._progress.add_task(escape(description), total=total, stats="")
 
     def advance(self, sample: SampleRecord) -> None:
         if sample.scores is not None:  # None: skipped (too long for the context), not scored
@@ -116,8 +116,8 @@ def _group_table(
     """One row per group value (then, in a section of their own, `more_rows`) and a bold
     overall row (when given): `n` (the examples scored), the examples skipped, then one
     column per figure (no value where a row has no scored example)."""
-    table = Table(title=title, title_justify="left")
-    table.add_column(group or "")
+    table = Table(title=escape(title), title_justify="left")
+    table.add_column(escape(group or ""))
     table.add_column("n", justify="right")
     table.add_column(SKIPPED_LABEL, justify="right")
     for name in names:
@@ -125,7 +125,7 @@ def _group_table(
     for section in (rows, more_rows or {}):
         for position, (value, scores) in enumerate(section.items()):
             last = position == len(section) - 1
-            table.add_row(value, *_row_cells(scores, names), end_section=last)
+            table.add_row(escape(value), *_row_cells(scores, names), end_section=last)
     if overall is None:
         return table
     cells = (f"[bold]{cell}" for cell in _row_cells(overall, names))
@@ -179,7 +179,7 @@ def element_type_table(rows: dict[str, dict[str, Any]]) -> Table:
     for column in ("element type", "examples", "fields", "Key match"):
         table.add_column(column, justify="left" if column == "element type" else "right")
     for kind, row in rows.items():
-        table.add_row(kind, str(row["n"]), str(row["fields"]), _fmt(row["key_matching"]))
+        table.add_row(escape(kind), str(row["n"]), str(row["fields"]), _fmt(row["key_matching"]))
     return table
 
 
@@ -276,7 +276,7 @@ def consistency_table(summary: Summary) -> Table:
     known = next((list(r.task_metrics) for r in rows.values()), [])
     headline = [n for n in known if n not in ("n", "valid_json")][:1]
     task_names = (["valid_json"] if "valid_json" in known else []) + headline
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     columns = ["temperature", "prompts", *map(_header, task_names)]
     columns += ["STED mean", "STED std", "consistency", "structural", "semantic"]
     for index, column in enumerate(columns):

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from edgebench.io import write_text_atomic
 from edgebench.runfolder.record import Record, field_docs, json_schema, nested_records
 from edgebench.runfolder.records import SCHEMA_VERSION, Manifest, SampleRecord, Summary
 
@@ -105,8 +106,7 @@ def published(docs: Path) -> dict[Path, str]:
 def main(argv: list[str]) -> None:
     docs = Path(argv[0] if argv else "docs")
     for path, text in published(docs).items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_text_atomic(path, text)
         print(f"wrote {path}")
 
 

@@ -23,6 +23,7 @@ records already appended stay, and `--resume` continues from them.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -135,8 +136,9 @@ class Progress(Protocol):
 
 
 def resume_command(kind: str, run_dir: Path) -> str:
-    """The command that continues a run of `kind` (its command has the kind's name)."""
-    return f"edgebench {kind} --resume {run_dir}"
+    """The command that continues a run of `kind` (its command has the kind's name), the
+    folder quoted for the shell so the hint can be pasted whatever the path holds."""
+    return f"edgebench {kind} --resume {shlex.quote(str(run_dir))}"
 
 
 def execute(

@@ -42,9 +42,9 @@ CHAT_TEMPLATE = (
 MODEL_LABEL = "evil|model"
 
 
-def hostile_model() -> ModelUnderTest:
+def hostile_model(label: str = MODEL_LABEL) -> ModelUnderTest:
     return ModelUnderTest(
-        label=MODEL_LABEL,
+        label=label,
         path=Path("/nonexistent/evil.gguf"),
         sha256="0" * 64,
         size_bytes=1,
@@ -68,12 +68,20 @@ def make_run(
     device: dict | None = None,
     depth: bool = False,
     parse: str = "lenient",
+    first_id: str | None = None,
+    model_label: str = MODEL_LABEL,
+    dataset_path: str = "data/edgejson/test.jsonl",
 ) -> Path:
     """A completed run folder of `n` built-in EdgeJSON examples (the first one's text
-    made hostile) under each mode; `mask` decodes twice as fast as the others."""
+    made hostile, and its id `first_id` when given) under each mode; `mask` decodes twice
+    as fast as the others."""
     task = get_task("edgejson")
     examples = task.load(*task.resolve_paths(None, None))
-    first = dataclasses.replace(examples[0], text=f"{examples[0].text} {SCRIPT} {PIPE}")
+    first = dataclasses.replace(
+        examples[0],
+        text=f"{examples[0].text} {SCRIPT} {PIPE}",
+        id=first_id or examples[0].id,
+    )
     examples = [first, *examples[1:]]
     if depth:  # a breakdown the built-in task does not have, as a depth task would add
         examples = [
@@ -92,10 +100,10 @@ def make_run(
     settings = RunSettings(
         out=out, warmup=False, limit=n, constraints=tuple(modes_list), parse=parse
     )
-    dataset = DatasetRecord(path="data/edgejson/test.jsonl", sha256="ab" * 32, n_examples=200)
+    dataset = DatasetRecord(path=dataset_path, sha256="ab" * 32, n_examples=200)
     execute(
         settings,
-        [hostile_model()],
+        [hostile_model(model_label)],
         task,
         examples,
         dataset,
