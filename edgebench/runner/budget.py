@@ -171,7 +171,7 @@ def plan_context(
     max_context: int | None,
     n_ctx_train: int | None,
     run: list[int] | None = None,
-    budget: TokenBudget | None = None,
+    token_budget: TokenBudget | None = None,
 ) -> ContextPlan:
     """Size `n_ctx` to the examples that fit, never beyond `--max-context` or the model's
     context length; the others are skipped with the reason (never truncated).
@@ -180,7 +180,7 @@ def plan_context(
     skipped ones are keyed by position in `run`. An automatic n_ctx is sized from every
     example, so a `--limit` or `--sample` run loads the model with the context of the
     full run. A fixed `--n-ctx` is the user's explicit choice: every example of the run
-    must fit it. `budget` (the plan the budgets come from) lets the error when nothing
+    must fit it. `token_budget` (the plan the budgets come from) lets the error when nothing
     fits say which example set the budget and how to change it."""
     run = list(range(len(examples))) if run is None else run
     if n_ctx is not None:
@@ -203,7 +203,9 @@ def plan_context(
     if not keep:
         needs = [c + b for c, b in zip(prompt_tokens, budgets, strict=True)]
         smallest = min(needs)
-        origin = f"; {budget.origin(examples[needs.index(smallest)])}" if budget else ""
+        origin = ""
+        if token_budget is not None:
+            origin = f"; {token_budget.origin(examples[needs.index(smallest)])}"
         raise UserError(
             f"no example fits {source} ({limit}): the smallest needs {smallest} tokens "
             f"(prompt + max tokens){origin}"

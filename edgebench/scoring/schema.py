@@ -76,12 +76,7 @@ class SchemaChecker:
     ) -> None:
         self.source = source
         self.check_formats = check_formats
-        levels = depth(schema)
-        if levels > MAX_SCHEMA_DEPTH:
-            raise UserError(
-                f"{source}: schema nested too deeply: {levels} JSON levels "
-                f"(limit {MAX_SCHEMA_DEPTH})"
-            )
+        _check_depth(schema, source)
         cls = DIALECTS[dialect] if dialect else _dialect(schema, source)
         try:
             self._validator = self._build(schema, cls)
@@ -189,6 +184,15 @@ def _ref_problem(ref: str, exc: BaseException) -> str:
     return f"$ref {ref!r} does not resolve: no such location in the schema"
 
 
+def _check_depth(schema: Mapping[str, Any] | bool, source: str) -> None:
+    """Refuse a schema deeper than MAX_SCHEMA_DEPTH (counted without recursion)."""
+    levels = depth(schema)
+    if levels > MAX_SCHEMA_DEPTH:
+        raise UserError(
+            f"{source}: schema nested too deeply: {levels} JSON levels (limit {MAX_SCHEMA_DEPTH})"
+        )
+
+
 def _unusable(exc: BaseException) -> str:
     """A jsonschema or referencing failure on a schema as one line: a schema that is
     nested too deeply for the stack, or one the libraries cannot handle."""
@@ -217,6 +221,7 @@ def get_checker(
 ) -> SchemaChecker:
     """The cached checker for `schema` (building it validates the schema and its refs);
     equal schemas from different examples share one checker (`schema_key`)."""
+    _check_depth(schema, source)  # before schema_key, whose json.dumps recurses too
     key = (schema_key(schema), check_formats, dialect)
     checker = _CACHE.get(key)
     if checker is None:
