@@ -43,12 +43,33 @@ class TokenBudget:
     rule: str
     fixed: int | None = None
     by_schema: dict[str, int] | None = None
+    # budget group -> (id of the example with the longest expected answer, its tokens):
+    # what set each automatic budget, for the error when nothing fits (not recorded).
+    set_by: dict[str, tuple[str, int]] | None = None
 
     def for_example(self, example: Example) -> int:
         if self.fixed is not None:
             return self.fixed
         assert self.by_schema is not None
         return self.by_schema[example.budget_group]
+
+    def origin(self, example: Example) -> str:
+        """Where the example's budget comes from, and how to change it (one clause)."""
+        if self.rule == "--max-tokens":
+            return f"max tokens {self.fixed} is --max-tokens: give a smaller one"
+        if self.fixed is not None:
+            return (
+                f"max tokens {self.fixed} is the fixed budget of examples without an "
+                "expected answer: give --max-tokens N to use N instead"
+            )
+        assert self.by_schema is not None and self.set_by is not None
+        group = example.budget_group
+        row, tokens = self.set_by[group]
+        return (
+            f"max tokens {self.by_schema[group]} of '{group}' is set by example '{row}' "
+            f"(an expected answer of {tokens} tokens): give --max-tokens N to use N for "
+            "every example"
+        )
 
     def largest(self) -> int:
         return self.fixed if self.fixed is not None else max((self.by_schema or {}).values())
@@ -77,8 +98,11 @@ def plan_budget(
         )
         return TokenBudget(rule=rule, fixed=UNLABELLED_BUDGET)
     longest: dict[str, int] = defaultdict(int)
+    set_by: dict[str, tuple[str, int]] = {}
     for example, count in zip(dataset, reference_tokens, strict=True):
         key = example.budget_group
+        if key not in set_by or count > longest[key]:
+            set_by[key] = (example.id, count)
         longest[key] = max(longest[key], count)
     by_schema = {
         schema_id: max(BUDGET_MIN, _round_up(n * BUDGET_HEADROOM + BUDGET_EXTRA, BUDGET_ROUND))
@@ -90,7 +114,7 @@ def plan_budget(
         f"(pretty-printed, model tokens) x {BUDGET_HEADROOM} + {BUDGET_EXTRA}, rounded up "
         f"to {BUDGET_ROUND}, at least {BUDGET_MIN}"
     )
-    return TokenBudget(rule=rule, by_schema=by_schema)
+    return TokenBudget(rule=rule, by_schema=by_schema, set_by=set_by)
 
 
 def size_context(
@@ -147,6 +171,7 @@ def plan_context(
     max_context: int | None,
     n_ctx_train: int | None,
     run: list[int] | None = None,
+    token_budget: TokenBudget | None = None,
 ) -> ContextPlan:
     """Size `n_ctx` to the examples that fit, never beyond `--max-context` or the model's
     context length; the others are skipped with the reason (never truncated).
@@ -155,7 +180,8 @@ def plan_context(
     skipped ones are keyed by position in `run`. An automatic n_ctx is sized from every
     example, so a `--limit` or `--sample` run loads the model with the context of the
     full run. A fixed `--n-ctx` is the user's explicit choice: every example of the run
-    must fit it."""
+    must fit it. `token_budget` (the plan the budgets come from) lets the error when nothing
+    fits say which example set the budget and how to change it."""
     run = list(range(len(examples))) if run is None else run
     if n_ctx is not None:
         if max_context is not None:
@@ -175,10 +201,14 @@ def plan_context(
                 )
     keep = [i for i in range(len(examples)) if i not in skipped]
     if not keep:
-        smallest = min(c + b for c, b in zip(prompt_tokens, budgets, strict=True))
+        needs = [c + b for c, b in zip(prompt_tokens, budgets, strict=True)]
+        smallest = min(needs)
+        origin = ""
+        if token_budget is not None:
+            origin = f"; {token_budget.origin(examples[needs.index(smallest)])}"
         raise UserError(
             f"no example fits {source} ({limit}): the smallest needs {smallest} tokens "
-            "(prompt + max tokens)"
+            f"(prompt + max tokens){origin}"
         )
     sized = size_context(*_at(keep, examples, prompt_tokens, budgets), None, limit)
     return ContextPlan(sized, {k: skipped[i] for k, i in enumerate(run) if i in skipped})

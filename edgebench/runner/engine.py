@@ -400,6 +400,7 @@ class _Run:
             max_context=self.settings.max_context,
             n_ctx_train=model.n_ctx_train,
             run=self.positions,
+            token_budget=budget,
         )
         decoding = DecodingPlan(
             strategy=self.kind.strategy,  # type: ignore[arg-type]

@@ -6,6 +6,12 @@ never fetched. Every `$ref` is resolved once when the checker is built, so a bad
 reference stops a run before the first model call instead of in the middle of scoring.
 Regex keywords (`pattern`, `patternProperties`) are matched in bounded time
 (scoring/patterns.py), so a pathological pattern cannot hang a run.
+
+This is the one way edgebench builds a validator: `run`, `score`, the task readers and
+`data validate` all go through `get_checker`. Building one never raises anything but a
+one-line UserError naming the schema: a schema nested deeper than MAX_SCHEMA_DEPTH is
+refused before jsonschema sees it (its checks recurse), and whatever jsonschema or
+referencing raise on a schema they cannot handle is reported the same way.
 """
 
 from __future__ import annotations
@@ -19,12 +25,13 @@ from typing import Any
 import referencing
 import referencing.jsonschema
 from jsonschema import Draft7Validator, Draft202012Validator
-from jsonschema.exceptions import SchemaError, relevance
+from jsonschema.exceptions import SchemaError, ValidationError, relevance
 from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 from referencing.exceptions import Unresolvable
 
 from edgebench.errors import UserError
+from edgebench.scoring.ir import depth
 from edgebench.scoring.patterns import bounded_validator, time_budget
 
 DEFAULT_MAX_ERRORS = 3
@@ -32,6 +39,12 @@ DEFAULT_MAX_ERRORS = 3
 # outputs that are wrong everywhere.
 _ERRORS_TO_RANK = 50
 _MESSAGE_CHARS = 200
+# JSON nesting levels of a schema document (`{"properties": {"a": {...}}}` is 2 per
+# level). jsonschema checks a schema recursively, a few stack frames per level: about 340
+# levels exhaust Python's default stack. The dataset readers refuse deeper JSON at the
+# same figure (tasks/formats/jsonl.py); real schemas stay far below (the deepest of
+# DeepJSONEval's and EdgeJSON's nest about 25).
+MAX_SCHEMA_DEPTH = 100
 
 
 class _OfflineRetrieval(Exception):
@@ -63,12 +76,20 @@ class SchemaChecker:
     ) -> None:
         self.source = source
         self.check_formats = check_formats
+        _check_depth(schema, source)
         cls = DIALECTS[dialect] if dialect else _dialect(schema, source)
         try:
-            cls.check_schema(schema)
+            self._validator = self._build(schema, cls)
+        except UserError:
+            raise
         except SchemaError as exc:
             message = f"{source}: invalid JSON Schema at {exc.json_path}: {_one_line(exc.message)}"
             raise UserError(message) from None
+        except Exception as exc:  # jsonschema or referencing failing on a schema they take
+            raise UserError(f"{source}: {_unusable(exc)}") from None
+
+    def _build(self, schema: Mapping[str, Any] | bool, cls: Any) -> Any:
+        cls.check_schema(schema)
         # The same resource and registry the validator will use, so the up-front $ref check
         # and validation agree; SPECIFICATIONS lets the official meta-schemas resolve offline.
         resource = _specification(cls).create_resource(schema)
@@ -76,10 +97,10 @@ class SchemaChecker:
         root_uri = resource.id() or ""
         registry = registry.with_resource(root_uri, resource)
         self._check_refs(resource, registry.resolver(root_uri))
-        self._validator = bounded_validator(cls)(
+        return bounded_validator(cls)(
             schema,
             registry=registry,
-            format_checker=cls.FORMAT_CHECKER if check_formats else None,
+            format_checker=cls.FORMAT_CHECKER if self.check_formats else None,
         )
 
     def _check_refs(self, root: referencing.Resource[Any], resolver: Any) -> None:
@@ -95,22 +116,36 @@ class SchemaChecker:
                     scope.lookup(ref)
                 except Unresolvable as exc:
                     raise UserError(f"{self.source}: {_ref_problem(ref, exc)}") from None
-            pending.extend((sub, scope) for sub in resource.subresources())
+            # referencing yields every value of a Draft 4-7 `dependencies` whose first value
+            # is a schema, the property lists too (`{"a": {}, "b": ["a"]}`): skip those.
+            pending.extend(
+                (sub, scope)
+                for sub in resource.subresources()
+                if isinstance(sub.contents, Mapping | bool)
+            )
 
-    def errors(self, instance: Any, limit: int = DEFAULT_MAX_ERRORS) -> list[str]:
-        """The `limit` most relevant problems, each as "JSON path: message"; [] when valid."""
+    def validation_errors(self, instance: Any) -> list[ValidationError]:
+        """jsonschema's errors for `instance` (at most _ERRORS_TO_RANK), most relevant
+        first; [] when it is valid. Pattern matches share one time budget."""
         try:
             with time_budget():
                 found = list(
                     itertools.islice(self._validator.iter_errors(instance), _ERRORS_TO_RANK)
                 )
         except RecursionError:
-            return ["$: value nested too deeply to validate"]
+            return [ValidationError("value nested too deeply to validate")]
         except Unresolvable as exc:  # e.g. a $dynamicRef, which the up-front check skips
             ref = str(getattr(exc, "ref", exc))
             raise UserError(f"{self.source}: {_ref_problem(ref, exc)}") from None
+        except Exception as exc:  # jsonschema or referencing failing on this schema
+            raise UserError(f"{self.source}: {_unusable(exc)}") from None
         found.sort(key=relevance)
-        return [f"{e.json_path}: {_one_line(e.message)}" for e in found[:limit]]
+        return found
+
+    def errors(self, instance: Any, limit: int = DEFAULT_MAX_ERRORS) -> list[str]:
+        """The `limit` most relevant problems, each as "JSON path: message"; [] when valid."""
+        found = self.validation_errors(instance)[:limit]
+        return [f"{e.json_path}: {_one_line(e.message)}" for e in found]
 
     def is_valid(self, instance: Any) -> bool:
         return not self.errors(instance, limit=1)
@@ -149,6 +184,24 @@ def _ref_problem(ref: str, exc: BaseException) -> str:
     return f"$ref {ref!r} does not resolve: no such location in the schema"
 
 
+def _check_depth(schema: Mapping[str, Any] | bool, source: str) -> None:
+    """Refuse a schema deeper than MAX_SCHEMA_DEPTH (counted without recursion)."""
+    levels = depth(schema)
+    if levels > MAX_SCHEMA_DEPTH:
+        raise UserError(
+            f"{source}: schema nested too deeply: {levels} JSON levels (limit {MAX_SCHEMA_DEPTH})"
+        )
+
+
+def _unusable(exc: BaseException) -> str:
+    """A jsonschema or referencing failure on a schema as one line: a schema that is
+    nested too deeply for the stack, or one the libraries cannot handle."""
+    if isinstance(exc, RecursionError):
+        return f"schema too deeply nested to check (limit {MAX_SCHEMA_DEPTH} levels)"
+    detail = _one_line(str(exc)) or "no detail"
+    return f"cannot be used as a JSON Schema ({type(exc).__name__}: {detail})"
+
+
 _CACHE: dict[tuple[str, bool, str | None], SchemaChecker] = {}
 
 
@@ -168,6 +221,7 @@ def get_checker(
 ) -> SchemaChecker:
     """The cached checker for `schema` (building it validates the schema and its refs);
     equal schemas from different examples share one checker (`schema_key`)."""
+    _check_depth(schema, source)  # before schema_key, whose json.dumps recurses too
     key = (schema_key(schema), check_formats, dialect)
     checker = _CACHE.get(key)
     if checker is None:

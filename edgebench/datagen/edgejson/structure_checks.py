@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft7Validator, FormatChecker
+from jsonschema import Draft7Validator
 from jsonschema.exceptions import ValidationError, best_match
-from jsonschema.validators import validator_for
 
 from edgebench.datagen.edgejson.catalog import SPECS_BY_ID
 from edgebench.datagen.edgejson.outcome import CheckResult, Status, outcome
 from edgebench.datagen.edgejson.rules import TOLERANCE, mismatches
 from edgebench.datagen.edgejson.shape import BOUNDS, MAX_LEAF_VALUES, count_values
-from edgebench.scoring.patterns import bounded_validator, time_budget
+from edgebench.scoring.schema import get_checker
 from edgebench.tasks.formats.edgejson import EdgeJSONDataset as Dataset
 from edgebench.tasks.formats.edgejson import EdgeJSONRow as Row
 
@@ -30,36 +29,25 @@ def rows_load(ds: Dataset) -> CheckResult:
     return CheckResult("rows load", Status.PASS, detail)
 
 
-def _first_errors(
-    ds: Dataset, format_checker: FormatChecker | None = None
-) -> list[tuple[Row, ValidationError]]:
-    """Each failing row with its most telling error.
+def _first_errors(ds: Dataset, *, formats: bool = False) -> list[tuple[Row, ValidationError]]:
+    """Each failing row with its most telling error, validated as `run` validates
+    (`get_checker`: no network, regex keywords in bounded time).
 
-    Without a format checker `format` stays an annotation, as Draft-07 defines it; with one,
-    only the format errors are kept, so the two checks never report the same problem.
+    Without `formats`, `format` stays an annotation, as Draft-07 defines it; with it, only
+    the format errors are kept, so the two checks never report the same problem.
     """
-    validators = {
-        schema_id: _validator(found.schema, format_checker)
-        for schema_id, found in ds.schemas.items()
-    }
     failing = []
     for row in ds.rows:
-        with time_budget():
-            errors = [
-                error
-                for error in validators[row.schema_id].iter_errors(row.expected)
-                if format_checker is None or error.validator == "format"
-            ]
+        found = ds.schemas[row.schema_id]
+        checker = get_checker(found.schema, source=str(found.path), check_formats=formats)
+        errors = [
+            error
+            for error in checker.validation_errors(row.expected)
+            if not formats or error.validator == "format"
+        ]
         if errors:
             failing.append((row, best_match(errors)))
     return failing
-
-
-def _validator(schema: dict[str, Any], format_checker: FormatChecker | None) -> Any:
-    """The dialect `run` validates with, its regex keywords matched in bounded time (a
-    user's pattern cannot hang the check)."""
-    cls = bounded_validator(validator_for(schema, default=Draft7Validator))
-    return cls(schema, format_checker=format_checker)
 
 
 def _error_lines(failing: list[tuple[Row, ValidationError]]) -> list[str]:
@@ -92,7 +80,7 @@ def formats_valid(ds: Dataset) -> CheckResult:
     asserted, unchecked = sorted(used & set(checker.checkers)), sorted(used - set(checker.checkers))
     if not asserted:
         return CheckResult("string formats", Status.SKIP, "no assertable format in the schemas")
-    failing = _first_errors(ds, checker)
+    failing = _first_errors(ds, formats=True)
     detail = f"{len(ds.rows) - len(failing)} of {len(ds.rows)} outputs pass {', '.join(asserted)}"
     if unchecked:
         detail += f"; not checked: {', '.join(unchecked)}"

@@ -57,6 +57,17 @@ def prose_prompts(ds: Dataset) -> CheckResult:
     return outcome("prompts are prose", problems, detail)
 
 
+_SHOWN_CHARS = 80
+
+
+def _shortened(text: str) -> str:
+    """A value as a problem line shows it: a 100,000-character string stays one line."""
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    half = _SHOWN_CHARS // 2 - 2
+    return f"{text[:half]}...{text[-half:]}"
+
+
 def missing_values(prompt: str, expected: Any) -> list[str]:
     """Expected strings and numbers the prompt does not contain (booleans can't be looked up)."""
     text = prompt.lower()
@@ -72,7 +83,7 @@ def missing_values(prompt: str, expected: Any) -> list[str]:
         else:
             found = True
         if not found:
-            missing.append(f"{path or '(root)'} = {json.dumps(value)}")
+            missing.append(f"{path or '(root)'} = {_shortened(json.dumps(value))}")
     return missing
 
 

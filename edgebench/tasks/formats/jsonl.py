@@ -18,20 +18,29 @@ from edgebench.scoring.strict import InvalidJSON, decode_strict
 # far below (a DeepJSONEval depth-7 schema nests about 25 levels).
 MAX_NESTING = 100
 _TOO_DEEP = f"JSON nested too deeply: more than {MAX_NESTING} levels"
+_BOM = "\ufeff"
 
 
 def decode_json(text: str, where: str, column: str | None = None) -> Any:
     """`text` decoded strictly; anything refused is a UserError at `where` (and `column`,
     for a JSON document held in one column of a row)."""
     subject = f"column '{column}' is not valid JSON" if column else "not valid JSON"
+    if text.startswith(_BOM):
+        # Python's json.loads (the published scorers' reader) refuses it too.
+        raise UserError(
+            f"{where}: {subject} (it starts with a UTF-8 byte order mark, BOM: save the file "
+            "as UTF-8 without BOM)"
+        )
     try:
         value = decode_strict(text)
     except InvalidJSON as exc:
         # The decoder's own limit depends on the stack in use; say the fixed one instead.
         reason = _TOO_DEEP if exc.too_deep else str(exc)
         raise UserError(f"{where}: {subject} ({reason})") from None
-    if depth(value) > MAX_NESTING:
-        raise UserError(f"{where}: {subject} ({_TOO_DEEP})")
+    if (levels := depth(value)) > MAX_NESTING:
+        raise UserError(
+            f"{where}: {subject} (JSON nested too deeply: {levels} levels, limit {MAX_NESTING})"
+        )
     return value
 
 

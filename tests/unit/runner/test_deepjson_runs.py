@@ -21,7 +21,7 @@ from edgebench.report.compare import compare_rows
 from edgebench.report.coverage import coverage_rows
 from edgebench.report.table import render_summary
 from edgebench.runfolder.records import RunSettings
-from edgebench.runner.budget import plan_context
+from edgebench.runner.budget import plan_budget, plan_context
 from edgebench.runner.engine import RunInterrupted
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.rescore import rescore
@@ -30,6 +30,7 @@ from edgebench.summary import load_run
 from edgebench.tasks.base import Example
 from edgebench.tasks.deepjson import DeepJSONTask, example_from_row
 from tests.conftest import RunFake
+from tests.helpers.fakes import example as echo_example
 from tests.helpers.fakes import examples as echo_examples
 
 SCORES = ["syntax", "key_matching", "strict", "valid_json"]
@@ -305,3 +306,24 @@ def test_coverage_counts_deepjsons_own_schema_score(run_fake: RunFake) -> None:
     assert overall["group"] == "overall" and overall["schema_score"] == "syntax"
     assert overall["schema_compliance"] == pytest.approx(1 / 3)
     assert overall["compliant_when_compiled"] == pytest.approx(1 / 3)
+
+
+def test_no_example_fits_names_the_row_that_set_the_budget(run_fake: RunFake) -> None:
+    """One very long expected answer raises the automatic budget of its whole schema past
+    the context: the error names that row and --max-tokens."""
+    exs = [echo_example(0), echo_example(1, expected={"k": ["v"] * 400}), echo_example(2)]
+    with pytest.raises(UserError) as error:
+        run_fake([], examples=exs, max_context=512)
+    message = str(error.value)
+    assert message.startswith("no example fits --max-context (512)")
+    assert "of 's' is set by example 'ex1'" in message
+    assert "give --max-tokens N" in message
+    assert "\n" not in message
+
+
+def test_no_example_fits_under_max_tokens_says_so() -> None:
+    exs = echo_examples(2)
+    budget = plan_budget(900, exs, [1, 1])
+    with pytest.raises(UserError, match="max tokens 900 is --max-tokens: give a smaller one"):
+        plan_context(exs, [10, 10], [900, 900], n_ctx=None, max_context=512,
+                     n_ctx_train=8192, token_budget=budget)  # fmt: skip

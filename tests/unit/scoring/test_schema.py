@@ -2,6 +2,7 @@
 network or a file), formats as annotations unless asked, a bad schema as a UserError."""
 
 import json
+from typing import Any
 
 import pytest
 
@@ -155,3 +156,29 @@ def test_get_checker_caches_by_content():
     again = get_checker(json.loads(json.dumps(PERSON)), source="b.json")
     assert first is again
     assert get_checker(PERSON, source="a.json", check_formats=True) is not first
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"items": schema}
+    return schema
+
+
+def test_depth_limit_is_checked_before_jsonschema_sees_the_schema() -> None:
+    """99 JSON levels build (and validate) fine; 2,001 are refused with depth and limit,
+    without the recursive meta-schema check running at all."""
+    assert get_checker(_nested(99), source="ok.json").errors("x") == []
+    with pytest.raises(UserError) as error:
+        get_checker(_nested(2000), source="deep.json")
+    assert str(error.value) == ("deep.json: schema nested too deeply: 2001 JSON levels (limit 100)")
+
+
+def test_a_failure_inside_jsonschema_or_referencing_is_one_line() -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "properties": {"c": {"$ref": "#q"}},
+        "dependencies": {"a": {"$id": "#q"}, "b": ["a"]},
+    }
+    with pytest.raises(UserError, match=r"^x\.json: cannot be used as a JSON Schema \("):
+        get_checker(schema, source="x.json")

@@ -141,7 +141,7 @@ def test_edgejson_just_over_the_nesting_limit(
     deep = b"[" * MAX_NESTING + b"]" * MAX_NESTING
     row = b'{"id": "r4", "schema_id": "reading", "prompt": "x", "expected_output": ' + deep + b"}"
     append(edge, row)
-    assert "more than 100 levels" in edge_errors(capsys, edge)
+    assert "nested too deeply: 101 levels, limit 100" in edge_errors(capsys, edge)
     # one level less loads
     edge.write_bytes(lines(EDGE_ROWS) + row.replace(b"[]", b"0") + b"\n")
     assert len(load_edgejson(edge, edge.parent / "schemas")) == 4
