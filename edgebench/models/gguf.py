@@ -20,6 +20,7 @@ Format reference: ggml's docs/gguf.md (version 2 and 3, little-endian).
 
 from __future__ import annotations
 
+import stat
 import struct
 from dataclasses import dataclass
 from math import prod
@@ -320,7 +321,7 @@ def read_gguf(path: str | Path) -> GGUFFile:
     """Parse the header of the GGUF file at `path` (metadata and tensor infos)."""
     path = Path(path)
     try:
-        if not path.is_file():  # a FIFO would block the open, /dev/zero never end
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the open
             raise UserError(f"not a GGUF file: {path} (not a regular file)")
         with open(path, "rb") as f:
             size = f.seek(0, 2)
@@ -388,10 +389,10 @@ class _Parser:
     def charge(self, n: int) -> None:
         self.kept += n
         if self.kept > MAX_METADATA_MEMORY:
+            cap = f"{MAX_METADATA_MEMORY / (1 << 20):g} MiB"
             raise UserError(
-                f"GGUF file {self.path}: its metadata needs more than the "
-                f"{MAX_METADATA_MEMORY >> 20} MiB edgebench keeps of a header ({self.context}); "
-                "a real model's needs a few KB"
+                f"GGUF file {self.path}: its metadata needs more than the {cap} edgebench "
+                f"keeps of a header ({self.context}); a real model's needs a few KB"
             )
 
     def count(self, what: str, cap: int, min_item_bytes: int) -> int:
