@@ -481,15 +481,14 @@ class _Parser:
             buf, at = self.view(n * item.size)
             self.pos += n * item.size
             return list(struct.unpack_from(f"<{n}{item.format[-1]}", buf, at))
-        self.pos -= 4
-        n = self.skip_array(depth=1, vocabulary=key == TOKENS_KEY)
+        n = self.skip_items(etype, depth=1, vocabulary=key == TOKENS_KEY)
         return Unread(f"array of {_TYPE_NAMES[etype]}", n)
 
-    def skip_array(self, depth: int, vocabulary: bool = False) -> int:
-        """Step over an array (element type, length, items); its length."""
+    def skip_items(self, etype: int, depth: int, vocabulary: bool = False) -> int:
+        """Step over an array's length and items (its element type `etype` read); its
+        length."""
         if depth > MAX_DEPTH:
             raise self.fail(f"arrays nested deeper than {MAX_DEPTH} levels")
-        etype = self.u32()
         item = _SCALARS.get(etype)
         if item is not None:
             n = self.count("array length", MAX_ARRAY_LEN, item.size)
@@ -500,7 +499,7 @@ class _Parser:
         elif etype == _ARRAY:
             n = self.count("array length", MAX_ARRAY_LEN, 12)
             for _ in range(n):
-                self.skip_array(depth + 1)
+                self.skip_items(self.u32(), depth + 1)
         else:
             raise self.fail(f"unknown array element type {etype}")
         return n

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.backends.worker import BackendWorker
 from edgebench.cli.app import main
 from edgebench.runner import model_check
 from edgebench.runner.model_check import OK, REJECTED, CheckResult, check_models
@@ -25,19 +24,6 @@ _TYPES = {"string": "string", "not a number": "string", "float": "float32", "arr
 @pytest.fixture(autouse=True)
 def _cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate(monkeypatch, tmp_path)
-
-
-@pytest.fixture
-def no_workers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Any worker start (native code) is recorded and refused."""
-    started: list[object] = []
-
-    def refuse(self: BackendWorker, *args: object, **kwargs: object) -> None:
-        started.append(args)
-        raise AssertionError("a worker was started for a rejected header")
-
-    monkeypatch.setattr(BackendWorker, "__init__", refuse)
-    return started
 
 
 def mistyped(tmp_path: Path, case: str) -> Path:
@@ -57,16 +43,16 @@ def test_models_info_is_one_line(
 
 @pytest.mark.parametrize("case", list(MISTYPED))
 def test_run_refuses_it_at_preparation_and_starts_no_worker(
-    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str], no_workers: list[object]
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str], workers_started: list[object]
 ) -> None:
     path = mistyped(tmp_path, case)
     code, err, out = run_one_row(capsys, tmp_path, path, "p")
     assert_one_line_error(code, err, path.name, "general.alignment is stored as")
-    assert no_workers == [] and not out.exists()
+    assert workers_started == [] and not out.exists()
 
 
 def test_models_check_reports_it_and_every_other_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_workers: list[object]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers_started: list[object]
 ) -> None:
     first = write_gguf(tmp_path / "first.gguf")
     bad = mistyped(tmp_path, "string")

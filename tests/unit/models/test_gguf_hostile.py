@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.models import gguf
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
@@ -84,20 +83,6 @@ def parsers(monkeypatch: pytest.MonkeyPatch) -> list[gguf._Parser]:
 
     monkeypatch.setattr(gguf._Parser, "__init__", init)
     return made
-
-
-@pytest.fixture
-def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Record (and refuse) any worker process start: native code must not run. Recorded,
-    not only raised, so an error handler cannot hide it."""
-    started: list[object] = []
-
-    def refuse(self: BackendWorker, *args: object, **kwargs: object) -> None:
-        started.append(args)
-        raise AssertionError("a worker (native code) was started for a broken model file")
-
-    monkeypatch.setattr(BackendWorker, "__init__", refuse)
-    return started
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
