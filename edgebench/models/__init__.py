@@ -5,7 +5,7 @@ the `edgebench models` commands and tests.
 """
 
 from edgebench.models.fetch import cache_state, pull
-from edgebench.models.gguf import GGUFFile, read_gguf, special_tokens
+from edgebench.models.gguf import GGUFFile, read_gguf
 from edgebench.models.info import model_info
 from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry
 from edgebench.models.resolve import ResolvedModel, resolve_model
@@ -21,5 +21,4 @@ __all__ = [
     "pull",
     "read_gguf",
     "resolve_model",
-    "special_tokens",
 ]

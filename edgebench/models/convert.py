@@ -30,7 +30,7 @@ from typing import Any
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.io import WriteFailed, write_json_atomic, write_text_atomic
-from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
+from edgebench.models.gguf import GGUFFile, kv_cache_bytes_per_token, read_gguf
 from edgebench.models.hashing import sha256_file
 from edgebench.models.onnx_check import check_model_file
 from edgebench.models.onnx_model import (
@@ -74,8 +74,6 @@ REQUIRED = (
     "onnx-ir",
     "onnxruntime",
 )
-# Tokens llama.cpp also ends generation on (its end-of-generation set, by text).
-_EOG_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>")
 
 Say = Callable[[str], None]
 
@@ -255,29 +253,16 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _eog_ids(header_meta: dict[str, Any], tokens: list[Any] | None) -> list[int]:
-    ids = set()
-    for key in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"):
-        value = header_meta.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            ids.add(value)
-    if isinstance(tokens, list):
-        ids.update(i for i, text in enumerate(tokens) if text in _EOG_TEXTS)
-    return sorted(ids)
-
-
 def _provenance(
     label: str,
     precision: str,
     source: Any,
-    header: Any,
+    header: GGUFFile,
     out_dir: Path,
     external: list[Any],
     steps: dict[str, float],
 ) -> dict[str, Any]:
-    meta = header.metadata
-    tokens = meta.get("tokenizer.ggml.tokens")
-    specials = special_tokens(meta)
+    specials = header.special_tokens()
     template = header.chat_template
     if template:
         write_text_atomic(out_dir / CHAT_TEMPLATE, template)
@@ -285,8 +270,7 @@ def _provenance(
         raise UserError(f"{label}: the export wrote no {TOKENIZER}")
     external_files = sorted({e.location for e in external})
     size = sum((out_dir / f).stat().st_size for f in [GRAPH, *external_files])
-    bos_id = meta.get("tokenizer.ggml.bos_token_id")
-    kv_f16 = kv_cache_bytes_per_token(meta)
+    kv_f16 = kv_cache_bytes_per_token(header.metadata)
     return {
         "format": FORMAT,
         "name": label,
@@ -322,11 +306,11 @@ def _provenance(
         },
         "tokens": {
             # Tokenized like llama.cpp reads the GGUF: BOS only when the GGUF asks for it.
-            "add_bos": bool(meta.get("tokenizer.ggml.add_bos_token", False)),
-            "bos_id": bos_id if isinstance(bos_id, int) else None,
-            "eos_id": meta.get("tokenizer.ggml.eos_token_id"),
-            "eog_ids": _eog_ids(meta, tokens),
-            "vocab_size": len(tokens) if isinstance(tokens, list) else None,
+            "add_bos": bool(header.add_bos_token),
+            "bos_id": header.token_id("bos"),
+            "eos_id": header.token_id("eos"),
+            "eog_ids": header.end_of_generation_ids(),
+            "vocab_size": header.vocabulary.size if header.vocabulary else None,
         },
         "export": {
             "task": "text-generation-with-past",

@@ -1,24 +1,31 @@
-"""A pure-Python reader for GGUF metadata: no llama_cpp, no weights loaded.
+"""A pure-Python reader for GGUF headers: no llama_cpp, no weights loaded.
 
-The file is memory-mapped and parsed with precompiled `struct`s. Every count and length
-read from the file is checked against the bytes that remain before anything is
-allocated, so a corrupt or hostile file ends in a one-line `UserError` naming the file,
-never in a crash or a multi-gigabyte allocation. The tensor table is held to the rules
-llama.cpp's own loader applies (names, dimensions, known types, aligned offsets packed in
-order, data inside the file), so a file that passes here does not reach native code with
-a header llama.cpp would mis-read (docs/reliability.md).
+The header is read in one pass through a small moving window of the file (never mapped
+or read whole), so this process holds little whatever the file holds. Only what edgebench
+reads is kept (see KEPT_* below); every other array and long string is stepped over
+unread and stands in the metadata as `Unread` (its type and length). The vocabulary is
+walked for its size, its end-of-generation tokens and a sparse index through which the
+BOS and EOS texts are read afterwards. What is kept is charged against
+MAX_METADATA_MEMORY (a one-line error naming the file beyond it).
+
+Every count and length read from the file is checked against the bytes that remain before
+anything is allocated, so a corrupt or hostile file ends in a one-line `UserError` naming
+the file, never in a crash or a multi-gigabyte allocation. The tensor table is held to
+the rules llama.cpp's own loader applies (names, dimensions, known types, aligned offsets
+packed in order, data inside the file), so a file that passes here does not reach native
+code with a header llama.cpp would mis-read or abort on (docs/reliability.md).
 
 Format reference: ggml's docs/gguf.md (version 2 and 3, little-endian).
 """
 
 from __future__ import annotations
 
-import mmap
+import stat
 import struct
 from dataclasses import dataclass
 from math import prod
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from edgebench.errors import UserError
 
@@ -27,14 +34,37 @@ SUPPORTED_VERSIONS = (2, 3)
 DEFAULT_ALIGNMENT = 32
 
 # Sanity caps, far above any real model (SmolLM2: 272 tensors, 37 keys; Gemma 3: 262,144
-# tokens) but low enough that a bogus count fails fast instead of looping for hours.
-MAX_TENSORS = 1 << 20
+# tokens; the largest MoE files a few thousand tensors) but low enough that a bogus count
+# fails fast instead of looping for hours, and that the tensor table a hostile file can
+# make this process hold stays small (about 250 bytes of Python objects per tensor).
+MAX_TENSORS = 1 << 16
 MAX_KV = 1 << 16
 MAX_ARRAY_LEN = 1 << 23
 MAX_STRING_LEN = 1 << 26
 MAX_DEPTH = 8
 MAX_DIMS = 4  # GGML_MAX_DIMS: llama.cpp refuses more
 MAX_TENSOR_NAME = 63  # GGML_MAX_NAME is 64 bytes with the terminating NUL
+
+# What the reader keeps of the metadata (everything else is stepped over, never read into
+# memory): scalars, strings up to KEPT_STRING_BYTES (names, licences, architectures) and
+# the chat template whatever its length, numeric arrays up to KEPT_ARRAY_ITEMS items
+# (per-layer head counts). What it keeps is charged at rough CPython sizes against
+# MAX_METADATA_MEMORY; a real model's header costs a few KB of it.
+MAX_METADATA_MEMORY = 16 << 20
+KEPT_STRING_BYTES = 1024
+LONG_STRING_KEYS = frozenset({"tokenizer.chat_template"})
+KEPT_ARRAY_ITEMS = 1024
+_KEY_COST, _VALUE_COST, _ITEM_COST = 64, 32, 40
+# The vocabulary is walked once: its size, the ids of end-of-generation tokens, and the
+# offset of every _INDEX_STEP-th token, to read the BOS and EOS texts afterwards.
+TOKENS_KEY = "tokenizer.ggml.tokens"
+_INDEX_STEP = 1024
+# Tokens llama.cpp also ends generation on (its end-of-generation set, by text).
+EOG_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>")
+_EOG_BYTES = frozenset(text.encode() for text in EOG_TEXTS)
+_EOG_LENGTHS = frozenset(len(raw) for raw in _EOG_BYTES)
+# The file is read through a moving window of this many bytes.
+WINDOW = 1 << 18
 
 # ggml tensor types -> (elements per block, bytes per block), from ggml's type traits.
 # Types missing here and not listed as removed are newer than this table: their data
@@ -77,7 +107,22 @@ GGML_BLOCKS: dict[int, tuple[int, int]] = {
 GGML_REMOVED_TYPES = frozenset({4, 5, 31, 32, 33, 36, 37, 38})
 
 # GGUFValueType -> struct for the fixed-size types; 8 is string, 9 array.
-_STRING, _ARRAY = 8, 9
+_UINT32, _STRING, _ARRAY = 4, 8, 9
+_TYPE_NAMES = {
+    0: "uint8",
+    1: "int8",
+    2: "uint16",
+    3: "int16",
+    4: "uint32",
+    5: "int32",
+    6: "float32",
+    7: "bool",
+    8: "string",
+    9: "array",
+    10: "uint64",
+    11: "int64",
+    12: "float64",
+}
 _SCALARS: dict[int, struct.Struct] = {
     vtype: struct.Struct("<" + fmt)
     for vtype, fmt in {
@@ -139,7 +184,7 @@ FILE_TYPES: dict[int, str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorInfo:
     """One tensor's header entry (its data is never read)."""
 
@@ -154,14 +199,38 @@ class TensorInfo:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """A metadata value the reader stepped over without keeping it: an array (`type` is
+    "array of uint16" ..., `length` its items) or a long string (`length` in bytes)."""
+
+    type: str
+    length: int
+
+    def __str__(self) -> str:
+        unit = "bytes" if self.type == "string" else "items"
+        return f"<{self.type}, {self.length:,} {unit}, not read>"
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What edgebench reads of `tokenizer.ggml.tokens`, without keeping its strings."""
+
+    size: int
+    texts: dict[int, str]  # the BOS and EOS tokens' texts, by id
+    end_ids: tuple[int, ...]  # the tokens whose text is one of EOG_TEXTS
+
+
+@dataclass(frozen=True)
 class GGUFFile:
-    """The header of a GGUF file: metadata key/values and tensor infos."""
+    """The header of a GGUF file: metadata key/values and tensor infos. Every accessor
+    type-checks what it reads: a value of the wrong type is None, never an exception."""
 
     path: Path
     version: int
     metadata: dict[str, Any]
     tensors: list[TensorInfo]
     file_size: int
+    vocabulary: Vocabulary | None = None
 
     @property
     def architecture(self) -> str | None:
@@ -170,6 +239,10 @@ class GGUFFile:
     @property
     def name(self) -> str | None:
         return _str_or_none(self.metadata.get("general.name"))
+
+    @property
+    def license(self) -> str | None:
+        return _str_or_none(self.metadata.get("general.license"))
 
     @property
     def chat_template(self) -> str | None:
@@ -185,10 +258,14 @@ class GGUFFile:
 
     @property
     def vocab_size(self) -> int | None:
-        tokens = self.metadata.get("tokenizer.ggml.tokens")
-        if isinstance(tokens, list):
-            return len(tokens)
+        if self.vocabulary is not None:
+            return self.vocabulary.size
         return _int_or_none(self.metadata.get(f"{self.architecture}.vocab_size"))
+
+    @property
+    def add_bos_token(self) -> bool | None:
+        value = self.metadata.get("tokenizer.ggml.add_bos_token")
+        return value if isinstance(value, bool) else None
 
     @property
     def parameter_count(self) -> int:
@@ -197,6 +274,21 @@ class GGUFFile:
         if declared is not None:
             return declared
         return sum(t.n_elements for t in self.tensors)
+
+    def token_id(self, label: str) -> int | None:
+        """`tokenizer.ggml.{label}_token_id` (bos, eos, eot ...), None if absent or mistyped."""
+        return _int_or_none(self.metadata.get(f"tokenizer.ggml.{label}_token_id"))
+
+    def special_tokens(self) -> dict[str, str | None]:
+        """The BOS and EOS token strings (None when the id is absent or out of range)."""
+        texts = self.vocabulary.texts if self.vocabulary is not None else {}
+        return {f"{label}_token": texts.get(self.token_id(label)) for label in ("bos", "eos")}  # type: ignore[arg-type]
+
+    def end_of_generation_ids(self) -> list[int]:
+        """The EOS and EOT ids and every token whose text is one of EOG_TEXTS."""
+        ids = {i for i in (self.token_id("eos"), self.token_id("eot")) if i is not None}
+        ids.update(self.vocabulary.end_ids if self.vocabulary is not None else ())
+        return sorted(ids)
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -225,41 +317,38 @@ def context_length(meta: dict[str, Any]) -> int | None:
     return _int_or_none(meta.get(f"{arch}.context_length"))
 
 
-def special_tokens(meta: dict[str, Any]) -> dict[str, str | None]:
-    """The BOS and EOS token strings, looked up by id in `tokenizer.ggml.tokens`."""
-    tokens = meta.get("tokenizer.ggml.tokens")
-    result: dict[str, str | None] = {}
-    for label in ("bos", "eos"):
-        token_id = _int_or_none(meta.get(f"tokenizer.ggml.{label}_token_id"))
-        known = isinstance(tokens, list) and token_id is not None and 0 <= token_id < len(tokens)
-        result[f"{label}_token"] = _str_or_none(tokens[token_id]) if known else None
-    return result
-
-
 def read_gguf(path: str | Path) -> GGUFFile:
     """Parse the header of the GGUF file at `path` (metadata and tensor infos)."""
     path = Path(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the open
+            raise UserError(f"not a GGUF file: {path} (not a regular file)")
         with open(path, "rb") as f:
             size = f.seek(0, 2)
             if size < 4:
                 f.seek(0)
-                raise UserError(f"not a GGUF file: {path} (starts with {f.read()!r})")
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                return _Parser(path, buf, size).parse()
+                raise UserError(f"not a GGUF file: {path} (starts with {f.read(4)!r})")
+            return _Parser(path, f, size).parse()
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 class _Parser:
-    """Cursor over the mapped file; every read checks the bytes that remain."""
+    """Cursor `pos` over the file, read through a moving window; every read checks the
+    bytes that remain, and what is kept is charged against MAX_METADATA_MEMORY."""
 
-    def __init__(self, path: Path, buf: mmap.mmap, size: int) -> None:
+    def __init__(self, path: Path, file: BinaryIO, size: int) -> None:
         self.path = path
-        self.buf = buf
+        self.file = file
         self.size = size
         self.pos = 0
+        self.window = b""
+        self.window_start = 0
+        self.kept = 0  # rough bytes of Python objects kept so far
         self.context = "header"  # what is being read, for error messages
+        self.n_tokens: int | None = None
+        self.token_index: list[int] = []
+        self.end_ids: list[int] = []
 
     def fail(self, problem: str) -> UserError:
         return UserError(f"corrupt GGUF file {self.path}: {problem} ({self.context})")
@@ -270,17 +359,41 @@ class _Parser:
                 f"truncated: needs {n} bytes at offset {self.pos}, file has {self.size}"
             )
 
+    def view(self, n: int) -> tuple[bytes, int]:
+        """The window holding the `n` bytes at `pos`, and where they start in it."""
+        self.need(n)
+        at = self.pos - self.window_start
+        if at < 0 or at + n > len(self.window):
+            self.file.seek(self.pos)
+            self.window = self.file.read(max(n, WINDOW))
+            self.window_start, at = self.pos, 0
+            if len(self.window) < n:
+                raise self.fail(f"the file changed while it was read (offset {self.pos})")
+        return self.window, at
+
+    def unpack(self, item: struct.Struct) -> Any:
+        buf, at = self.view(item.size)
+        self.pos += item.size
+        return item.unpack_from(buf, at)[0]
+
     def u32(self) -> int:
-        self.need(4)
-        (value,) = _U32.unpack_from(self.buf, self.pos)
-        self.pos += 4
-        return value
+        return self.unpack(_U32)
 
     def u64(self) -> int:
-        self.need(8)
-        (value,) = _U64.unpack_from(self.buf, self.pos)
-        self.pos += 8
-        return value
+        return self.unpack(_U64)
+
+    def skip(self, n: int) -> None:
+        self.need(n)
+        self.pos += n
+
+    def charge(self, n: int) -> None:
+        self.kept += n
+        if self.kept > MAX_METADATA_MEMORY:
+            cap = f"{MAX_METADATA_MEMORY / (1 << 20):g} MiB"
+            raise UserError(
+                f"GGUF file {self.path}: its metadata needs more than the {cap} edgebench "
+                f"keeps of a header ({self.context}); a real model's needs a few KB"
+            )
 
     def count(self, what: str, cap: int, min_item_bytes: int) -> int:
         """A u64 count, bounded by `cap` and by what the remaining bytes could hold."""
@@ -291,14 +404,22 @@ class _Parser:
             )
         return n
 
-    def string(self) -> str:
-        n = self.count("string length", MAX_STRING_LEN, 1)
-        raw = self.buf[self.pos : self.pos + n]
+    def string_length(self) -> int:
+        return self.count("string length", MAX_STRING_LEN, 1)
+
+    def text(self, n: int) -> str:
+        """The `n`-byte string at `pos`, kept (charged before it is read)."""
+        self.charge(_VALUE_COST + n)
+        buf, at = self.view(n)
         self.pos += n
-        return raw.decode("utf-8", errors="replace")
+        return buf[at : at + n].decode("utf-8", errors="replace")
+
+    def string(self) -> str:
+        return self.text(self.string_length())
 
     def parse(self) -> GGUFFile:
-        magic = self.buf[:4]
+        buf, at = self.view(4)
+        magic = buf[at : at + 4]
         if magic != MAGIC:
             raise UserError(f"not a GGUF file: {self.path} (starts with {magic!r})")
         self.pos = 4
@@ -316,71 +437,127 @@ class _Parser:
         for i in range(n_kv):
             self.context = f"key #{i}"
             key = self.string()
+            self.charge(_KEY_COST)
             self.context = f"key {key!r}"
             if key in metadata:
                 raise self.fail("duplicate key")
-            metadata[key] = self.value(self.u32(), depth=0)
+            metadata[key] = self.value(key, self.u32())
 
         tensors = [self.tensor_info(i) for i in range(n_tensors)]
         self.check_data_section(metadata, tensors)
-        return GGUFFile(self.path, version, metadata, tensors, self.size)
+        vocabulary = self.vocabulary(metadata)
+        return GGUFFile(self.path, version, metadata, tensors, self.size, vocabulary)
 
-    def value(self, vtype: int, depth: int) -> Any:
+    def value(self, key: str, vtype: int) -> Any:
+        if key == "general.alignment" and vtype != _UINT32:
+            # llama.cpp reads it with gguf_get_val_u32, which aborts on any other type.
+            raise self.fail(
+                f"general.alignment is stored as {_TYPE_NAMES.get(vtype, vtype)}; "
+                "llama.cpp reads only a uint32 there"
+            )
         item = _SCALARS.get(vtype)
         if item is not None:
-            self.need(item.size)
-            (result,) = item.unpack_from(self.buf, self.pos)
-            self.pos += item.size
-            return result
+            return self.unpack(item)
         if vtype == _STRING:
-            return self.string()
+            n = self.string_length()
+            if n <= KEPT_STRING_BYTES or key in LONG_STRING_KEYS:
+                return self.text(n)
+            self.skip(n)
+            return Unread("string", n)
         if vtype == _ARRAY:
-            return self.array(depth + 1)
+            return self.array(key)
         raise self.fail(f"unknown value type {vtype}")
 
-    def array(self, depth: int) -> list[Any]:
-        if depth > MAX_DEPTH:
-            raise self.fail(f"arrays nested deeper than {MAX_DEPTH} levels")
+    def array(self, key: str) -> list[Any] | Unread:
+        """A top-level array: short numeric ones are kept, the rest stepped over."""
         etype = self.u32()
         item = _SCALARS.get(etype)
         if item is not None:
-            # One unpack for the whole run of fixed-size values (fast for 262k scores).
             n = self.count("array length", MAX_ARRAY_LEN, item.size)
-            values = list(struct.unpack_from(f"<{n}{item.format[-1]}", self.buf, self.pos))
+            if n > KEPT_ARRAY_ITEMS:
+                self.skip(n * item.size)
+                return Unread(f"array of {_TYPE_NAMES[etype]}", n)
+            self.charge(_VALUE_COST + n * _ITEM_COST)
+            buf, at = self.view(n * item.size)
             self.pos += n * item.size
-            return values
-        if etype == _STRING:
-            return self.string_array(self.count("array length", MAX_ARRAY_LEN, 8))
-        if etype == _ARRAY:
-            n = self.count("array length", MAX_ARRAY_LEN, 12)
-            return [self.array(depth + 1) for _ in range(n)]
-        raise self.fail(f"unknown array element type {etype}")
+            return list(struct.unpack_from(f"<{n}{item.format[-1]}", buf, at))
+        n = self.skip_items(etype, depth=1, vocabulary=key == TOKENS_KEY)
+        return Unread(f"array of {_TYPE_NAMES[etype]}", n)
 
-    def string_array(self, n: int) -> list[str]:
-        # The hot loop for vocabularies: locals instead of attribute lookups, and the
-        # same bounds checks as `string()` inlined.
-        buf, pos, size, unpack = self.buf, self.pos, self.size, _U64.unpack_from
-        out: list[str] = []
-        append = out.append
-        for _ in range(n):
-            if pos + 8 > size:
+    def skip_items(self, etype: int, depth: int, vocabulary: bool = False) -> int:
+        """Step over an array's length and items (its element type `etype` read); its
+        length."""
+        if depth > MAX_DEPTH:
+            raise self.fail(f"arrays nested deeper than {MAX_DEPTH} levels")
+        item = _SCALARS.get(etype)
+        if item is not None:
+            n = self.count("array length", MAX_ARRAY_LEN, item.size)
+            self.skip(n * item.size)
+        elif etype == _STRING:
+            n = self.count("array length", MAX_ARRAY_LEN, 8)
+            self.skip_strings(n, vocabulary)
+        elif etype == _ARRAY:
+            n = self.count("array length", MAX_ARRAY_LEN, 12)
+            for _ in range(n):
+                self.skip_items(self.u32(), depth + 1)
+        else:
+            raise self.fail(f"unknown array element type {etype}")
+        return n
+
+    def skip_strings(self, n: int, vocabulary: bool) -> None:
+        """Step over `n` strings reading only their lengths. For the vocabulary, also note
+        its size, every _INDEX_STEP-th token's offset and the end-of-generation tokens.
+        The hot loop for vocabularies: it works on the window directly."""
+        if vocabulary:
+            self.n_tokens = n
+        size, unpack = self.size, _U64.unpack_from
+        buf, base, pos = self.window, self.window_start, self.pos
+        for i in range(n):
+            at = pos - base
+            if at < 0 or at + 8 > len(buf):
                 self.pos = pos
-                self.need(8)
-            (length,) = unpack(buf, pos)
+                buf, at = self.view(8)
+                base = self.window_start
+            (length,) = unpack(buf, at)
             pos += 8
             if length > size - pos:
                 self.pos = pos
                 raise self.fail(f"string length {length} exceeds the {size - pos} bytes left")
-            append(buf[pos : pos + length].decode("utf-8", errors="replace"))
+            if vocabulary:
+                if i % _INDEX_STEP == 0:
+                    self.token_index.append(pos - 8)
+                if length in _EOG_LENGTHS:
+                    self.pos = pos
+                    raw, at = self.view(length)
+                    buf, base = raw, self.window_start
+                    if raw[at : at + length] in _EOG_BYTES:
+                        self.charge(_ITEM_COST)
+                        self.end_ids.append(i)
             pos += length
         self.pos = pos
-        return out
+
+    def vocabulary(self, metadata: dict[str, Any]) -> Vocabulary | None:
+        """The vocabulary walked in the metadata, with its BOS and EOS texts read now
+        (the ids may come after the tokens in the file)."""
+        if self.n_tokens is None:
+            return None
+        texts: dict[int, str] = {}
+        for label in ("bos", "eos"):
+            token_id = _int_or_none(metadata.get(f"tokenizer.ggml.{label}_token_id"))
+            if token_id is not None and 0 <= token_id < self.n_tokens:
+                self.context = f"token {token_id}"
+                self.pos = self.token_index[token_id // _INDEX_STEP]
+                for _ in range(token_id % _INDEX_STEP):
+                    self.skip(self.u64())
+                texts[token_id] = self.string()
+        return Vocabulary(self.n_tokens, texts, tuple(self.end_ids))
 
     def tensor_info(self, index: int) -> TensorInfo:
         self.context = f"tensor #{index}"
-        name = self.string()
-        if len(name.encode("utf-8", "surrogateescape")) > MAX_TENSOR_NAME:
-            raise self.fail(f"tensor name of {len(name)} characters (at most {MAX_TENSOR_NAME})")
+        n = self.string_length()
+        if n > MAX_TENSOR_NAME:
+            raise self.fail(f"tensor name of {n} bytes (at most {MAX_TENSOR_NAME})")
+        name = self.text(n)
         self.context = f"tensor {name!r}"
         n_dims = self.u32()
         if n_dims > MAX_DIMS:
@@ -404,8 +581,8 @@ class _Parser:
         are stored in header order, each at the aligned end of the one before, and all of
         their data lies inside the file."""
         self.context = "tensor data"
-        alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
-        if _int_or_none(alignment) is None or alignment <= 0 or alignment & (alignment - 1):
+        alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)  # a uint32 (value())
+        if alignment <= 0 or alignment & (alignment - 1):
             raise self.fail(f"general.alignment {alignment!r} is not a power of two")
         data_start = -(-self.pos // alignment) * alignment
         expected = 0  # where the next tensor must start, relative to data_start

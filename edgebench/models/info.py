@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgebench.models.gguf import read_gguf, special_tokens
+from edgebench.models.gguf import read_gguf
 from edgebench.models.resolve import ResolvedModel
 
 
@@ -27,12 +27,12 @@ def model_info(model: ResolvedModel) -> dict[str, Any]:
         "chat_template": gguf.chat_template is not None,
         "prompt_style": model.prompt_style,
         "vocab_size": gguf.vocab_size,
-        **special_tokens(gguf.metadata),
+        **gguf.special_tokens(),
         "gguf_version": gguf.version,
         "tensor_count": len(gguf.tensors),
         "file_size_bytes": gguf.file_size,
         "sha256": model.sha256,
-        "license": entry.license if entry else gguf.metadata.get("general.license"),
+        "license": entry.license if entry else gguf.license,
         "registry_entry": entry.name if entry else None,
     }
 

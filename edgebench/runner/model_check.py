@@ -53,6 +53,11 @@ def check_models(
         except UserError as exc:
             results[path] = CheckResult(path, REJECTED, str(exc))
             continue
+        except Exception as exc:  # a reader bug on one stranger's file
+            # must not cost the report on the others: it is that file's verdict.
+            detail = f"the header reader failed on {path}: {type(exc).__name__}: {exc}"
+            results[path] = CheckResult(path, REJECTED, detail)
+            continue
         n_ctx = min(CHECK_N_CTX, header.context_length or CHECK_N_CTX)
         if load:
             loadable.append((path, max(n_ctx, 8)))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf, special_tokens
+from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
 from edgebench.runfolder.records import DatasetRecord, InvalidDataRow, RunSettings
@@ -27,7 +27,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
     if resolved.onnx is not None:
         return _onnx_under_test(resolved)
     header = read_gguf(resolved.path)
-    tokens = special_tokens(header.metadata)
+    tokens = header.special_tokens()
     prompt_format = PromptFormat(
         style=resolved.prompt_style,
         chat_template=header.chat_template,

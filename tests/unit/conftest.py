@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from edgebench.backends.worker import BackendWorker
+
 _popen = subprocess.Popen.__init__
 _HEAVY = ("python", "chromium", "chrome", "edgebench")
 
@@ -34,3 +36,17 @@ def no_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", _refuse)
     monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", _refuse)
     monkeypatch.setattr(subprocess.Popen, "__init__", _guarded_popen)
+
+
+@pytest.fixture
+def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Record (and refuse) any worker process start: native code must not run. Recorded,
+    not only raised, so an error handler cannot hide it."""
+    started: list[object] = []
+
+    def refuse(self: BackendWorker, *args: object, **kwargs: object) -> None:
+        started.append(args)
+        raise AssertionError("a worker (native code) was started for a broken model file")
+
+    monkeypatch.setattr(BackendWorker, "__init__", refuse)
+    return started

@@ -6,12 +6,12 @@ memory estimate the pre-check refuses.
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
 import pytest
 
-from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.models import gguf
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
@@ -20,6 +20,8 @@ from edgebench.runner.prepare import model_under_test
 from tests.helpers.cli import assert_one_line_error, run_one_row
 from tests.helpers.gguf_factory import (
     ARRAY,
+    UINT64,
+    Typed,
     build_gguf,
     gguf_string,
     header,
@@ -81,20 +83,6 @@ def parsers(monkeypatch: pytest.MonkeyPatch) -> list[gguf._Parser]:
 
     monkeypatch.setattr(gguf._Parser, "__init__", init)
     return made
-
-
-@pytest.fixture
-def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Record (and refuse) any worker process start: native code must not run. Recorded,
-    not only raised, so an error handler cannot hide it."""
-    started: list[object] = []
-
-    def refuse(self: BackendWorker, *args: object, **kwargs: object) -> None:
-        started.append(args)
-        raise AssertionError("a worker (native code) was started for a broken model file")
-
-    monkeypatch.setattr(BackendWorker, "__init__", refuse)
-    return started
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
@@ -164,6 +152,10 @@ def _tail(*parts: bytes) -> bytes:
         (_tail(header(n_tensors=1), tensor_info("w", (2**40, 2**40))), "overflows"),
         (_tail(header(n_tensors=1), tensor_info("w", (4,), offset=10**9)), "past the end"),
         (_tail(header(n_kv=1), kv("general.alignment", 3)), "alignment"),
+        (_tail(header(n_kv=1), kv("general.alignment", "32")), "stored as string"),
+        (_tail(header(n_kv=1), kv("general.alignment", Typed(UINT64, 32))), "stored as uint64"),
+        (_tail(header(n_kv=1), kv("general.alignment", [32])), "stored as array"),
+        (_tail(header(n_tensors=2**16 + 1)), "tensor count 65537 is impossible"),
     ],
 )
 def test_hostile_files_give_user_errors(tmp_path: Path, content: bytes, problem: str) -> None:
@@ -210,6 +202,48 @@ def test_missing_file_is_a_user_error(tmp_path: Path) -> None:
         read_gguf(tmp_path / "absent.gguf")
 
 
+def test_a_fifo_or_folder_is_refused_without_being_opened(tmp_path: Path) -> None:
+    fifo = tmp_path / "model.gguf"
+    os.mkfifo(fifo)  # opening it would block until a writer came
+    for path in (fifo, tmp_path):
+        with pytest.raises(UserError, match="not a regular file"):
+            read_gguf(path)
+
+
+def test_metadata_over_the_memory_cap_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Many short strings, each kept: what they would cost is charged before it is read.
+    monkeypatch.setattr(gguf, "MAX_METADATA_MEMORY", 64 << 10)
+    meta = {f"general.note_{i}": "x" * 1000 for i in range(100)}
+    path = write_gguf(tmp_path / "m.gguf", meta)
+    with pytest.raises(UserError) as info:
+        read_gguf(path)
+    message = str(info.value)
+    assert str(path) in message and "\n" not in message
+    assert "its metadata needs more than the 0.0625 MiB edgebench keeps" in message
+    assert "key 'general.note_" in message
+
+
+def test_a_huge_chat_template_is_refused_before_it_is_read(
+    tmp_path: Path, parsers: list[gguf._Parser]
+) -> None:
+    template = "x" * (gguf.MAX_METADATA_MEMORY + 1)
+    path = write_gguf(tmp_path / "m.gguf", {"tokenizer.chat_template": template})
+    with pytest.raises(UserError, match="16 MiB edgebench keeps of a header"):
+        read_gguf(path)
+    assert parsers[0].window_start + len(parsers[0].window) < 1 << 20  # never read
+
+
+def test_a_vocabulary_of_end_tokens_is_bounded_by_the_memory_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gguf, "MAX_METADATA_MEMORY", 64 << 10)
+    path = write_gguf(tmp_path / "m.gguf", {"tokenizer.ggml.tokens": ["<|im_end|>"] * 5000})
+    with pytest.raises(UserError, match="metadata needs more than"):
+        read_gguf(path)
+
+
 def table_file(tmp_path: Path, tensors: bytes, n_tensors: int, data: bytes) -> Path:
     head = header(n_tensors, 1) + kv("general.architecture", "llama") + tensors
     path = tmp_path / "t.gguf"
@@ -230,7 +264,7 @@ def table_file(tmp_path: Path, tensors: bytes, n_tensors: int, data: bytes) -> P
         ),
         (tensor_info("w", (8,), 4, 0), 1, bytes(64), "tensor type 4 is no longer supported"),
         (tensor_info("w", (33,), 2, 0), 1, bytes(64), "not a multiple of the block size 32"),
-        (tensor_info("x" * 64, (8,), 0, 0), 1, bytes(64), "tensor name of 64 characters"),
+        (tensor_info("x" * 64, (8,), 0, 0), 1, bytes(64), "tensor name of 64 bytes"),
         (
             tensor_info("w", (8,), 0, 0) + tensor_info("w", (8,), 0, 32),
             2,
