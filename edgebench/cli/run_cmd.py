@@ -9,6 +9,7 @@ import typer
 from edgebench.cli.options import (
     CloseOpt,
     CloseTokensOpt,
+    CompileTimeoutOpt,
     DatasetOpt,
     GuardOpt,
     IgnoreMemoryOpt,
@@ -88,6 +89,7 @@ def run(
     guard: GuardOpt = None,
     resume: ResumeOpt = None,
     timeout: TimeoutOpt = None,
+    compile_timeout: CompileTimeoutOpt = None,
     max_crashes: MaxCrashesOpt = None,
     ignore_memory_check: IgnoreMemoryOpt = False,
     metrics: MetricsOpt = None,

@@ -108,7 +108,13 @@ def test_a_constraint_whose_compilation_kills_the_worker_is_unsupported(
         Example(f"ex{i}", "w " * (i + 1), sid, OBJECT_SCHEMA | {"title": sid}, {"a": 1}, {})
         for i, sid in enumerate(["good", "evil", "good"])
     ]
-    run_with(run_fake, exs, {"compile_faults": {"evil": fault}}, constraints=("gbnf",), timeout=1.0)
+    run_with(
+        run_fake,
+        exs,
+        {"compile_faults": {"evil": fault}},
+        constraints=("gbnf",),
+        compile_timeout=1.0,
+    )
     run_dir = tmp_path / "run"
     samples = read_jsonl(run_dir / "samples.jsonl")
     assert [(s["id"], s["constraint_status"], s["finish_reason"]) for s in samples] == [
@@ -116,7 +122,7 @@ def test_a_constraint_whose_compilation_kills_the_worker_is_unsupported(
         ("ex1", "unsupported", "unsupported"),
         ("ex2", "applied", "stop"),
     ]
-    reason = "was killed by SIGSEGV" if fault == "SIGSEGV" else "took longer than --timeout 1 s"
+    reason = "killed by SIGSEGV" if fault == "SIGSEGV" else "took longer than --compile-timeout 1 s"
     assert reason in samples[1]["error"]
     arm = manifest_of(run_dir)["arms"][0]
     assert [r["ok"] for r in arm["compile"]] == [True, False]
