@@ -53,6 +53,7 @@ from edgebench.backends.decoding import (
 )
 from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
+from edgebench.constraints.gbnf_depth import nesting_refusal
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
@@ -268,6 +269,9 @@ class LlamaCppBackend:
             text, source = gbnf.json_grammar(), "grammars/json.gbnf"
         else:
             assert request.schema is not None
+            too_deep = nesting_refusal(request.schema)
+            if too_deep is not None:  # refused before it can crash llama.cpp's parser
+                return failed("edgebench", too_deep)
             try:
                 found = gbnf.schema_grammar(request.schema, request.key)
             except Exception as exc:  # the converter raises on schemas it cannot express
