@@ -2,7 +2,8 @@
 
 `gbnf` converts the task's JSON Schema with llama-cpp-python's own converter (what its
 users get from `LlamaGrammar.from_json_schema`). Converted grammars are cached on disk by
-schema hash and converter version; the ones for built-in datasets ship in `grammars/`
+schema hash and converter version (bounded, least recently used first out:
+grammar_cache.py); the ones for built-in datasets ship in `grammars/`
 (a test keeps them equal to a fresh conversion). Text only: checking that llama.cpp can
 parse a grammar needs the runtime and happens in the worker.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgebench.constraints.grammar_cache import SUFFIX, GrammarCache, limit_from_env
 from edgebench.constraints.guard import BRANCH_KEYWORDS
 from edgebench.paths import cache_dir
 from edgebench.resources import resource_dir
@@ -77,19 +79,23 @@ def grammar_cache_dir() -> Path:
     return cache_dir() / "grammars"
 
 
+def grammar_cache() -> GrammarCache:
+    return GrammarCache(grammar_cache_dir(), limit_from_env())
+
+
 def schema_grammar(schema: dict[str, Any], key: str) -> GbnfText:
-    """The GBNF for `schema` (whose schema_key is `key`): bundled, cached or converted."""
+    """The GBNF for `schema` (whose schema_key is `key`): bundled, cached or converted
+    (and cached within the cache's size limits, see grammar_cache.py)."""
     bundled = _bundled_index().get(key)
     if bundled is not None:
         return GbnfText(bundled.read_text(encoding="utf-8"), "bundled")
-    cached = grammar_cache_dir() / f"{key}.{converter_version()}.gbnf"
-    if cached.is_file():
-        return GbnfText(cached.read_text(encoding="utf-8"), "disk cache")
+    cache = grammar_cache()
+    name = f"{key}.{converter_version()}{SUFFIX}"
+    cached = cache.get(name)
+    if cached is not None:
+        return GbnfText(cached, "disk cache")
     text = with_header(convert(schema), key)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(cached)
+    cache.put(name, text)
     return GbnfText(text, "converted")
 
 

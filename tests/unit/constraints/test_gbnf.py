@@ -68,3 +68,19 @@ def test_keywords_the_converter_ignores_are_listed() -> None:
     ]
     # Without a format list only the numeric bounds are judged (outlines-core).
     assert "$.mail: format hostname" not in gbnf.unenforced_keywords(schema)
+
+
+def test_converted_grammars_stay_within_the_cache_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path))
+    schemas = [
+        {"type": "object", "properties": {f"p{n:02}": {"type": "integer"}}} for n in range(16)
+    ]
+    size = len(gbnf.with_header(gbnf.convert(schemas[0]), schema_key(schemas[0])).encode())
+    limit = 10 * size  # ten grammars of this size fit
+    monkeypatch.setenv("EDGEBENCH_GRAMMAR_CACHE_MB", str(limit / (1 << 20)))
+    for schema in schemas:
+        assert gbnf.schema_grammar(schema, schema_key(schema)).source == "converted"
+    stored = list(gbnf.grammar_cache_dir().glob("*.gbnf"))
+    assert 8 <= len(stored) <= 10 and sum(p.stat().st_size for p in stored) <= limit
