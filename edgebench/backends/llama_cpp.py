@@ -55,6 +55,7 @@ from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
 from edgebench.constraints.gbnf_depth import nesting_refusal
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
+from edgebench.constraints.ignored import gbnf_ignored
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -277,11 +278,7 @@ class LlamaCppBackend:
             except Exception as exc:  # the converter raises on schemas it cannot express
                 return failed("converter", f"json_schema_to_gbnf: {exc}")
             text, source = found.text, found.source
-            warnings = tuple(
-                gbnf.unenforced_keywords(
-                    request.schema, formats=gbnf.converter_formats(), enforced=enforced
-                )
-            )
+            warnings = tuple(gbnf_ignored(request.schema, gbnf.converter_formats(), enforced))
         # llama.cpp returns NULL for a grammar it cannot parse; llama-cpp-python's
         # LlamaGrammar would have carried on and crashed at the first token.
         mark = self.log.mark()

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.constraints.grammar_cache import SUFFIX, GrammarCache, limit_from_env
-from edgebench.constraints.guard import BRANCH_KEYWORDS
 from edgebench.paths import cache_dir
 from edgebench.resources import resource_dir
 
@@ -121,60 +120,8 @@ def bundled_grammar_folder(dataset: str) -> Path:
     return resource_dir("grammars") / BUNDLED_FOLDER / dataset
 
 
-# Keywords llama-cpp-python's converter (0.3.x) reads past without enforcing them; output
-# that breaks one of them is the converter's gap, not the model's, so runs list them.
-_IGNORED_KEYWORDS = (
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "uniqueItems",  # an array keyword, read past by both converters as well
-)
-
-
 def converter_formats() -> frozenset[str]:
     """String formats llama-cpp-python's converter has a grammar rule for."""
     from llama_cpp.llama_grammar import STRING_FORMAT_RULES
 
     return frozenset(STRING_FORMAT_RULES) | {"uuid"}
-
-
-def unenforced_keywords(
-    schema: Any,
-    path: str = "$",
-    formats: frozenset[str] | None = None,
-    enforced: frozenset[str] = frozenset(),
-) -> list[str]:
-    """Where `schema` uses keywords a converter does not enforce, e.g.
-    "$.patient.age: minimum, maximum": numeric bounds, `uniqueItems`, and string formats
-    outside `formats` (None: do not judge formats). Both llama-cpp-python's GBNF converter
-    and outlines-core's regex builder read past numeric bounds and `uniqueItems`;
-    keywords in `enforced` are enforced by something else (the keyword guard)."""
-    found: list[str] = []
-    if isinstance(schema, list):
-        for item in schema:
-            found += unenforced_keywords(item, path, formats, enforced)
-        return found
-    if not isinstance(schema, dict):
-        return found
-    if any(k in schema for k in BRANCH_KEYWORDS):
-        enforced = frozenset()  # the guard does not judge where the branch is not known
-    ignored = [k for k in _IGNORED_KEYWORDS if k in schema and k not in enforced]
-    fmt = schema.get("format")
-    if formats is not None and isinstance(fmt, str) and fmt not in formats:
-        ignored.append(f"format {fmt}")
-    if ignored:
-        found.append(f"{path}: {', '.join(ignored)}")
-    for name, sub in (schema.get("properties") or {}).items():
-        found += unenforced_keywords(sub, f"{path}.{name}", formats, enforced)
-    for key in ("items", "additionalProperties"):
-        if isinstance(schema.get(key), dict):
-            sub_path = f"{path}[]" if key == "items" else path
-            found += unenforced_keywords(schema[key], sub_path, formats, enforced)
-    if isinstance(schema.get("prefixItems"), list):
-        found += unenforced_keywords(schema["prefixItems"], path, formats, enforced)
-    for key in ("anyOf", "oneOf", "allOf"):
-        if isinstance(schema.get(key), list):
-            found += unenforced_keywords(schema[key], path, formats)
-    return found

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.constraints import gbnf, schema_key
+from edgebench.constraints.guard import GUARDED_KEYWORDS
+from edgebench.constraints.ignored import gbnf_ignored
 from edgebench.resources import resource_dir
 from edgebench.tasks.formats.edgejson import read_schema_folder
 
@@ -60,14 +62,16 @@ def test_keywords_the_converter_ignores_are_listed() -> None:
             "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
         },
     }
-    assert gbnf.unenforced_keywords(schema, formats=gbnf.converter_formats()) == [
+    assert gbnf_ignored(schema, gbnf.converter_formats()) == [
         "$.age: minimum, maximum",
         "$.mail: format hostname",
-        "$.items[]: multipleOf",
         "$.tags: uniqueItems",
+        "$.items[]: multipleOf",
     ]
-    # Without a format list only the numeric bounds are judged (outlines-core).
-    assert "$.mail: format hostname" not in gbnf.unenforced_keywords(schema)
+    # What the keyword guard enforces is not listed
+    assert gbnf_ignored(schema, gbnf.converter_formats(), GUARDED_KEYWORDS) == [
+        "$.mail: format hostname"
+    ]
 
 
 def test_converted_grammars_stay_within_the_cache_limit(
