@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from edgebench.constraints.guard import BRANCH_KEYWORDS
+from edgebench.constraints.guard import BRANCH_KEYWORDS, local_ref
 
 # Keywords that constrain a value (JSON Schema drafts 4 to 2020-12).
 VALIDATION_KEYWORDS = frozenset(
@@ -181,22 +181,6 @@ def outlines_reading(schema: dict[str, Any], path: str) -> Reading:
     return r
 
 
-def _local_ref(root: Any, ref: Any) -> Any:
-    """The subschema a local `#/...` ref points at, or None."""
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return None
-    node = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
 def _walk(root: Any, reader: Reader, enforced: frozenset[str]) -> Iterator[tuple[str, list[str]]]:
     """(path, ignored keywords) for every schema object the engine reads, following
     local refs once each."""
@@ -220,7 +204,7 @@ def _walk(root: Any, reader: Reader, enforced: frozenset[str]) -> Iterator[tuple
         ref = schema.get("$ref") if "$ref" in reading.used else None
         if isinstance(ref, str) and ref not in seen_refs:
             seen_refs.add(ref)
-            pending.append((ref, _local_ref(root, ref), guarded))
+            pending.append((ref, local_ref(root, ref), guarded))
         pending += [(p, s, guarded) for p, s in reading.children]
 
 
