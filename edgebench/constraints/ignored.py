@@ -120,10 +120,10 @@ def gbnf_reading(schema: dict[str, Any], path: str, formats: frozenset[str]) -> 
                     set(branch) & VALIDATION_KEYWORDS - {"properties", "$ref", "anyOf"}
                 )
                 if skipped:
-                    r.notes.append(
-                        f"allOf branch {branch_path.rsplit('.', 1)[-1]}: {', '.join(skipped)}"
-                    )
+                    r.notes.append(f"{branch_path.rsplit('.', 1)[-1]} {', '.join(skipped)}")
                 r.children += _properties(branch, path)
+                if "$ref" in branch:  # the converter merges the target's properties
+                    r.children.append((branch_path, branch))
         return r
     if kind in (None, "array") and ("items" in schema or "prefixItems" in schema):
         key = "items" if schema.get("items") or "prefixItems" not in schema else "prefixItems"

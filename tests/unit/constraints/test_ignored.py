@@ -70,7 +70,14 @@ GBNF_FORMATS = frozenset({"date", "time", "date-time", "uuid"})
                     {"properties": {"a": {"type": "integer", "minimum": 1}}, "minProperties": 1}
                 ]
             },
-            ["$: allOf branch allOf[0]: minProperties", "$.a: minimum"],
+            ["$: allOf[0] minProperties", "$.a: minimum"],
+        ),
+        (
+            {
+                "allOf": [{"$ref": "#/$defs/base"}],
+                "$defs": {"base": {"properties": {"a": {}}, "maxProperties": 2}},
+            },
+            ["#/$defs/base: maxProperties"],
         ),
         # a local ref is followed once (recursive schemas end)
         (
