@@ -53,7 +53,9 @@ from edgebench.backends.decoding import (
 )
 from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
+from edgebench.constraints.gbnf_depth import nesting_refusal
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
+from edgebench.constraints.ignored import gbnf_ignored
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
@@ -268,16 +270,15 @@ class LlamaCppBackend:
             text, source = gbnf.json_grammar(), "grammars/json.gbnf"
         else:
             assert request.schema is not None
+            too_deep = nesting_refusal(request.schema)
+            if too_deep is not None:  # refused before it can crash llama.cpp's parser
+                return failed("edgebench", too_deep)
             try:
                 found = gbnf.schema_grammar(request.schema, request.key)
             except Exception as exc:  # the converter raises on schemas it cannot express
                 return failed("converter", f"json_schema_to_gbnf: {exc}")
             text, source = found.text, found.source
-            warnings = tuple(
-                gbnf.unenforced_keywords(
-                    request.schema, formats=gbnf.converter_formats(), enforced=enforced
-                )
-            )
+            warnings = tuple(gbnf_ignored(request.schema, gbnf.converter_formats(), enforced))
         # llama.cpp returns NULL for a grammar it cannot parse; llama-cpp-python's
         # LlamaGrammar would have carried on and crashed at the first token.
         mark = self.log.mark()

@@ -23,8 +23,8 @@ from edgebench.backends.base import (
     now,
 )
 from edgebench.backends.llama_cpp import LlamaCppBackend, build_info, perf_counters
-from edgebench.constraints.gbnf import unenforced_keywords
 from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
+from edgebench.constraints.ignored import outlines_ignored
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
 
@@ -151,7 +151,7 @@ class OutlinesLlamaBackend:
                 guarded = guard.keywords
         # outlines-core's regex builder reads past numeric bounds as the GBNF one does.
         enforced = GUARDED_KEYWORDS if guarded else frozenset()
-        ignored = tuple(unenforced_keywords(request.schema, enforced=enforced)) if not error else ()
+        ignored = tuple(outlines_ignored(request.schema, enforced)) if not error else ()
         report = CompileReport.new(
             request, ENGINE, error=error, warnings=ignored, guarded=guarded, seconds=now() - start
         )

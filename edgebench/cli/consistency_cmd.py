@@ -4,6 +4,7 @@ much the answers agree (STED and the consistency score)."""
 from __future__ import annotations
 
 from edgebench.cli.options import (
+    CompileTimeoutOpt,
     ConsistencyConstraintOpt,
     DatasetOpt,
     GuardOpt,
@@ -72,6 +73,7 @@ def consistency(
     n_ctx: NCtxOpt = None,
     out: OutOpt = None,
     timeout: TimeoutOpt = None,
+    compile_timeout: CompileTimeoutOpt = None,
     max_crashes: MaxCrashesOpt = None,
     ignore_memory_check: IgnoreMemoryOpt = False,
     warmup: WarmupOpt = None,

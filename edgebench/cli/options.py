@@ -11,7 +11,7 @@ import typer
 
 from edgebench.errors import UserError
 from edgebench.runfolder.read import MANIFEST, read_manifest
-from edgebench.runfolder.records import DEFAULT_MAX_CRASHES, RunSettings
+from edgebench.runfolder.records import DEFAULT_COMPILE_TIMEOUT, DEFAULT_MAX_CRASHES, RunSettings
 from edgebench.runner.resume import settings_from_manifest
 from edgebench.scoring.extract import check_parse_mode
 
@@ -233,6 +233,17 @@ TimeoutOpt = Annotated[
         help="Seconds of wall clock one example may take; past it the worker is "
         "killed, the example recorded as a timeout and a fresh worker goes on "
         "(default: no limit).",
+    ),
+]
+CompileTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--compile-timeout",
+        min=0.1,
+        help="Seconds one schema may take to compile under one constraint engine; past "
+        "it the worker is killed, the schema recorded as unsupported with the reason "
+        "(once: later examples of it are not compiled again) and a fresh worker goes on "
+        f"(default: {DEFAULT_COMPILE_TIMEOUT:g}).",
     ),
 ]
 MaxCrashesOpt = Annotated[

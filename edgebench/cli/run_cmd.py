@@ -10,6 +10,7 @@ import typer
 from edgebench.cli.options import (
     CloseOpt,
     CloseTokensOpt,
+    CompileTimeoutOpt,
     DatasetOpt,
     GuardOpt,
     IgnoreMemoryOpt,
@@ -106,6 +107,7 @@ def run(
     guard: GuardOpt = None,
     resume: ResumeOpt = None,
     timeout: TimeoutOpt = None,
+    compile_timeout: CompileTimeoutOpt = None,
     max_crashes: MaxCrashesOpt = None,
     ignore_memory_check: IgnoreMemoryOpt = False,
     metrics: MetricsOpt = None,

@@ -2,14 +2,14 @@
 
 `gbnf` converts the task's JSON Schema with llama-cpp-python's own converter (what its
 users get from `LlamaGrammar.from_json_schema`). Converted grammars are cached on disk by
-schema hash and converter version; the ones for built-in datasets ship in `grammars/`
+schema hash and converter version (bounded, least recently used first out:
+grammar_cache.py); the ones for built-in datasets ship in `grammars/`
 (a test keeps them equal to a fresh conversion). Text only: checking that llama.cpp can
 parse a grammar needs the runtime and happens in the worker.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import re
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.constraints.guard import BRANCH_KEYWORDS
-from edgebench.io import WriteFailed, write_text_atomic
+from edgebench.constraints.grammar_cache import SUFFIX, GrammarCache, limit_from_env
+from edgebench.io import write_text_atomic
 from edgebench.paths import cache_dir
 from edgebench.resources import resource_dir
 
@@ -79,17 +79,23 @@ def grammar_cache_dir() -> Path:
     return cache_dir() / "grammars"
 
 
+def grammar_cache() -> GrammarCache:
+    return GrammarCache(grammar_cache_dir(), limit_from_env())
+
+
 def schema_grammar(schema: dict[str, Any], key: str) -> GbnfText:
-    """The GBNF for `schema` (whose schema_key is `key`): bundled, cached or converted."""
+    """The GBNF for `schema` (whose schema_key is `key`): bundled, cached or converted
+    (and cached within the cache's size limits, see grammar_cache.py)."""
     bundled = _bundled_index().get(key)
     if bundled is not None:
         return GbnfText(bundled.read_text(encoding="utf-8"), "bundled")
-    cached = grammar_cache_dir() / f"{key}.{converter_version()}.gbnf"
-    if cached.is_file():
-        return GbnfText(cached.read_text(encoding="utf-8"), "disk cache")
+    cache = grammar_cache()
+    name = f"{key}.{converter_version()}{SUFFIX}"
+    cached = cache.get(name)
+    if cached is not None:
+        return GbnfText(cached, "disk cache")
     text = with_header(convert(schema), key)
-    with contextlib.suppress(WriteFailed):  # a read-only or full cache costs a conversion
-        write_text_atomic(cached, text)
+    cache.put(name, text)
     return GbnfText(text, "converted")
 
 
@@ -113,60 +119,8 @@ def bundled_grammar_folder(dataset: str) -> Path:
     return resource_dir("grammars") / BUNDLED_FOLDER / dataset
 
 
-# Keywords llama-cpp-python's converter (0.3.x) reads past without enforcing them; output
-# that breaks one of them is the converter's gap, not the model's, so runs list them.
-_IGNORED_KEYWORDS = (
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "uniqueItems",  # an array keyword, read past by both converters as well
-)
-
-
 def converter_formats() -> frozenset[str]:
     """String formats llama-cpp-python's converter has a grammar rule for."""
     from llama_cpp.llama_grammar import STRING_FORMAT_RULES
 
     return frozenset(STRING_FORMAT_RULES) | {"uuid"}
-
-
-def unenforced_keywords(
-    schema: Any,
-    path: str = "$",
-    formats: frozenset[str] | None = None,
-    enforced: frozenset[str] = frozenset(),
-) -> list[str]:
-    """Where `schema` uses keywords a converter does not enforce, e.g.
-    "$.patient.age: minimum, maximum": numeric bounds, `uniqueItems`, and string formats
-    outside `formats` (None: do not judge formats). Both llama-cpp-python's GBNF converter
-    and outlines-core's regex builder read past numeric bounds and `uniqueItems`;
-    keywords in `enforced` are enforced by something else (the keyword guard)."""
-    found: list[str] = []
-    if isinstance(schema, list):
-        for item in schema:
-            found += unenforced_keywords(item, path, formats, enforced)
-        return found
-    if not isinstance(schema, dict):
-        return found
-    if any(k in schema for k in BRANCH_KEYWORDS):
-        enforced = frozenset()  # the guard does not judge where the branch is not known
-    ignored = [k for k in _IGNORED_KEYWORDS if k in schema and k not in enforced]
-    fmt = schema.get("format")
-    if formats is not None and isinstance(fmt, str) and fmt not in formats:
-        ignored.append(f"format {fmt}")
-    if ignored:
-        found.append(f"{path}: {', '.join(ignored)}")
-    for name, sub in (schema.get("properties") or {}).items():
-        found += unenforced_keywords(sub, f"{path}.{name}", formats, enforced)
-    for key in ("items", "additionalProperties"):
-        if isinstance(schema.get(key), dict):
-            sub_path = f"{path}[]" if key == "items" else path
-            found += unenforced_keywords(schema[key], sub_path, formats, enforced)
-    if isinstance(schema.get("prefixItems"), list):
-        found += unenforced_keywords(schema["prefixItems"], path, formats, enforced)
-    for key in ("anyOf", "oneOf", "allOf"):
-        if isinstance(schema.get(key), list):
-            found += unenforced_keywords(schema[key], path, formats)
-    return found

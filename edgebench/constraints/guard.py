@@ -57,19 +57,26 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any] | None:
             if any(k in schema for k in BRANCH_KEYWORDS):
                 return None  # which branch applies is not known while generating
             return schema
-        if not isinstance(ref, str) or not ref.startswith("#"):
+        schema = local_ref(root, ref)
+        if schema is None:
             return None
-        target: Any = root
-        for part in ref[1:].split("/")[1:] if ref != "#" else []:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and part in target:
-                target = target[part]
-            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            else:
-                return None
-        schema = target
     return None
+
+
+def local_ref(root: Any, ref: Any) -> Any:
+    """The subschema a local `#/...` ref points at in `root`; None for any other ref."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    target: Any = root
+    for part in ref[1:].split("/")[1:] if ref != "#" else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return None
+    return target
 
 
 def _property_schema(obj: dict[str, Any] | None, key: str, root: dict[str, Any]) -> Any:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.constraints.ignored import llguidance_ignored
+
 # The JSON text shape every schema mode aims at: one line, Python's json.dumps separators.
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
@@ -53,8 +55,9 @@ def compile_schema(
 
     llguidance refuses keywords it has not implemented (e.g. `uniqueItems`); like the GBNF
     converter, which reads past such keywords silently, we then compile leniently and
-    list what is not enforced, unless all of it is in `enforced_elsewhere` (the keyword
-    guard). Anything else it refuses raises ValueError."""
+    list what is not enforced (ignored.py: the refused keys but those in
+    `enforced_elsewhere`, the keyword guard's; unknown formats; oneOf taken as anyOf).
+    Anything else it refuses raises ValueError."""
     warnings: tuple[str, ...] = ()
     try:
         grammar = _grammar(llguidance, tokenizer, schema, lenient=False)
@@ -63,8 +66,7 @@ def compile_schema(
         if missing is None:
             raise
         grammar = _grammar(llguidance, tokenizer, schema, lenient=True)
-        if not set(missing) <= enforced_elsewhere:
-            warnings = (str(exc).splitlines()[0].removeprefix("llguidance: "),)
+        warnings = tuple(llguidance_ignored(schema, missing, enforced_elsewhere))
     matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
     if matcher.is_error():
         raise ValueError(f"llguidance: {matcher.get_error()}")

@@ -116,10 +116,10 @@ def coverage_table(summaries: list[Summary]) -> Table | None:
         table.add_row(*prefix, arm, f"{style}{escape(row['group'])}", *cells, end_section=last)
     table.caption = (
         "compiled / refused / crashed: examples whose schema the engine compiled, refused, "
-        "or lost the worker on (killed or past --timeout). compile ms: first compile per "
-        "distinct schema that compiled. valid, schema: the task's valid JSON and schema score "
-        "(schema compliance; DeepJSONEval: syntax) over all rows (a refused schema scores "
-        "0); schema|compiled: over the compiled rows only. "
+        "or crashed on (raised, killed the worker or past --compile-timeout). compile ms: "
+        "first compile per distinct schema that compiled. valid, schema: the task's valid "
+        "JSON and schema score (schema compliance; DeepJSONEval: syntax) over all rows (a "
+        "refused schema scores 0); schema|compiled: over the compiled rows only. "
         "Refusal reasons: summary.json, arms[].coverage."
     )
     return table

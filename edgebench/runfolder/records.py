@@ -21,8 +21,10 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
+# seconds one schema may take to compile under one engine (`--compile-timeout`)
+DEFAULT_COMPILE_TIMEOUT = 60.0
 
 Number = int | float
 RunKind = Literal["run", "consistency"]
@@ -36,8 +38,8 @@ CompileOutcome = Literal["compiled", "refused", "crashed"]
 class RunSettings(Record):
     """Everything that decides what a run measures (the options of `edgebench run`).
 
-    `timeout`, `max_crashes` and `check_memory` decide how the run copes with trouble, not
-    what it measures, so `--resume` may change them."""
+    `timeout`, `compile_timeout`, `max_crashes` and `check_memory` decide how the run
+    copes with trouble, not what it measures, so `--resume` may change them."""
 
     model: str | None = None  # `--model` as given (None: the default model)
     task: str = "edgejson"  # `--task`
@@ -53,6 +55,9 @@ class RunSettings(Record):
     constraints: tuple[str, ...] = ("none",)  # constraint modes, one arm each
     guard: bool = True  # the keyword guard in the schema modes
     timeout: float | None = None  # seconds one example may take
+    # seconds one schema may take to compile under one engine; past it the schema is
+    # unsupported for the rest of the arm
+    compile_timeout: float = DEFAULT_COMPILE_TIMEOUT
     max_crashes: int = DEFAULT_MAX_CRASHES  # worker failures in a row before an arm gives up
     check_memory: bool = True  # refuse a model that will not fit in memory
     metrics: tuple[str, ...] = ()  # metric families beyond the task's own
@@ -590,7 +595,7 @@ class Coverage(Record):
     n: int  # examples whose schema the engine was given
     compiled: int  # the engine compiled the schema
     refused: int  # the engine refused it (reasons in `refusals`)
-    crashed: int  # compiling it killed the worker or outlived --timeout
+    crashed: int  # compiling it raised, killed the worker or outlived --compile-timeout
     compile_s: Distribution  # first compile of each distinct schema that compiled
     refusals: dict[str, int]  # the engine's reason (one line, cut) -> examples
     lost: int  # compiled, but the worker died or timed out decoding

@@ -5,8 +5,10 @@ When the worker dies on a job (SIGSEGV, SIGABRT, the OOM killer) or the job outl
 `--timeout`, that job is recorded as `crashed` or `timeout`, a fresh worker starts (load,
 compile the arm's constraints again, warm-up) and the loop goes on with the next job.
 After `max_crashes` failed jobs in a row the arm gives up (`ArmGaveUp`) and the run moves
-on to its next arm. A constraint whose compilation raises in the engine, kills or hangs
-the worker is recorded as unsupported (counted as a crash), like one the engine refuses.
+on to its next arm. A constraint whose compilation raises in the engine, kills the worker
+or outlives `--compile-timeout` is recorded as unsupported (counted as a crash), like one
+the engine refuses, and never compiled again in the arm (a resumed arm takes the verdict
+from its record): the schema's later examples are unsupported at no cost.
 
 The arm's record (`Arm.record`, an immutable `ArmRecord` replaced as things happen)
 continues the record of an earlier session of a resumed run: first load, compile timings
@@ -79,6 +81,18 @@ def compile_record(report: CompileReport, cached_seconds: float | None) -> Compi
     return CompileRecord(**report.to_dict(), cached_seconds=cached_seconds)
 
 
+def crashed_verdicts(record: ArmRecord) -> dict[str, CompileReport]:
+    """The schemas whose compile crashed in an earlier session of the arm (raised, killed
+    the worker, outlived --compile-timeout), by key: a resumed arm does not pay again."""
+    return {
+        r.key: CompileReport.new(
+            ConstraintRequest(r.mode, r.key, label=r.label), CRASHED_SOURCE, error=r.error
+        )
+        for r in record.compile
+        if not r.ok and r.source == CRASHED_SOURCE
+    }
+
+
 def merge_peaks(previous: MemoryRecord | None, peak: MemoryPeak) -> MemoryRecord:
     """The larger of two memory records, field by field (workers of one arm)."""
     new = MemoryRecord(**peak.to_dict())
@@ -139,6 +153,7 @@ class Arm:
             for job in jobs
         }
         decoded = [job for job in jobs if job.skip_reason is None]
+        self.reports = {**crashed_verdicts(self.record), **self.reports}
         try:
             if decoded:  # no worker at all when every job left is a skipped one
                 self._start(decoded[0], first_session=self.record.load_s is None)
@@ -261,12 +276,10 @@ class Arm:
                 error = f"compiling it raised {exc.remote_type}: {exc}"
                 self.note(f"constraint for schema '{request.label}' ({self.describe()}): {error}")
                 report = CompileReport.new(request, CRASHED_SOURCE, error=error)
-                if timed:
-                    records.append(compile_record(report, None))
+                records.append(compile_record(report, None))
             except (WorkerDied, WorkerTimeout) as exc:
                 report = self._compile_killed_worker(request, exc)
-                if timed:
-                    records.append(compile_record(report, None))
+                records.append(compile_record(report, None))
                 self._retire_worker()
                 self._load(first_session=False)
                 for done in compiled:  # the fresh worker needs them too (untimed)
@@ -276,10 +289,14 @@ class Arm:
             self.reports[request.key] = known or report
         if timed:
             self.record = replace(self.record, compile=records)
+        else:  # a crash in a later session is recorded too: a resumed arm reads it back
+            recorded = {r.key for r in self.record.compile}
+            late = [r for r in records if r.key not in recorded]
+            self.record = replace(self.record, compile=[*self.record.compile, *late])
 
     def _compile(self, request: ConstraintRequest) -> CompileReport:
         assert self.worker is not None
-        return self.worker.compile_constraint(request, timeout=self.settings.timeout)
+        return self.worker.compile_constraint(request, timeout=self.settings.compile_timeout)
 
     def _compile_killed_worker(
         self, request: ConstraintRequest, exc: WorkerDied | WorkerTimeout
@@ -287,7 +304,7 @@ class Arm:
         if isinstance(exc, WorkerDied):
             what = f"the model worker {describe_exit(exc.exitcode)} compiling it"
         else:
-            what = f"compiling it took longer than --timeout {exc.timeout:g} s"
+            what = f"compiling it took longer than --compile-timeout {exc.timeout:g} s"
         self.note(f"constraint for schema '{request.label}' ({self.describe()}): {what}")
         return CompileReport.new(request, CRASHED_SOURCE, error=what)
 

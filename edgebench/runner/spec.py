@@ -12,7 +12,16 @@ from edgebench.runfolder.records import ModelRecord, PromptFormatRecord
 # RunSettings a `--resume` may change: how trouble is handled, and where things are (the
 # model and the dataset are compared by content hash instead).
 RESUMABLE_CHANGES = frozenset(
-    {"model", "dataset", "schemas", "out", "timeout", "max_crashes", "check_memory"}
+    {
+        "model",
+        "dataset",
+        "schemas",
+        "out",
+        "timeout",
+        "compile_timeout",
+        "max_crashes",
+        "check_memory",
+    }
 )
 
 

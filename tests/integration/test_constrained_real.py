@@ -152,6 +152,36 @@ def test_grammar_llama_cpp_cannot_parse_is_unsupported_not_a_crash(smollm2: Path
         backend.close()
 
 
+def test_a_grammar_too_deep_for_llama_cpp_is_refused_before_it_and_ignored_keywords_listed(
+    smollm2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """maxLength 32767 killed the worker with SIGSEGV inside llama.cpp's grammar parser;
+    it is now refused before conversion. Keywords the converter reads past are listed."""
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path))
+    deep = {"type": "object", "properties": {"note": {"type": "string", "maxLength": 32767}}}
+    loose = {
+        "type": "object",
+        "properties": {"kind": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+        "patternProperties": {"^x-": {}},
+        "minProperties": 1,
+    }
+    backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="gbnf")
+    try:
+        backend.load(512)
+        report = backend.compile_constraint(request_for("gbnf", deep, "deep"))  # type: ignore[arg-type]
+        assert not report.ok and report.outcome == "refused" and report.source == "edgebench"
+        assert (report.error or "").startswith("$.note: maxLength 32767 would nest the GBNF")
+        assert not list(gbnf.grammar_cache_dir().glob("*.gbnf"))  # never converted
+        report = backend.compile_constraint(request_for("gbnf", loose, "loose"))  # type: ignore[arg-type]
+        assert report.ok
+        assert report.warnings == (
+            "$: patternProperties, minProperties",
+            "$.kind: oneOf (as anyOf)",
+        )
+    finally:
+        backend.close()
+
+
 def test_schema_llguidance_refuses_is_unsupported_by_the_mask(smollm2: Path) -> None:
     backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="mask")
     schema = {"type": "object", "properties": {"x": {"type": "string", "pattern": "(["}}}

@@ -100,27 +100,43 @@ def test_the_warmup_crashing_the_worker_is_survived(run_fake: RunFake, tmp_path:
     assert "SIGSEGV" in arm["warmup_error"] and arm["status"] == "completed"
 
 
-@pytest.mark.parametrize("fault", ["SIGSEGV", "hang"])
-def test_a_constraint_whose_compilation_kills_the_worker_is_unsupported(
-    run_fake: RunFake, tmp_path: Path, fault: str
+@pytest.mark.parametrize(
+    ("mode", "fault"), [("gbnf", "SIGSEGV"), ("gbnf", "hang"), ("outlines", "hang")]
+)
+def test_a_constraint_whose_compilation_kills_the_worker_is_unsupported_once(
+    run_fake: RunFake, tmp_path: Path, mode: str, fault: str
 ) -> None:
+    """A GBNF compile that kills the worker, or a compile (the Outlines index of issue 25)
+    still running at --compile-timeout: the schema is unsupported with the reason, its
+    later examples are not compiled again, and the run goes on."""
     exs = [
         Example(f"ex{i}", "w " * (i + 1), sid, OBJECT_SCHEMA | {"title": sid}, {"a": 1}, {})
-        for i, sid in enumerate(["good", "evil", "good"])
+        for i, sid in enumerate(["good", "evil", "good", "evil"])
     ]
-    run_with(run_fake, exs, {"compile_faults": {"evil": fault}}, constraints=("gbnf",), timeout=1.0)
+    start = time.monotonic()
+    run_with(
+        run_fake,
+        exs,
+        {"compile_faults": {"evil": fault}},
+        constraints=(mode,),
+        compile_timeout=1.0,
+    )
+    assert time.monotonic() - start < 30  # one compile timeout paid, not one per example
     run_dir = tmp_path / "run"
     samples = read_jsonl(run_dir / "samples.jsonl")
     assert [(s["id"], s["constraint_status"], s["finish_reason"]) for s in samples] == [
         ("ex0", "applied", "stop"),
         ("ex1", "unsupported", "unsupported"),
         ("ex2", "applied", "stop"),
+        ("ex3", "unsupported", "unsupported"),
     ]
-    reason = "was killed by SIGSEGV" if fault == "SIGSEGV" else "took longer than --timeout 1 s"
-    assert reason in samples[1]["error"]
+    reason = "killed by SIGSEGV" if fault == "SIGSEGV" else "took longer than --compile-timeout 1 s"
+    assert reason in samples[1]["error"] and samples[3]["error"] == samples[1]["error"]
+    assert {s["compile_outcome"] for s in samples[1::2]} == {"crashed"}
     arm = manifest_of(run_dir)["arms"][0]
     assert [r["ok"] for r in arm["compile"]] == [True, False]
-    assert arm["status"] == "completed"
+    assert len(arm["reload_s"]) == 1  # the worker was replaced once, for the one compile
+    assert arm["status"] == "completed" and arm["worker_failures"] == []
 
 
 def test_too_many_failures_in_a_row_give_up_on_the_arm_and_fail_the_run(

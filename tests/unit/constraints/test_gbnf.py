@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.constraints import gbnf, schema_key
+from edgebench.constraints.guard import GUARDED_KEYWORDS
+from edgebench.constraints.ignored import gbnf_ignored
 from edgebench.resources import resource_dir
 from edgebench.tasks.formats.edgejson import read_schema_folder
 
@@ -60,11 +62,29 @@ def test_keywords_the_converter_ignores_are_listed() -> None:
             "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
         },
     }
-    assert gbnf.unenforced_keywords(schema, formats=gbnf.converter_formats()) == [
+    assert gbnf_ignored(schema, gbnf.converter_formats()) == [
         "$.age: minimum, maximum",
         "$.mail: format hostname",
-        "$.items[]: multipleOf",
         "$.tags: uniqueItems",
+        "$.items[]: multipleOf",
     ]
-    # Without a format list only the numeric bounds are judged (outlines-core).
-    assert "$.mail: format hostname" not in gbnf.unenforced_keywords(schema)
+    # What the keyword guard enforces is not listed
+    assert gbnf_ignored(schema, gbnf.converter_formats(), GUARDED_KEYWORDS) == [
+        "$.mail: format hostname"
+    ]
+
+
+def test_converted_grammars_stay_within_the_cache_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path))
+    schemas = [
+        {"type": "object", "properties": {f"p{n:02}": {"type": "integer"}}} for n in range(16)
+    ]
+    size = len(gbnf.with_header(gbnf.convert(schemas[0]), schema_key(schemas[0])).encode())
+    limit = 10 * size  # ten grammars of this size fit
+    monkeypatch.setenv("EDGEBENCH_GRAMMAR_CACHE_MB", str(limit / (1 << 20)))
+    for schema in schemas:
+        assert gbnf.schema_grammar(schema, schema_key(schema)).source == "converted"
+    stored = list(gbnf.grammar_cache_dir().glob("*.gbnf"))
+    assert 8 <= len(stored) <= 10 and sum(p.stat().st_size for p in stored) <= limit

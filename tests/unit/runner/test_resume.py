@@ -191,7 +191,15 @@ def test_resume_may_change_timeout_crash_limit_and_memory_check(
     out = tmp_path / "run"
     with pytest.raises(RunInterrupted):
         echo_run(run_fake, out, progress=interrupt_after(2))
-    result = echo_run(run_fake, out, resume=True, timeout=30.0, max_crashes=5, check_memory=False)
+    result = echo_run(
+        run_fake,
+        out,
+        resume=True,
+        timeout=30.0,
+        compile_timeout=5.0,
+        max_crashes=5,
+        check_memory=False,
+    )
     assert [s["id"] for s in read_jsonl(out / "samples.jsonl")] == [f"ex{i}" for i in range(N)]
     assert result.summary.arms[0].n_examples == N and result.summary.status == "completed"
 
