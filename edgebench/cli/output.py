@@ -1,4 +1,4 @@
-"""Where commands print, and how a run command ends on Ctrl-C or SIGTERM."""
+"""Where commands print, and how a run command ends on Ctrl-C, SIGTERM or SIGHUP."""
 
 from __future__ import annotations
 
@@ -36,11 +36,18 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+# Signals that end a run as Ctrl-C does: `kill` and service managers (SIGTERM), a dropped
+# SSH session or closed terminal (SIGHUP, where the platform has it).
+_STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
 @contextlib.contextmanager
 def interruptible(console: Console) -> Iterator[None]:
-    """A run that stops cleanly on Ctrl-C and on SIGTERM (sent by `kill` and service
-    managers): status `interrupted`, completed examples kept, exit code 130."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    """A run that stops cleanly on Ctrl-C, SIGTERM and SIGHUP: status `interrupted`,
+    completed examples kept, lock released, cursor back, exit code 130."""
+    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in _STOP_SIGNALS}
     try:
         yield
     except RunInterrupted as stopped:
@@ -49,19 +56,24 @@ def interruptible(console: Console) -> Iterator[None]:
             kept = f"nothing was written to {stopped.run_dir}; start the run again"
         else:
             kept += f"; continue with: {stopped.resume}"
-        console.print(
-            f"[bold yellow]interrupted:[/] {escape(kept)}", highlight=False, soft_wrap=True
-        )
+        _say(console, f"[bold yellow]interrupted:[/] {escape(kept)}")
         raise typer.Exit(130) from None
     except KeyboardInterrupt:  # loading the dataset or the model, rendering prompts
-        console.print(
+        _say(
+            console,
             "[bold yellow]interrupted:[/] before the run folder was made; nothing was written",
-            highlight=False,
-            soft_wrap=True,
         )
         raise typer.Exit(130) from None
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _say(console: Console, markup: str) -> None:
+    """The last line of an interrupted run; a terminal gone with SIGHUP cannot take it
+    (the run folder has the same facts)."""
+    with contextlib.suppress(OSError):
+        console.print(markup, highlight=False, soft_wrap=True)
 
 
 def run_and_show(

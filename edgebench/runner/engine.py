@@ -326,7 +326,13 @@ class _Run:
             duplicates_dropped=point.duplicates,
             stale_lock=self.folder.lock.stale,
         )
-        resumed = replace(stored, status="running", error=None, resumes=[*stored.resumes, record])
+        resumed = replace(
+            stored,
+            status="running",
+            error=None,
+            resume_with=None,
+            resumes=[*stored.resumes, record],
+        )
         self._write(resumed)
 
     def _initial_manifest(self, dataset: DatasetRecord) -> Manifest:
@@ -469,6 +475,7 @@ class _Run:
                 status=status_of(exc),  # type: ignore[arg-type]
                 finished_at=utc_now(),
                 error=_error_text(exc),
+                resume_with=self.resume,
             )
         )
         if isinstance(exc, WorkerError | WorkerDied | WorkerTimeout):
@@ -646,6 +653,8 @@ class _Run:
             finished_at=utc_now(),
             status=status_of(failure),  # type: ignore[arg-type]
             error=_error_text(failure),
+            # in the folder too: the terminal that would show it may be gone (SIGHUP)
+            resume_with=None if failure is None else self.resume,
         )
         if isinstance(failure, KeyboardInterrupt) and not self.resumed:
             # Ctrl-C can land between writing a sample and counting it: the file decides.

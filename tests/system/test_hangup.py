@@ -1,0 +1,53 @@
+"""A dropped SSH session (SIGHUP) ends `edgebench run` as Ctrl-C and SIGTERM do: the run
+marked interrupted (not left `running`), its lock released, the cursor the progress bar hid
+shown again, exit code 130, and the command that continues it kept in the manifest (the
+terminal that would have shown it is gone). The real command in a process of its own, on
+the fake model (tests/helpers/fault_cli.py), stopped by a real signal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgebench.runfolder.folder import LOCK_FILE
+from tests.helpers.run_folder import manifest_of
+from tests.system.test_resume_process import wait_for_lines
+
+REPO = Path(__file__).resolve().parents[2]
+FAULT_CLI = REPO / "tests" / "helpers" / "fault_cli.py"
+HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])
+def test_a_hangup_or_kill_marks_the_run_interrupted_and_keeps_the_resume_hint(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    payloads = tmp_path / "payloads.jsonl"
+    payloads.write_text("".join(f'{{"k{i}": {i}}}\n' for i in range(8)))
+    out = tmp_path / "run"
+    args = ["run", "--task", "roundtrip", "--dataset", str(payloads), "--out", str(out)]
+    env = {**os.environ, "TTY_COMPATIBLE": "1"}  # a terminal, as far as rich can tell
+    proc = subprocess.Popen(
+        [sys.executable, str(FAULT_CLI), "0.2", *args],
+        cwd=REPO,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for_lines(out / "samples.jsonl", 2, proc)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    manifest = manifest_of(out)
+    assert manifest["status"] == "interrupted"
+    assert manifest["arms"][0]["status"] == "interrupted"
+    assert manifest["resume_with"] == f"edgebench run --resume {out}"
+    assert f"continue with: edgebench run --resume {out}" in err
+    assert not (out / LOCK_FILE).exists()
+    assert HIDE_CURSOR in err and err.rindex(SHOW_CURSOR) > err.rindex(HIDE_CURSOR)
