@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,12 +20,18 @@ from edgebench.runner.prepare import invalid_data_warning, load_examples, model_
 from edgebench.runner.subset import select_examples
 from edgebench.tasks.base import Task
 
+# Piped output (a log, a file) has no width to fit: wide enough for any table, so no
+# column is cut or wrapped and every number reaches the log.
+PIPED_WIDTH = 10_000
 
-def stdout_console(width: int = 160) -> Console:
-    """Where results go: the terminal, or `width` columns when piped (no terminal width
-    to wrap at: rich would cut names and hashes at 80)."""
+
+def stdout_console() -> Console:
+    """Where results go: the terminal at its width; piped, `COLUMNS` when set (rich reads
+    it), else `PIPED_WIDTH` (rich would cut names and numbers at 80 columns)."""
     console = Console()
-    return console if console.is_terminal else Console(width=width)
+    if console.is_terminal or os.environ.get("COLUMNS", "").isdigit():
+        return console
+    return Console(width=PIPED_WIDTH)
 
 
 def stderr_console() -> Console:
