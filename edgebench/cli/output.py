@@ -54,7 +54,9 @@ _STOP_SIGNALS = tuple(
 def interruptible(console: Console) -> Iterator[None]:
     """A run that stops cleanly on Ctrl-C, SIGTERM and SIGHUP: status `interrupted`,
     completed examples kept, lock released, cursor back, exit code 130."""
-    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in _STOP_SIGNALS}
+    # An ignored signal stays ignored: `nohup edgebench run` must outlive the session.
+    stops = [s for s in _STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
     try:
         yield
     except RunInterrupted as stopped:
