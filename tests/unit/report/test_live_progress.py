@@ -1,7 +1,8 @@
 """The live progress line of a run: each arm shows its own running accuracy and decode
 speed (never averaged with earlier models and modes), and, while later arms follow, an ETA
 for the whole run. Read from what the progress bar leaves on a (non-terminal) console: the
-last frame of every arm."""
+last frame of every arm. A terminal gone with its session (SIGHUP) does not stop the run
+from recording that it was interrupted."""
 
 from __future__ import annotations
 
@@ -68,3 +69,16 @@ def test_the_run_eta_covers_the_arms_still_to_come(run_fake: RunFake) -> None:
     assert lines[1].endswith("· run ETA 0:01:00"), lines[1]
     assert lines[2].endswith("· run ETA 0:00:30"), lines[2]
     assert "run ETA" not in lines[3]  # the last arm: its own ETA says it all
+
+
+class GoneTerminal(io.StringIO):
+    """A terminal whose session dropped (SIGHUP): every write fails with EIO."""
+
+    def write(self, text: str) -> int:
+        raise OSError(5, "Input/output error")
+
+
+def test_stopping_on_a_terminal_that_is_gone_does_not_raise() -> None:
+    progress = RichProgress(Console(file=GoneTerminal(), width=100))
+    progress.start(3, "echo · a, none", 3)
+    progress.stop()  # the run goes on to mark itself interrupted and release its lock
