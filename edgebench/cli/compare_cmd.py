@@ -29,7 +29,7 @@ def compare(
     if as_json:
         typer.echo(json.dumps(compare_rows(summaries), indent=2))
         return
-    console = stdout_console(width=200)
+    console = stdout_console()
     console.print(compare_table(summaries))
     coverage = coverage_table(summaries)  # schema engines per subset (JSONSchemaBench)
     if coverage is not None:

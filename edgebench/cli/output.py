@@ -1,8 +1,9 @@
-"""Where commands print, and how a run command ends on Ctrl-C or SIGTERM."""
+"""Where commands print, and how a run command ends on Ctrl-C, SIGTERM or SIGHUP."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,12 +20,18 @@ from edgebench.runner.prepare import invalid_data_warning, load_examples, model_
 from edgebench.runner.subset import select_examples
 from edgebench.tasks.base import Task
 
+# Piped output (a log, a file) has no width to fit: wide enough for any table, so no
+# column is cut or wrapped and every number reaches the log.
+PIPED_WIDTH = 10_000
 
-def stdout_console(width: int = 160) -> Console:
-    """Where results go: the terminal, or `width` columns when piped (no terminal width
-    to wrap at: rich would cut names and hashes at 80)."""
+
+def stdout_console() -> Console:
+    """Where results go: the terminal at its width; piped, `COLUMNS` when set (rich reads
+    it), else `PIPED_WIDTH` (rich would cut names and numbers at 80 columns)."""
     console = Console()
-    return console if console.is_terminal else Console(width=width)
+    if console.is_terminal or os.environ.get("COLUMNS", "").isdigit():
+        return console
+    return Console(width=PIPED_WIDTH)
 
 
 def stderr_console() -> Console:
@@ -36,11 +43,20 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+# Signals that end a run as Ctrl-C does: `kill` and service managers (SIGTERM), a dropped
+# SSH session or closed terminal (SIGHUP, where the platform has it).
+_STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
 @contextlib.contextmanager
 def interruptible(console: Console) -> Iterator[None]:
-    """A run that stops cleanly on Ctrl-C and on SIGTERM (sent by `kill` and service
-    managers): status `interrupted`, completed examples kept, exit code 130."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    """A run that stops cleanly on Ctrl-C, SIGTERM and SIGHUP: status `interrupted`,
+    completed examples kept, lock released, cursor back, exit code 130."""
+    # An ignored signal stays ignored: `nohup edgebench run` must outlive the session.
+    stops = [s for s in _STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
     try:
         yield
     except RunInterrupted as stopped:
@@ -49,19 +65,24 @@ def interruptible(console: Console) -> Iterator[None]:
             kept = f"nothing was written to {stopped.run_dir}; start the run again"
         else:
             kept += f"; continue with: {stopped.resume}"
-        console.print(
-            f"[bold yellow]interrupted:[/] {escape(kept)}", highlight=False, soft_wrap=True
-        )
+        _say(console, f"[bold yellow]interrupted:[/] {escape(kept)}")
         raise typer.Exit(130) from None
     except KeyboardInterrupt:  # loading the dataset or the model, rendering prompts
-        console.print(
+        _say(
+            console,
             "[bold yellow]interrupted:[/] before the run folder was made; nothing was written",
-            highlight=False,
-            soft_wrap=True,
         )
         raise typer.Exit(130) from None
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _say(console: Console, markup: str) -> None:
+    """The last line of an interrupted run; a terminal gone with SIGHUP cannot take it
+    (the run folder has the same facts)."""
+    with contextlib.suppress(OSError):
+        console.print(markup, highlight=False, soft_wrap=True)
 
 
 def run_and_show(

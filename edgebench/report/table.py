@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, Group
@@ -45,18 +48,30 @@ def table_group(groups: dict[str, Any]) -> str | None:
 
 
 class RichProgress:
-    """Progress bar with ETA and running accuracy and speed."""
+    """Progress bar of one arm at a time, with that arm's own running accuracy and speed,
+    its ETA and, when later arms follow, an ETA for the whole run."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
         self.console = console
+        self.clock = clock
         self._progress: Progress | None = None
         self._task_id: Any = None
-        self._n = 0
-        self._total = 0.0
         self._label = "exact"
-        self._decode: list[float] = []
+        self._arm = _ArmFigures()
+        # Over the whole run: when the first arm started, jobs done since, jobs left.
+        self._t_run: float | None = None
+        self._run_done = 0
+        self._run_left = 0
+        self._arm_left = 0
 
-    def start(self, total: int, description: str) -> None:
+    def start(self, total: int, description: str, run_left: int) -> None:
+        """A new arm of `total` jobs; `run_left` jobs are left in the run, this arm's
+        included. Figures start afresh: an arm never shows an earlier arm's."""
+        self._arm = _ArmFigures()
+        self._run_left = run_left
+        self._arm_left = total
+        if self._t_run is None:
+            self._t_run = self.clock()
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -65,36 +80,77 @@ class RichProgress:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
+            TextColumn("{task.fields[run_eta]}"),
             console=self.console,
             transient=False,
         )
         self._progress.start()
-        self._task_id = self._progress.add_task(escape(description), total=total, stats="")
+        self._task_id = self._progress.add_task(
+            escape(description), total=total, stats="", run_eta=""
+        )
 
     def advance(self, sample: SampleRecord) -> None:
         if sample.scores is not None:  # None: skipped (too long for the context), not scored
-            self._n += 1
             scores = next(iter(sample.scores.values()), {})  # the task's family comes first
             key = next((k for k in _HEADLINE if k in scores), next(iter(scores), None))
             if key is not None:
                 self._label = _HEADLINE.get(key, key)
-                self._total += float(scores[key])
-        rate = sample.timings.decode_tok_s
-        if rate:
-            self._decode.append(rate)
-        stats = f"{self._label} {self._total / self._n:.2f}" if self._n else ""
-        if self._decode:
-            stats += f" · {sum(self._decode) / len(self._decode):.0f} tok/s"
+            self._arm.score(None if key is None else float(scores[key]))
+        self._arm.rate(sample.timings.decode_tok_s)
+        self._run_done += 1
+        self._run_left -= 1
+        self._arm_left -= 1
         assert self._progress is not None
-        self._progress.update(self._task_id, advance=1, stats=stats)
+        self._progress.update(
+            self._task_id, advance=1, stats=self._arm.text(self._label), run_eta=self._run_eta()
+        )
+
+    def _run_eta(self) -> str:
+        """The whole run's time left, at the pace of the run so far (loading included);
+        nothing while only this arm is left."""
+        if self._t_run is None or self._run_left <= self._arm_left or not self._run_done:
+            return ""
+        pace = (self.clock() - self._t_run) / self._run_done
+        return f"· run ETA {_clock(pace * self._run_left)}"
 
     def note(self, message: str) -> None:
         """A line above the bar: a worker that crashed, an example that timed out."""
         self.console.print(f"[yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
-        if self._progress is not None:
+        if self._progress is None:
+            return
+        with contextlib.suppress(OSError):  # a terminal gone with SIGHUP takes no last frame
             self._progress.stop()
+
+
+class _ArmFigures:
+    """One arm's running headline score (mean over scored examples) and decode speed."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.total = 0.0
+        self.rates: list[float] = []
+
+    def score(self, value: float | None) -> None:
+        self.n += 1
+        self.total += value or 0.0
+
+    def rate(self, decode_tok_s: float | None) -> None:
+        if decode_tok_s:
+            self.rates.append(decode_tok_s)
+
+    def text(self, label: str) -> str:
+        stats = f"{label} {self.total / self.n:.2f}" if self.n else ""
+        if self.rates:
+            stats += f" · {sum(self.rates) / len(self.rates):.0f} tok/s"
+        return stats
+
+
+def _clock(seconds: float) -> str:
+    """H:MM:SS, as rich's own ETA column shows it."""
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

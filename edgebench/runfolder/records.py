@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.3"
+SCHEMA_VERSION = "2.4"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -402,6 +402,8 @@ class Manifest(Record):
     finished_at: str | None = None  # UTC, ISO 8601, when the last session ended
     wall_s: float | None = None  # wall clock of every session of the run
     error: str | None = None  # what stopped the run
+    # the command that continues a run that did not complete (`--resume`)
+    resume_with: str | None = None
     resumes: list[ResumeRecord] = field(default_factory=list)  # one record per --resume
     rescored: list[RescoreRecord] = field(default_factory=list)  # one record per `edgebench score`
 

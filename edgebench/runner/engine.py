@@ -129,7 +129,10 @@ class RunResult:
 
 
 class Progress(Protocol):
-    def start(self, total: int, description: str) -> None: ...
+    def start(self, total: int, description: str, run_left: int) -> None:
+        """An arm of `total` jobs begins; `run_left` jobs are left in the run, its own
+        included."""
+
     def advance(self, sample: SampleRecord) -> None: ...
     def note(self, message: str) -> None: ...
     def stop(self) -> None: ...
@@ -323,7 +326,13 @@ class _Run:
             duplicates_dropped=point.duplicates,
             stale_lock=self.folder.lock.stale,
         )
-        resumed = replace(stored, status="running", error=None, resumes=[*stored.resumes, record])
+        resumed = replace(
+            stored,
+            status="running",
+            error=None,
+            resume_with=None,
+            resumes=[*stored.resumes, record],
+        )
         self._write(resumed)
 
     def _initial_manifest(self, dataset: DatasetRecord) -> Manifest:
@@ -466,6 +475,7 @@ class _Run:
                 status=status_of(exc),  # type: ignore[arg-type]
                 finished_at=utc_now(),
                 error=_error_text(exc),
+                resume_with=self.resume,
             )
         )
         if isinstance(exc, WorkerError | WorkerDied | WorkerTimeout):
@@ -523,6 +533,16 @@ class _Run:
                     self.progress.advance(sample)
                 self.stop.check()  # a Ctrl-C swallowed somewhere still ends the run here
 
+            pending_of = {
+                (model.label, mode): [
+                    job
+                    for job in plan_of[id(model)].jobs
+                    if job.key not in done.get((model.label, mode), set())
+                ]
+                for model, mode in self.specs
+                if skip_reason(model, mode) is None
+            }
+            run_left = sum(len(jobs) for jobs in pending_of.values())  # for the run's ETA
             for model, mode in self.specs:
                 reason = skip_reason(model, mode)
                 if reason is not None:
@@ -530,12 +550,14 @@ class _Run:
                     arm_failure = self._write_manifest_after(None)
                 else:
                     plan = plan_of[id(model)]
-                    arm_done = done.get((model.label, mode), set())
-                    pending = [j for j in plan.jobs if j.key not in arm_done]
+                    pending = pending_of[(model.label, mode)]
                     if worker is not None and model is not self.models[0]:
                         worker.close()  # not this model's: no arm of the first model ran
                         worker = None
-                    arm_failure = self._run_arm(model, mode, worker, plan, pending, on_sample)
+                    arm_failure = self._run_arm(
+                        model, mode, worker, plan, pending, on_sample, run_left
+                    )
+                    run_left -= len(pending)
                     worker = None  # the first worker belongs to the first arm only
                 failure = failure or arm_failure
                 if isinstance(arm_failure, KeyboardInterrupt | OSError):
@@ -553,7 +575,9 @@ class _Run:
         plan: _ModelPlan,
         pending: list[Job],
         on_sample: Callable[[SampleRecord], None],
+        run_left: int,
     ) -> BaseException | None:
+        """One arm's `pending` jobs; `run_left`: the jobs left in the run, these included."""
         record = self.manifest.arm(model.label, mode) or ArmRecord(model.label, mode, "running")
         if not pending:  # every job of this arm is already recorded
             if worker is not None:
@@ -570,7 +594,8 @@ class _Run:
         if self.progress is not None:
             done = len(plan.jobs) - len(pending)
             resumed = f" · resumed, {done} done" if done else ""
-            self.progress.start(len(pending), f"{self.task.name} · {model.label}, {mode}{resumed}")
+            description = f"{self.task.name} · {model.label}, {mode}{resumed}"
+            self.progress.start(len(pending), description, run_left)
         arm = Arm(
             model=model,
             mode=mode,
@@ -628,6 +653,8 @@ class _Run:
             finished_at=utc_now(),
             status=status_of(failure),  # type: ignore[arg-type]
             error=_error_text(failure),
+            # in the folder too: the terminal that would show it may be gone (SIGHUP)
+            resume_with=None if failure is None else self.resume,
         )
         if isinstance(failure, KeyboardInterrupt) and not self.resumed:
             # Ctrl-C can land between writing a sample and counting it: the file decides.

@@ -1,0 +1,43 @@
+"""The `edgebench` command on the fake model, as a program of its own, for system tests
+that send the whole command a signal (SIGHUP, SIGTERM) as a shell or service manager would.
+
+    python tests/helpers/fault_cli.py DELAY_S ARGS...
+
+Runs `edgebench ARGS` with every `--model` resolved to `fake_model(<name>)` and every
+worker an in-process FakeBackend echoing the prompt's first JSON object, `DELAY_S` seconds
+of real time per answer (tests/helpers/cli_model.py does the same inside pytest).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from edgebench.backends.fake import FakeBackend
+from edgebench.backends.worker import InProcessWorker
+from edgebench.cli import output
+from edgebench.cli.app import main
+from edgebench.runner import engine
+from edgebench.runner.spec import ModelUnderTest
+from edgebench.runner.workers import Worker
+from tests.helpers.fakes import fake_model
+
+
+def run(argv: list[str]) -> None:
+    delay = float(argv[0])
+
+    def resolve(spec: str | None) -> ModelUnderTest:
+        return fake_model(spec or "fake-model")
+
+    def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool) -> Worker:
+        return InProcessWorker(FakeBackend(echo=True, delay_s=delay))
+
+    output.model_under_test = resolve  # type: ignore[assignment]
+    engine.start_worker = start_worker  # type: ignore[assignment]
+    main(argv[1:])
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])
