@@ -2,8 +2,8 @@
 between two arms on the same examples (paired).
 
 Pure and deterministic: a fixed seed and resample count (recorded in summary.json as
-`bootstrap`), numpy only. An interval is the 2.5th and 97.5th percentiles (numpy's
-default linear interpolation) of the figure over `RESAMPLES` resamples of the examples
+`bootstrap`), numpy only. An interval is the 2.5th and 97.5th percentiles (inverted empirical
+CDF, no interpolation) of the figure over `RESAMPLES` resamples of the examples
 drawn with replacement. A paired difference resamples example ids and takes both arms'
 scores of the same examples, so it keeps what the two arms share. docs/metrics.md
 defines them; n < `INDICATIVE_N` makes any of them indicative only.
@@ -30,7 +30,9 @@ def _indices(n: int, resamples: int, seed: int) -> np.ndarray:
 
 def _percentiles(values: np.ndarray, level: float) -> Interval:
     tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(values, [tail, 100 - tail])
+    # the smallest resampled value whose empirical CDF reaches the level: a value some
+    # resample took, with no interpolation between them
+    lo, hi = np.percentile(values, [tail, 100 - tail], method="inverted_cdf")
     return [float(lo), float(hi)]
 
 
