@@ -183,8 +183,8 @@ def compare_table(summaries: list[Summary]) -> Table:
     table.add_column("skipped", justify="right")
     table.add_column("invalid", justify="right")
     with_ci = {key for row in rows for key, ci in row["ci95"].items() if ci}
-    for header, key, _, _ in columns:  # a rate with its interval beneath: lo–hi fits
-        table.add_column(header, justify="right", min_width=9 if key in with_ci else None)
+    for header, key, _, _ in columns:  # an interval beneath a rate folds, never cut
+        table.add_column(header, justify="right", overflow="fold" if key in with_ci else "ellipsis")
     skipped = []
     for row in rows:
         cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
