@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from edgebench.cli.app import main
 from edgebench.summary.uncertainty import bootstrap_ci, paired_difference
 from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
@@ -90,3 +93,33 @@ def test_summary_has_intervals_and_the_paired_mask_minus_none(run_fake: RunFake)
     lo, hi = first["ci95"]
     assert lo <= first["difference"] <= hi
     assert mask["families"][summary["task_family"]]["ci95"]
+
+
+def test_compare_card_and_report_show_intervals_the_difference_and_the_warning(
+    run_fake: RunFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = [RIGHT, WRONG] * 10 + [RIGHT] * 20  # --limit 20 --constraint none,mask
+    run_dir = run_fake(outputs, n=20, constraints=("none", "mask")).run_dir
+    with pytest.raises(SystemExit):
+        main(["compare", str(run_dir)])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "differences on the same examples (paired)" in out
+    assert "mask − none" in out and "n < 50: indicative only" in out
+    assert re.search(r"\d\.\d\d–\d", out)  # a rate's interval beneath it
+    with pytest.raises(SystemExit):
+        main(["compare", "--json", str(run_dir)])
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["indicative"] and rows[0]["ci95"]
+    assert rows[1]["differences"][0]["vs"] == "mask − none"
+    card = tmp_path / "card.md"
+    with pytest.raises(SystemExit):
+        main(["card", str(run_dir), "-o", str(card)])
+    text = card.read_text()
+    assert "### Differences on the same examples" in text and "mask − none" in text
+    assert "⚠ n &lt; 50: indicative only" in text or "⚠ n < 50: indicative only" in text
+    html = tmp_path / "report.html"
+    with pytest.raises(SystemExit):
+        main(["report", str(run_dir), "--html", str(html)])
+    page = html.read_text()
+    assert "n &lt; 50: indicative only" in page and "mask − none" in page
+    assert "95% bootstrap interval" in page
