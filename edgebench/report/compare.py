@@ -145,7 +145,10 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
 
 def _with_interval(cell: str, interval: list[float] | None) -> str:
     """The value over its 95% interval, on two lines to keep the column narrow."""
-    return f"{cell}\n{interval[0]:.2f}–{interval[1]:.2f}" if interval else cell
+    if not interval:
+        return cell
+    lo, hi = (f"{v:.2f}".removeprefix("0") for v in interval)  # .55–1.00: narrow
+    return f"{cell}\n{lo}–{hi}"
 
 
 def compare_table(summaries: list[Summary]) -> Table:
@@ -226,7 +229,8 @@ def compare_table(summaries: list[Summary]) -> Table:
             "their accuracy columns are not comparable."
         )
     caption += (
-        " Under a rate: its 95% bootstrap interval lo–hi (2,000 resamples of the examples, seed 0)."
+        " Under a rate: its 95% bootstrap interval lo–hi (.55 = 0.55; 2,000 resamples of "
+        "the examples, seed 0)."
     )
     warning = [f"⚠ {INDICATIVE}"] if any(row["indicative"] for row in rows) else []
     table.caption = "\n".join([*warning, caption, *(f"skipped: {s}" for s in skipped)])

@@ -105,7 +105,7 @@ def test_compare_card_and_report_show_intervals_the_difference_and_the_warning(
     out = " ".join(capsys.readouterr().out.split())
     assert "differences on the same examples (paired)" in out
     assert "mask − none" in out and "n < 50: indicative only" in out
-    assert re.search(r"\d\.\d\d–\d", out)  # a rate's interval beneath it
+    assert re.search(r"\.\d\d–[01]?\.\d\d", out)  # a rate's interval beneath it
     with pytest.raises(SystemExit):
         main(["compare", "--json", str(run_dir)])
     rows = json.loads(capsys.readouterr().out)
