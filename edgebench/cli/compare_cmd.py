@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.output import stdout_console
-from edgebench.report.compare import compare_rows, compare_table
+from edgebench.report.compare import compare_rows, compare_table, differences_table
 from edgebench.report.coverage import coverage_table
 from edgebench.summary import load_run
 
@@ -31,6 +31,9 @@ def compare(
         return
     console = stdout_console()
     console.print(compare_table(summaries))
+    differences = differences_table(summaries)  # arm minus arm, paired intervals
+    if differences is not None:
+        console.print(differences)
     coverage = coverage_table(summaries)  # schema engines per subset (JSONSchemaBench)
     if coverage is not None:
         console.print(coverage)

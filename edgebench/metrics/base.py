@@ -85,6 +85,12 @@ class Family:
             result[name] = total / n if n else None
         return result
 
+    def interval_inputs(self) -> dict[str, tuple[str, str | None]]:
+        """Figure -> (numerator score, denominator score or None) for its bootstrap
+        interval: None, the figure is the mean of the score (as `aggregate` does); a name,
+        the figure is sum(numerator) / sum(denominator). A figure left out has none."""
+        return {name: (name, None) for name in self.score_names}
+
     def breakdowns(self, samples: Sequence[Scored]) -> dict[str, dict[str, Figures]]:
         """Tables of the family's own beyond the examples' groups (none by default)."""
         return {}

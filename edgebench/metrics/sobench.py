@@ -44,6 +44,15 @@ class SOBenchFamily(Family):
     def summary_names(self) -> tuple[str, ...]:
         return ("schema_validation_accuracy", "fma_exact", "fma_fuzzy", "fsma_exact", "fsma_fuzzy")
 
+    def interval_inputs(self) -> dict[str, tuple[str, str | None]]:
+        return {
+            "schema_validation_accuracy": ("schema_valid", None),
+            "fma_exact": ("fields_exact", "fields"),
+            "fma_fuzzy": ("fields_fuzzy", "fields"),
+            "fsma_exact": ("full_exact", None),
+            "fsma_fuzzy": ("full_fuzzy", None),
+        }
+
     def score(self, output: ParseResult, expected: Any, schema: Any) -> Scores:
         if not output.ok:
             missed = no_match(expected)

@@ -10,7 +10,7 @@ accuracy, speed, memory and plots. Every string from the run is escaped (markdow
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -174,13 +174,43 @@ def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
             result.n_skipped,
             arm.run.summary.n_invalid_data,
         ]
-        row += [facts.fmt(values.get(m)) for m in metrics]
+        intervals = arm.intervals
+        row += [
+            f"{facts.fmt(values.get(m))} {facts.interval_text(intervals.get(m))}".strip()
+            for m in metrics
+        ]
         row += [
             facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key)
             for _, key, read, d in perf_columns
         ]
         rows.append(row)
     return md.table(headers, rows)
+
+
+def _warning(model_arms: list[Arm]) -> list[str]:
+    """The sample-size warning, when an arm has fewer than 50 scored examples."""
+    small = [a for a in model_arms if facts.indicative(a.result.n_scored)]
+    if not small:
+        return []
+    n = min(a.result.n_scored for a in small)
+    return [f"> **⚠ {facts.INDICATIVE}**: {n} examples scored; the intervals are wide."]
+
+
+def _differences(run: LoadedRun, label: str) -> list[str]:
+    """Arm minus arm on the same examples, with paired intervals, for this model."""
+    summary = run.summary
+    mine = replace(
+        summary,
+        differences=[d for d in summary.differences if label in (d.base_model, d.other_model)],
+    )
+    rows = facts.difference_rows(mine)
+    if not rows:
+        return []
+    table = md.table(facts.DIFFERENCE_HEADERS, rows, align_right_from=4)
+    return [
+        "### Differences on the same examples",
+        f"{table}\n\n{md.text(facts.INTERVAL_NOTE)} n*: {md.text(facts.INDICATIVE)}.",
+    ]
 
 
 def _group_tables(model_arms: list[Arm]) -> list[str]:
@@ -344,6 +374,7 @@ def card_body(
     sections = [
         f"# {md.text(label)} · structured JSON extraction on {md.text(cpu)}",
         intro,
+        *_warning(model_arms),
         _summary_table(model_arms),
         "## Device",
         _kv_table(facts.device_rows(run, label)),
@@ -360,6 +391,8 @@ def card_body(
         _prompt_section(run, label),
         "## Accuracy",
         _summary_table(model_arms, with_perf=False),
+        md.text(facts.INTERVAL_NOTE),
+        *_differences(run, label),
         *_group_tables(model_arms),
         *_coverage_table(model_arms),
         "## Performance",

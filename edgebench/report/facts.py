@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.report.rundata import Arm, LoadedRun, flatten
-from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf
+from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf, Summary
 from edgebench.scoring.extract import describe_parse
+from edgebench.summary.uncertainty import INDICATIVE_N
 
 METRIC_LABELS = {
     "json_exact": "JSONExact",
@@ -76,6 +77,50 @@ def fmt(value: Any, digits: int = 3) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v, digits) for v in value)
     return str(value)
+
+
+# Shown wherever a table holds an arm scored on fewer examples than INDICATIVE_N.
+INDICATIVE = f"n < {INDICATIVE_N}: indicative only"
+INTERVAL_NOTE = (
+    "[lo, hi]: 95% bootstrap interval (2,000 resamples of the examples, seed 0); a "
+    "difference's interval is paired: both arms' scores of the same resampled examples."
+)
+
+
+def indicative(n: int | None) -> bool:
+    """Too few examples for a figure to be more than indicative."""
+    return n is not None and 0 < n < INDICATIVE_N
+
+
+def interval_text(interval: list[float] | None, digits: int = 2) -> str:
+    """ "[0.30, 0.70]"; empty with no interval."""
+    if not interval:
+        return ""
+    lo, hi = interval
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def signed(value: float, digits: int = 3) -> str:
+    return f"{value:+.{digits}f}"
+
+
+DIFFERENCE_HEADERS = ["model", "difference", "metric", "n", "value", "95% interval"]
+
+
+def difference_rows(summary: Summary, digits: int = 3) -> list[list[str]]:
+    """The summary's paired differences as table rows (headers: DIFFERENCE_HEADERS), n
+    marked when indicative."""
+    return [
+        [
+            d.base_model if d.base_model == d.other_model else d.other_constraint,
+            d.label,
+            metric_label(d.metric),
+            f"{d.n}*" if indicative(d.n) else str(d.n),
+            signed(d.difference, digits),
+            interval_text([round(v, digits) for v in d.ci95], digits),
+        ]
+        for d in summary.differences
+    ]
 
 
 def metric_names(arms: list[Arm]) -> list[str]:

@@ -122,10 +122,23 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
             _num(arm.result.n_skipped, 0),
             _num(arm.run.summary.n_invalid_data, 0),
         ]
-        row += [_num(values.get(m), 3) for m in metrics]
+        intervals = arm.intervals
+        row += [_with_interval(_num(values.get(m), 3), intervals.get(m)) for m in metrics]
         row += [_perf_cell(arm, key, read(arm.result), d) for _, key, read, d in facts.PERF_COLUMNS]
         rows.append(row)
-    return {"columns": [{"key": k, "label": label} for k, label in columns], "rows": rows}
+    small = any(facts.indicative(arm.result.n_scored) for arm in all_arms)
+    return {
+        "columns": [{"key": k, "label": label} for k, label in columns],
+        "rows": rows,
+        "warning": facts.INDICATIVE if small else None,
+        "note": facts.INTERVAL_NOTE,
+    }
+
+
+def _with_interval(cell: Cell, interval: list[float] | None) -> Cell:
+    """A rate followed by its 95% interval; it still sorts on the rate."""
+    text = facts.interval_text(interval)
+    return replace(cell, text=f"{cell.text} {text}") if text else cell
 
 
 def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
@@ -286,6 +299,13 @@ def run_view(run: LoadedRun, run_arms: list[Arm]) -> dict[str, Any]:
             "code": run.manifest.task.prompt_template,
         }
     )
+    differences = [
+        (f"{row[0]} · {row[1]} · {row[2]} (n {row[3]})", f"{row[4]} {row[5]}")
+        for row in facts.difference_rows(run.summary)
+    ]
+    if differences:  # arm minus arm on the same examples, paired intervals
+        title = "Differences on the same examples (paired 95% intervals; n*: n < 50)"
+        blocks.append({"title": title, "rows": differences, "code": None})
     for block in blocks:
         block["rows"] = [(k, facts.fmt(v)) for k, v in block["rows"]]
     return {

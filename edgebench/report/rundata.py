@@ -47,6 +47,15 @@ class Arm:
         return flat
 
     @property
+    def intervals(self) -> dict[str, list[float]]:
+        """95% bootstrap intervals keyed like `metrics` (figures that have one)."""
+        result = {}
+        for name, family in self.result.families.items():
+            prefix = "" if family.role == "task" else f"{name}."
+            result.update({prefix + k: ci for k, ci in family.ci95.items() if ci})
+        return result
+
+    @property
     def groups(self) -> dict[str, dict[str, Figures]]:
         """The task's figures per group of examples (complexity, schema, depth ...)."""
         return self.result.groups

@@ -20,7 +20,13 @@ from rich.progress import (
 from rich.table import Table
 
 from edgebench.report.coverage import coverage_table
-from edgebench.report.facts import METRIC_LABELS, NO_VALUE, SKIPPED_LABEL
+from edgebench.report.facts import (
+    INDICATIVE,
+    METRIC_LABELS,
+    NO_VALUE,
+    SKIPPED_LABEL,
+    indicative,
+)
 from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
 
@@ -307,12 +313,17 @@ def render_summary(summary: Summary) -> Group:
         totals_line(arm.perf),
     ]
     if len(summary.arms) > 1:
-        from edgebench.report.compare import compare_table
+        from edgebench.report.compare import compare_table, differences_table
 
         parts.append(compare_table([summary]))
+        differences = differences_table([summary])  # arm minus arm, paired intervals
+        if differences is not None:
+            parts.append(differences)
     coverage = coverage_table([summary])
     if coverage is not None:
         parts.append(coverage)
+    if indicative(arm.n_scored):  # the last line a user reads
+        parts.append(f"[bold yellow]⚠ {INDICATIVE}[/]: {arm.n_scored} examples scored.")
     return Group(*parts)
 
 

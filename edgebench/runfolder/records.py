@@ -638,6 +638,11 @@ class FamilySummary(Record):
     overall: Figures  # the family's figures over the scored examples, with `n`
     # group (complexity, schema, depth, element_type ...) -> value -> figures
     groups: dict[str, dict[str, Figures]]
+    # figure -> its 95% bootstrap interval [lo, hi] over the examples (summary `bootstrap`);
+    # None: no value. Figures that are not rates (counts, `n`) have none.
+    ci95: dict[str, list[float] | None] = field(default_factory=dict)
+    # group -> value -> figure -> interval, as `ci95` for the examples of that group
+    groups_ci95: dict[str, dict[str, dict[str, list[float] | None]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -735,6 +740,41 @@ class ConsistencySummary(Record):
 
 
 @dataclass(frozen=True)
+class BootstrapRecord(Record):
+    """How the intervals were drawn (edgebench/summary/uncertainty.py, docs/metrics.md)."""
+
+    method: str  # percentile bootstrap over examples; paired over example ids for differences
+    resamples: int  # resamples of the examples
+    seed: int  # numpy default_rng seed
+    level: float  # 0.95
+    indicative_below_n: int  # fewer examples than this: figures are indicative only
+
+
+@dataclass(frozen=True)
+class PairedDifference(Record):
+    """One figure of arm `other` minus the same figure of arm `base` over the examples both
+    scored, with its paired 95% bootstrap interval: the same model in two constraint modes,
+    or the same mode with two models."""
+
+    family: str  # the metric family
+    metric: str  # the figure
+    base_model: str
+    base_constraint: str
+    other_model: str
+    other_constraint: str
+    n: int  # examples both arms scored
+    difference: float  # other - base over those examples
+    ci95: list[float]  # [lo, hi]
+
+    @property
+    def label(self) -> str:
+        """ "mask − none" for two modes of one model, "b − a" for two models."""
+        if self.base_model == self.other_model:
+            return f"{self.other_constraint} − {self.base_constraint}"
+        return f"{self.other_model} − {self.base_model}"
+
+
+@dataclass(frozen=True)
 class Summary(Record):
     """summary.json: derived from manifest.json and samples.jsonl, never kept by hand."""
 
@@ -752,6 +792,9 @@ class Summary(Record):
     # dataset rows left out because their ground truth fails their own schema
     n_invalid_data: int = 0
     prompt_style: str = "default"  # the task's prompt style (`--prompt`)
+    bootstrap: BootstrapRecord | None = None  # how the intervals were drawn (None: before 2.4)
+    # the task's figures, arm minus arm on the same examples (paired intervals)
+    differences: list[PairedDifference] = field(default_factory=list)
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)

@@ -16,13 +16,16 @@ from edgebench.metrics.score import families_of
 from edgebench.runfolder.read import read_run
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
+    BootstrapRecord,
     ConsistencySummary,
     Manifest,
     SampleRecord,
     Summary,
 )
+from edgebench.summary import uncertainty
 from edgebench.summary.arms import summarize_arms
 from edgebench.summary.consistency import summarize_consistency
+from edgebench.summary.differences import paired_differences
 
 # What a run kind adds to the arms' figures (None: nothing).
 Section = Callable[[Manifest, list[SampleRecord], Sequence[Family]], ConsistencySummary | None]
@@ -48,6 +51,14 @@ def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
         parse=manifest.settings.parse,
         n_invalid_data=manifest.dataset.n_invalid_data,
         prompt_style=manifest.task.prompt_style,
+        bootstrap=BootstrapRecord(
+            method=uncertainty.METHOD,
+            resamples=uncertainty.RESAMPLES,
+            seed=uncertainty.SEED,
+            level=uncertainty.LEVEL,
+            indicative_below_n=uncertainty.INDICATIVE_N,
+        ),
+        differences=paired_differences(manifest, samples, families),
     )
 
 

@@ -18,6 +18,18 @@ from edgebench.runfolder.records import (
 )
 from edgebench.summary.coverage import coverage_summary
 from edgebench.summary.perf import compile_summary, guard_summary, perf_summary
+from edgebench.summary.uncertainty import bootstrap_ci
+
+
+def intervals(family: Family, items: Sequence[Scored]) -> dict[str, list[float] | None]:
+    """Each rate's 95% bootstrap interval over these examples (a missing score is 0, as
+    in `aggregate`)."""
+    result = {}
+    for figure, (num, den) in family.interval_inputs().items():
+        nums = [float(r.scores.get(num, 0.0)) for r in items]
+        dens = None if den is None else [float(r.scores.get(den, 0.0)) for r in items]
+        result[figure] = bootstrap_ci(nums, dens)
+    return result
 
 
 def family_summary(family: Family, role: str, samples: Sequence[SampleRecord]) -> FamilySummary:
@@ -60,6 +72,11 @@ def family_summary(family: Family, role: str, samples: Sequence[SampleRecord]) -
         parameters=family.parameters(),
         overall=figures(rows, len(samples) - len(scored)),
         groups=groups,
+        ci95=intervals(family, rows),
+        groups_ci95={
+            key: {value: intervals(family, items) for value, items in sorted(values.items())}
+            for key, values in sorted(by_value.items())
+        },
     )
 
 

@@ -89,7 +89,7 @@ def test_the_card_shows_n_scored_and_no_value_for_an_all_skipped_group(
     write_card(load_run(skipped_run.run_dir), card, examples=1)
     text = card.read_text()
     assert _row(text, "constraint")[1:4] == ["n", "skipped", "invalid data"]
-    assert _row(text, "none")[1:5] == ["2", "2", "0", "0.500"]
+    assert _row(text, "none")[1:5] == ["2", "2", "0", "0.500 \\[0.00, 1.00\\]"]
     assert _row(text, "complexity")[2:5] == ["n", "skipped", "JSONExact"]
     assert _row(text, "complex")[2:5] == ["0", "2", NO_VALUE]
 
@@ -102,7 +102,8 @@ def test_the_report_shows_n_scored_and_no_value_for_an_all_skipped_group(
     labels = [c["label"] for c in board["columns"]]
     at = labels.index("n")
     assert labels[at : at + 3] == ["n", "skipped", "invalid data"]
-    assert [cell.text for cell in board["rows"][0][at : at + 4]] == ["2", "2", "0", "0.500"]
+    cells = [cell.text for cell in board["rows"][0][at : at + 4]]
+    assert cells == ["2", "2", "0", "0.500 [0.00, 1.00]"]  # the rate, then its 95% interval
     (by_complexity,) = [t for t in group_tables(arms(run)) if t["name"] == "complexity"]
     complex_row = next(r for r in by_complexity["rows"] if r[0].text == "complex")
     assert [cell.text for cell in complex_row[2:5]] == ["0", "2", NO_VALUE]
