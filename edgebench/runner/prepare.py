@@ -117,11 +117,12 @@ def load_examples(task: Task, settings: RunSettings) -> tuple[list[Example], Dat
             f"{example.where or dataset}: example '{example.id}': the expected output does "
             f"not match its schema ({error}) ({why})"
         )
+    combined, own = dataset_hashes(Path(dataset), Path(schemas) if schemas else None)
     record = DatasetRecord(
         path=str(dataset),
         schemas=str(schemas) if schemas else None,
-        sha256=dataset_hash(Path(dataset), Path(schemas) if schemas else None),
-        file_sha256=file_sha256(Path(dataset)),
+        sha256=combined,
+        file_sha256=own,
         n_examples=len(examples),  # usable ones; the run may take --limit or --sample
         limit=settings.limit,
         n_invalid_data=len(invalid),
@@ -146,17 +147,11 @@ def invalid_data_warning(record: DatasetRecord) -> str | None:
     )
 
 
-def file_sha256(dataset: Path) -> str | None:
-    """sha256 of the dataset file alone, to match a published release's checksum (None
-    for a folder dataset such as JSONSchemaBench's: `dataset_hash` covers its files)."""
-    if dataset.is_dir():
-        return None
-    return hashlib.sha256(dataset.read_bytes()).hexdigest()
-
-
-def dataset_hash(dataset: Path, schemas: Path | None) -> str:
+def dataset_hashes(dataset: Path, schemas: Path | None) -> tuple[str, str | None]:
     """sha256 over the dataset file and every schema (relative name and bytes), so the
-    same data in another folder hashes the same and any edit changes the hash."""
+    same data in another folder hashes the same and any edit changes the hash; and the
+    dataset file's own sha256, to match a published release's checksum (None for a
+    folder dataset such as JSONSchemaBench's). Each file is read once."""
     if dataset.is_dir():  # the dataset is a folder of schemas (JSONSchemaBench)
         named: list[tuple[str, Path]] = []
         schemas = dataset
@@ -165,6 +160,10 @@ def dataset_hash(dataset: Path, schemas: Path | None) -> str:
     if schemas is not None and schemas.is_dir():
         named += [(p.relative_to(schemas).as_posix(), p) for p in sorted(schemas.rglob("*.json"))]
     digest = hashlib.sha256()
+    own: str | None = None
     for name, path in named:
-        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+        data = path.read_bytes()
+        if path is dataset:
+            own = hashlib.sha256(data).hexdigest()
+        digest.update(name.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest(), own
