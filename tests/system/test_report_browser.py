@@ -3,7 +3,8 @@ file, runs its script under the page's own CSP, and takes a screenshot. The lead
 rows must be there and sortable, and none of the hostile model output may run.
 
 Chromium comes from the test set-up (`./install.sh dev` installs Debian's `chromium`);
-outside CI a machine without it skips this test, in CI (CI=true) it fails."""
+a machine without it skips this test, saying why, except in CI (CI=true) with apt-get,
+where it fails (tests/helpers/browser.py)."""
 
 from __future__ import annotations
 
