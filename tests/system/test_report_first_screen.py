@@ -53,12 +53,18 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two run folders of the same name (a run and its copy elsewhere) and a third run
-    with a long model label on a VM: six rows."""
+    with a long folder name and a long model label on a VM: six rows."""
     base = tmp_path_factory.mktemp("first-screen")
     runs = [
         make_run(base / "laptop" / "two", modes="none,mask", outputs=["{}"]),
         make_run(base / "copy" / "two", modes="none,mask", outputs=["{}"]),
-        make_run(base / "vm", modes="none,gbnf", model_label=LONG_MODEL, device=DEVICE),
+        # A folder named as `run` names it by default: long, with no space to wrap at.
+        make_run(
+            base / f"20261126T003657-{LONG_MODEL}-edgejson",
+            modes="none,gbnf",
+            model_label=LONG_MODEL,
+            device=DEVICE,
+        ),
     ]
     return write_report([load_run(run) for run in runs], base / "report.html")
 
