@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.report.rundata import Arm, LoadedRun, flatten
-from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf, Summary
+from edgebench.runfolder.records import (
+    ArmSummary,
+    Device,
+    Distribution,
+    Manifest,
+    Perf,
+    Summary,
+)
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
 
@@ -59,6 +66,38 @@ PERF_COLUMNS: tuple[tuple[str, str, Figure, int], ...] = (
     ("closed", "perf.closed", lambda a: a.perf.closed, 0),
     ("wall (s)", "perf.wall_s", lambda a: a.perf.wall_s, 0),
 )
+
+
+# The leaderboard's first screen: the cost of a row at a glance (the rest of
+# PERF_COLUMNS sits behind the page's column chooser).
+FIRST_SCREEN_PERF = (
+    TTFT_KEY,
+    "perf.decode_tok_s.p50",
+    "perf.latency_s.p50",
+    "perf.peak_rss_mb",
+)
+# At most this many of the task's figures are headline scores, in the family's order;
+# parts of a figure already shown (F1's precision and recall) are not.
+HEADLINE_SCORES = 3
+SUPPORTING_SCORES = ("field_precision", "field_recall")
+
+
+def headline_scores(names: list[str]) -> list[str]:
+    """The task's headline figures among `names` (the task's own, in table order)."""
+    return [n for n in names if n not in SUPPORTING_SCORES][:HEADLINE_SCORES]
+
+
+def device_summary(device: Device) -> str:
+    """ "AMD EPYC · 23.5 GB · VM · 2 threads": the CPU, its RAM, VM when the machine
+    is a guest of a hypervisor, and the threads the model ran with."""
+    parts = [device.cpu_model or device.board_model or device.machine or "?"]
+    if device.ram_total_mb:
+        parts.append(f"{device.ram_total_mb / 1024:.1f}\u00a0GB")  # never split from its unit
+    if device.hypervisor:
+        parts.append("VM")
+    if device.threads_used:
+        parts.append(f"{device.threads_used}\u00a0threads")
+    return " · ".join(parts)
 
 
 def metric_label(name: str) -> str:

@@ -27,7 +27,15 @@ from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.report import coverage, facts
 from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
-from edgebench.report.rundata import Arm, LoadedRun, arms, flatten, numeric, sample_scores
+from edgebench.report.rundata import (
+    Arm,
+    LoadedRun,
+    arms,
+    flatten,
+    numeric,
+    run_labels,
+    sample_scores,
+)
 from edgebench.runfolder.records import SampleRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -38,6 +46,14 @@ class Cell:
     text: str
     value: Any  # what the column sorts by (a number, or text)
     numeric: bool = False
+    note: str = ""  # shown under the text: a figure's 95% interval
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # the sort key (#sort=KEY), stable across versions
+    label: str
+    first: bool = True  # on the first screen; False: behind the column chooser
 
 
 def environment() -> Environment:
@@ -89,56 +105,114 @@ def _text(value: Any) -> Cell:
     return Cell(text, "" if value is None else text)
 
 
-def _device_label(run: LoadedRun) -> str:
-    device = run.manifest.device
-    cpu = device.cpu_model or device.machine or "?"
-    return f"{cpu} · {device.threads_used} threads" if device.threads_used else cpu
+def _rate(value: Any, interval: list[float] | None) -> Cell:
+    """A rate with its 95% interval under it; it sorts on the rate."""
+    return replace(_num(value, 3), note=facts.interval_text(interval))
 
 
-def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
-    metrics = facts.metric_names(all_arms)
-    columns = [
-        ("run", "run"),
-        ("model", "model"),
-        ("quant", "quantization"),
-        ("device", "device"),
-        ("constraint", "constraint"),
-        ("n", "n"),
-        ("n_skipped", facts.SKIPPED_LABEL),
-        ("n_invalid_data", facts.INVALID_DATA_LABEL),
-    ]
-    columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
-    columns += [(key, label) for label, key, _, _ in facts.PERF_COLUMNS]
-    rows = []
-    for arm in all_arms:
-        values = arm.metrics
-        row = [
-            _text(arm.run.run_id),
-            _text(arm.model),
-            _text(arm.run.manifest.model(arm.model).quantization),
-            _text(_device_label(arm.run)),
-            _text(arm.constraint),
-            _num(arm.result.n_scored, 0),
-            _num(arm.result.n_skipped, 0),
-            _num(arm.run.summary.n_invalid_data, 0),
-        ]
-        intervals = arm.intervals
-        row += [_with_interval(_num(values.get(m), 3), intervals.get(m)) for m in metrics]
-        row += [_perf_cell(arm, key, read(arm.result), d) for _, key, read, d in facts.PERF_COLUMNS]
-        rows.append(row)
-    small = any(facts.indicative(arm.result.n_scored) for arm in all_arms)
+def _labels_by_run(all_arms: list[Arm]) -> dict[int, str]:
+    """Each run's unique row label (its folder name), by the run's identity."""
+    runs = list({id(arm.run): arm.run for arm in all_arms}.values())
     return {
-        "columns": [{"key": k, "label": label} for k, label in columns],
-        "rows": rows,
-        "warning": facts.INDICATIVE if small else None,
-        "note": facts.INTERVAL_NOTE,
+        id(run): label for run, label in zip(runs, run_labels([r.path for r in runs]), strict=True)
     }
 
 
-def _with_interval(cell: Cell, interval: list[float] | None) -> Cell:
-    """A rate followed by its 95% interval; it still sorts on the rate."""
-    text = facts.interval_text(interval)
-    return replace(cell, text=f"{cell.text} {text}") if text else cell
+def _table(columns: list[Column], rows: list[list[Cell]], **extra: Any) -> dict[str, Any]:
+    return {
+        "columns": columns,
+        "rows": rows,
+        "optional": [c for c in columns if not c.first],
+        **extra,
+    }
+
+
+def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
+    """One row per (run, model, mode). The first screen holds what a reader compares:
+    the row (run, device, model, quantization, mode, n), the task's headline scores with
+    their intervals, and the cost (TTFT, decode tok/s, latency, peak RSS); every other
+    column follows, hidden until the column chooser shows it. Extra metric families
+    have tables of their own (`family_tables`)."""
+    task_names = list(dict.fromkeys(k for arm in all_arms for k in numeric(arm.result.metrics)))
+    headline = facts.headline_scores(task_names)
+    perf = {key: (label, read, digits) for label, key, read, digits in facts.PERF_COLUMNS}
+    first_perf = [key for key in facts.FIRST_SCREEN_PERF if key in perf]
+    columns = [
+        Column("run", "run"),
+        Column("device", "device"),
+        Column("model", "model"),
+        Column("quant", "quant"),
+        Column("constraint", "mode"),
+        Column("n", "n"),
+        *(Column(f"metric:{m}", facts.metric_label(m)) for m in headline),
+        *(Column(key, perf[key][0]) for key in first_perf),
+        Column("n_skipped", facts.SKIPPED_LABEL, first=False),
+        Column("n_invalid_data", facts.INVALID_DATA_LABEL, first=False),
+        *(
+            Column(f"metric:{m}", facts.metric_label(m), first=False)
+            for m in task_names
+            if m not in headline
+        ),
+        *(Column(key, perf[key][0], first=False) for key in perf if key not in first_perf),
+    ]
+    labels = _labels_by_run(all_arms)
+    rows = []
+    for arm in all_arms:
+        values, intervals = arm.metrics, arm.intervals
+        cells = {
+            "run": _text(labels[id(arm.run)]),
+            "device": _text(facts.device_summary(arm.run.manifest.device)),
+            "model": _text(arm.model),
+            "quant": _text(arm.run.manifest.model(arm.model).quantization),
+            "constraint": _text(arm.constraint),
+            "n": _num(arm.result.n_scored, 0),
+            "n_skipped": _num(arm.result.n_skipped, 0),
+            "n_invalid_data": _num(arm.run.summary.n_invalid_data, 0),
+        }
+        cells |= {f"metric:{m}": _rate(values.get(m), intervals.get(m)) for m in task_names}
+        cells |= {
+            key: _perf_cell(arm, key, read(arm.result), digits)
+            for key, (_, read, digits) in perf.items()
+        }
+        rows.append([cells[column.key] for column in columns])
+    small = any(facts.indicative(arm.result.n_scored) for arm in all_arms)
+    return _table(
+        columns,
+        rows,
+        warning=facts.INDICATIVE if small else None,
+        note=facts.INTERVAL_NOTE,
+    )
+
+
+def family_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+    """Each extra metric family (`--metrics`) in a table of its own: its figures with
+    their intervals, one row per (run, model, mode)."""
+    names = dict.fromkeys(
+        name
+        for arm in all_arms
+        for name, family in arm.result.families.items()
+        if family.role == "extra"
+    )
+    labels = _labels_by_run(all_arms)
+    tables = []
+    for name in names:
+        present = [arm for arm in all_arms if name in arm.result.families]
+        figures = list(
+            dict.fromkeys(k for arm in present for k in numeric(arm.result.families[name].overall))
+        )
+        columns = [Column("run", "run"), Column("model", "model"), Column("constraint", "mode")]
+        columns += [Column("n", "n")]
+        columns += [Column(f"metric:{f}", facts.metric_label(f)) for f in figures]
+        rows = []
+        for arm in present:
+            family = arm.result.families[name]
+            rows.append(
+                [_text(labels[id(arm.run)]), _text(arm.model), _text(arm.constraint)]
+                + [_num(family.overall.get("n"), 0)]
+                + [_rate(family.overall.get(f), family.ci95.get(f)) for f in figures]
+            )
+        tables.append(_table(columns, rows, name=name))
+    return tables
 
 
 def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
@@ -276,7 +350,7 @@ def example_views(run_arms: list[Arm]) -> list[dict[str, Any]]:
     return list(examples.values())
 
 
-def run_view(run: LoadedRun, run_arms: list[Arm]) -> dict[str, Any]:
+def run_view(run: LoadedRun, run_label: str, run_arms: list[Arm]) -> dict[str, Any]:
     models = dict.fromkeys(arm.model for arm in run_arms)
     blocks = [{"title": "Device and runtime", "rows": facts.device_rows(run), "code": None}]
     for label in models:
@@ -309,7 +383,7 @@ def run_view(run: LoadedRun, run_arms: list[Arm]) -> dict[str, Any]:
     for block in blocks:
         block["rows"] = [(k, facts.fmt(v)) for k, v in block["rows"]]
     return {
-        "id": run.run_id,
+        "id": run_label,
         "command": facts.command_line(run.manifest),
         "blocks": blocks,
         "examples": example_views(run_arms),
@@ -331,9 +405,13 @@ def render_report(runs: list[LoadedRun], title: str | None = None) -> str:
         css=Markup(css),  # the page's own style sheet, allowed by hash in the CSP
         js=Markup(js),  # the page's own sorting script, allowed by hash in the CSP
         leaderboard=leaderboard(all_arms),
+        families=family_tables(all_arms),
         plots=plot_entries(all_plots(all_arms)),
         groups=group_tables(all_arms) + coverage_tables(all_arms),
-        runs=[run_view(run, [a for a in all_arms if a.run is run]) for run in runs],
+        runs=[
+            run_view(run, label, [a for a in all_arms if a.run is run])
+            for run, label in zip(runs, run_labels([r.path for r in runs]), strict=True)
+        ],
     )
 
 

@@ -4,13 +4,25 @@ show whatever a run holds instead of a fixed list."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from edgebench.runfolder.records import ArmSummary, Figures, SampleRecord
 from edgebench.summary import LoadedRun, load_run
 
-__all__ = ["Arm", "LoadedRun", "arms", "flatten", "load_run", "numeric", "sample_scores"]
+__all__ = [
+    "Arm",
+    "LoadedRun",
+    "arms",
+    "flatten",
+    "load_run",
+    "numeric",
+    "run_labels",
+    "sample_scores",
+]
 
 # Counts next to the figures in a table row, not figures themselves.
 COUNT_KEYS = ("n", "n_skipped")
@@ -105,3 +117,37 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[f"{prefix}{key}"] = value
     return flat
+
+
+def run_labels(folders: Sequence[Path]) -> list[str]:
+    """Each run folder's row label, unique: its name (not the recorded run id, which a
+    copied folder keeps). Folders that share a name get as many parent folders as tell
+    them apart (`a/two`, `b/two`); the same folder given twice, a count (`two (2)`)."""
+    paths = [folder.resolve() for folder in folders]
+    depths = [1] * len(paths)
+
+    def label(i: int) -> str:
+        return "/".join(paths[i].parts[1:][-depths[i] :]) or str(paths[i])
+
+    while True:
+        clashes: dict[str, list[int]] = {}
+        for i in range(len(paths)):
+            clashes.setdefault(label(i), []).append(i)
+        grow = [
+            i
+            for group in clashes.values()
+            if len({paths[j] for j in group}) > 1
+            for i in group
+            if depths[i] < len(paths[i].parts) - 1
+        ]
+        if not grow:
+            break
+        for i in grow:
+            depths[i] += 1
+    labels = [label(i) for i in range(len(paths))]
+    seen: Counter[str] = Counter()
+    unique = []
+    for text in labels:
+        seen[text] += 1
+        unique.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
+    return unique

@@ -196,7 +196,7 @@ class Device(Record):
     cpu_vendor: str | None = None  # vendor id, or the ARM implementer
     cpu_flags: list[str] | None = None  # every CPU flag the kernel reports
     cpu_simd: list[str] | None = None  # SIMD extensions among the CPU flags
-    hypervisor: bool | None = None  # an x86 guest of a hypervisor
+    hypervisor: bool | None = None  # a VM: x86 CPU flag, DMI name, /sys/hypervisor, systemd
     logical_cores: int | None = None  # CPUs online
     physical_cores: int | None = None  # distinct cores (hyper-threads share one)
     threads_used: int | None = None  # threads the model ran with

@@ -20,6 +20,7 @@ from typing import Any
 
 _MB = 1024 * 1024
 ROOT = Path("/")
+_DMI_PRODUCT = "sys/class/dmi/id/product_name"
 
 # ARM "CPU part" numbers (implementer 0x41) of the cores found in single-board
 # computers and phones, as the kernel reports them and lscpu names them.
@@ -280,7 +281,7 @@ def board_model(tree: SystemTree) -> str | None:
         if text:
             return text.rstrip("\x00").strip() or None
     vendor = tree.text("sys/class/dmi/id/sys_vendor")
-    product = tree.text("sys/class/dmi/id/product_name")
+    product = tree.text(_DMI_PRODUCT)
     named = " ".join(part for part in (vendor, product) if part)
     return named or None
 
@@ -410,10 +411,50 @@ def device_info(
         ),
         "runtime": None,
     }
+    # systemd-detect-virt describes this machine only: not asked for a fake tree.
+    info["hypervisor"] = virtualised(tree, info["hypervisor"], runner if real else None)
     if real:
         info["machine"] = info["machine"] or platform.machine() or None
         info["logical_cores"] = info["logical_cores"] or os.cpu_count()
     return info
+
+
+# Words in the DMI vendor or product name of a virtual machine (what
+# systemd-detect-virt looks for): QEMU/KVM, VMware, VirtualBox, Hyper-V, Xen, Parallels,
+# bhyve, Bochs. A physical machine's DMI names none of them.
+_VM_DMI_WORDS = (
+    "qemu",
+    "kvm",
+    "vmware",
+    "virtualbox",
+    "innotek",
+    "virtual machine",
+    "hvm domu",
+    "xen",
+    "parallels",
+    "bhyve",
+    "bochs",
+)
+
+
+def virtualised(
+    tree: SystemTree, cpu_hypervisor: bool | None, runner: CommandRunner | None
+) -> bool | None:
+    """Whether the machine is a guest of a hypervisor (a VM: its timings are not a bare
+    device's). x86 says so in a CPU flag; other CPUs (ARM guests) only through the DMI
+    names, /sys/hypervisor (Xen) or `systemd-detect-virt --vm`. None: no way to tell."""
+    if cpu_hypervisor:
+        return True
+    dmi = " ".join(
+        tree.text(path) or "" for path in ("sys/class/dmi/id/sys_vendor", _DMI_PRODUCT)
+    ).lower()
+    if any(word in dmi for word in _VM_DMI_WORDS) or tree.text("sys/hypervisor/type"):
+        return True
+    # It prints the hypervisor and exits 0 in a VM; prints "none" and exits 1 otherwise.
+    named = runner(["systemd-detect-virt", "--vm"]) if runner is not None else None
+    if named and named != "none":
+        return True
+    return cpu_hypervisor
 
 
 def _is_raspberry_pi(tree: SystemTree) -> bool:

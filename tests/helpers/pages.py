@@ -80,5 +80,10 @@ def leaderboard_rows(html: str) -> list[dict[str, tuple[str, str]]]:
     for row in re.findall(r'<tr class="leaderboard-row">(.*?)</tr>', board, re.S):
         cells = re.findall(r'<td[^>]*data-value="([^"]*)"[^>]*>(.*?)</td>', row, re.S)
         pairs = zip(keys, cells, strict=True)
-        rows.append({key: (unescape(text), unescape(value)) for key, (value, text) in pairs})
+        rows.append({key: (_shown(text), unescape(value)) for key, (value, text) in pairs})
     return rows
+
+
+def _shown(cell_html: str) -> str:
+    """A cell's text as read: tags gone (a figure's interval sits in a span under it)."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", cell_html)).split())

@@ -71,6 +71,7 @@ def make_run(
     first_id: str | None = None,
     model_label: str = MODEL_LABEL,
     dataset_path: str = "data/edgejson/test.jsonl",
+    metrics: tuple[str, ...] = (),
 ) -> Path:
     """A completed run folder of `n` built-in EdgeJSON examples (the first one's text
     made hostile, and its id `first_id` when given) under each mode; `mask` decodes twice
@@ -98,7 +99,12 @@ def make_run(
         )
 
     settings = RunSettings(
-        out=out, warmup=False, limit=n, constraints=tuple(modes_list), parse=parse
+        out=out,
+        warmup=False,
+        limit=n,
+        constraints=tuple(modes_list),
+        parse=parse,
+        metrics=metrics,
     )
     dataset = DatasetRecord(path=dataset_path, sha256="ab" * 32, n_examples=200)
     execute(

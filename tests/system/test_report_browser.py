@@ -3,12 +3,11 @@ file, runs its script under the page's own CSP, and takes a screenshot. The lead
 rows must be there and sortable, and none of the hostile model output may run.
 
 Chromium comes from the test set-up (`./install.sh dev` installs Debian's `chromium`);
-outside CI a machine without it skips this test, in CI (CI=true) it fails."""
+a machine without it skips this test, saying why, except in CI (CI=true) with apt-get,
+where it fails (tests/helpers/browser.py)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -17,33 +16,16 @@ import pytest
 
 from edgebench.report.html import write_report
 from edgebench.summary import load_run
+from tests.helpers.browser import FLAGS, find_chromium
 from tests.helpers.pages import Elements, leaderboard_rows
 from tests.helpers.report_runs import BROWSER_IMG, BROWSER_SCRIPT, TEMPLATE_INJECTION, make_run
 
-# No network (background services off), no GPU, no sandbox (root in a container), and a
-# fresh profile for every run.
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--no-first-run",
-    "--hide-scrollbars",
-)
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        message = "Chromium is not installed: ./install.sh dev installs Debian's chromium"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
+    return find_chromium()
 
 
 def browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,8 @@
 // Sortable tables: click (or Enter on) a header; numbers sort as numbers, empty cells
 // last. The first click sorts descending (higher is better for most columns). The sort
 // is kept in the address (#sort=KEY or #sort=-KEY) so a sorted view can be shared.
+// The column chooser shows and hides the leaderboard's other columns; sorting by a
+// hidden column (from the address) shows it.
 (function () {
   "use strict";
   function value(cell) {
@@ -46,11 +48,30 @@
     }
     table.setAttribute("data-sortable", "ready");
   }
-  const wanted = /^#sort=(-?)(.+)$/.exec(location.hash);
   const board = document.getElementById("leaderboard");
+  const chooser = document.getElementById("column-chooser");
+  function showColumn(key, shown) {
+    const headers = Array.from(board.tHead.rows[0].cells);
+    const column = headers.findIndex(function (th) { return th.dataset.key === key; });
+    if (column < 0) return;
+    for (const row of board.rows) {
+      if (row.cells[column]) row.cells[column].hidden = !shown;
+    }
+    const box = chooser ? chooser.querySelector('input[data-key="' + CSS.escape(key) + '"]') : null;
+    if (box) box.checked = shown;
+  }
+  if (board && chooser) {
+    for (const box of chooser.querySelectorAll("input[data-key]")) {
+      box.addEventListener("change", function () { showColumn(box.dataset.key, box.checked); });
+    }
+  }
+  const wanted = /^#sort=(-?)(.+)$/.exec(location.hash);
   if (wanted && board) {
     for (const th of board.tHead.rows[0].cells) {
-      if (th.dataset.key === decodeURIComponent(wanted[2])) sortTable(board, th, wanted[1] === "-");
+      if (th.dataset.key === decodeURIComponent(wanted[2])) {
+        if (th.hidden) showColumn(th.dataset.key, true);
+        sortTable(board, th, wanted[1] === "-");
+      }
     }
   }
 })();

@@ -99,11 +99,17 @@ def test_the_report_shows_n_scored_and_no_value_for_an_all_skipped_group(
 ) -> None:
     run = load_run(skipped_run.run_dir)
     board = leaderboard(arms(run))
-    labels = [c["label"] for c in board["columns"]]
-    at = labels.index("n")
-    assert labels[at : at + 3] == ["n", "skipped", "invalid data"]
-    cells = [cell.text for cell in board["rows"][0][at : at + 4]]
-    assert cells == ["2", "2", "0", "0.500 [0.00, 1.00]"]  # the rate, then its 95% interval
+    keys = [c.key for c in board["columns"]]
+    labels = {c.key: c.label for c in board["columns"]}
+    assert [labels[k] for k in ("n", "n_skipped", "n_invalid_data")] == [
+        "n",
+        "skipped",
+        "invalid data",
+    ]
+    row = board["rows"][0]
+    cells = [row[keys.index(k)] for k in ("n", "n_skipped", "n_invalid_data", "metric:json_exact")]
+    assert [cell.text for cell in cells] == ["2", "2", "0", "0.500"]
+    assert cells[-1].note == "[0.00, 1.00]"  # the rate, then its 95% interval under it
     (by_complexity,) = [t for t in group_tables(arms(run)) if t["name"] == "complexity"]
     complex_row = next(r for r in by_complexity["rows"] if r[0].text == "complex")
     assert [cell.text for cell in complex_row[2:5]] == ["0", "2", NO_VALUE]

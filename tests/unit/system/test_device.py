@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.system.device import current_thermal_state, decode_throttled, device_info
+from edgebench.system.device import (
+    SystemTree,
+    current_thermal_state,
+    decode_throttled,
+    device_info,
+    virtualised,
+)
 
 PI5_CORE = """processor\t: {n}
 BogoMIPS\t: 108.00
@@ -247,3 +253,34 @@ def test_this_machine_is_filled() -> None:
     for key in ("cpu_model", "cpu_flags", "logical_cores", "ram_total_mb", "kernel", "os"):
         assert info[key], key
     assert info["python"] and info["platform"] and info["machine"]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"sys/class/dmi/id/sys_vendor": "QEMU\n"}, True),
+        ({"sys/class/dmi/id/product_name": "KVM Virtual Machine\n"}, True),
+        ({"sys/class/dmi/id/product_name": "Virtual Machine\n"}, True),  # Hyper-V
+        ({"sys/class/dmi/id/sys_vendor": "VMware, Inc.\n"}, True),
+        ({"sys/hypervisor/type": "xen\n"}, True),
+        ({"sys/class/dmi/id/product_name": "Raspberry Pi 5\n"}, None),
+    ],
+)
+def test_an_arm_guest_is_recognised_as_a_vm(
+    pi5: Path, files: dict[str, str], expected: bool | None
+) -> None:
+    # ARM has no hypervisor CPU flag: the DMI names and /sys/hypervisor say it instead.
+    write(pi5, files)
+    assert device_info(4, root=pi5, runner=Runner(None))["hypervisor"] is expected
+
+
+def test_systemd_detect_virt_is_asked_about_this_machine_only(laptop: Path) -> None:
+    runner = Runner("kvm")
+    assert device_info(2, root=laptop, runner=runner)["hypervisor"] is False
+    assert ["systemd-detect-virt", "--vm"] not in runner.calls  # a fake tree: not asked
+    empty = SystemTree(laptop / "nothing")
+    assert virtualised(empty, None, runner) is True
+    assert runner.calls == [["systemd-detect-virt", "--vm"]]
+    # "none" (exit 1, so no answer) leaves what the CPU said: unknown on ARM.
+    assert virtualised(empty, None, Runner(None)) is None
+    assert virtualised(empty, False, Runner(None)) is False
