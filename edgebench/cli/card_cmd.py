@@ -30,15 +30,24 @@ def card(
     run_dir: RunDirArg,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Card file to write (default: RUN_DIR/card.md)."),
+        typer.Option(
+            "--out", "-o", metavar="FILE", help="Card file to write (default: RUN_DIR/card.md)."
+        ),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", "-m", help="The model to describe, for a run of several."),
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="NAME",
+            help="The model to describe, for a run of several.",
+        ),
     ] = None,
     examples: Annotated[
         int,
-        typer.Option("--examples", min=0, help="Sample outputs shown in the card (0: none)."),
+        typer.Option(
+            "--examples", metavar="N", min=0, help="Sample outputs shown in the card (0: none)."
+        ),
     ] = 2,
 ) -> None:
     """Write a Hugging Face model card (model-index metadata, device, how it was run,
@@ -58,11 +67,19 @@ def card(
 
 
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `edgebench run`.")],
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(metavar="RUN_DIR", help="Run folders written by `edgebench run`."),
+    ],
     html: Annotated[
-        Path, typer.Option("--html", help="The HTML page to write (one self-contained file).")
+        Path,
+        typer.Option(
+            "--html", metavar="FILE", help="The HTML page to write (one self-contained file)."
+        ),
     ] = Path("report.html"),
-    title: Annotated[str | None, typer.Option("--title", help="The page title.")] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", metavar="TEXT", help="The page title.")
+    ] = None,
 ) -> None:
     """Write one static HTML page for one or more runs: a sortable leaderboard, the
     plots and every example (prompt, raw output, parsed output, scores).

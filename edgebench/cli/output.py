@@ -16,7 +16,12 @@ from edgebench.report.table import RichProgress
 from edgebench.runfolder.records import RunSettings, Summary
 from edgebench.runner.engine import RunInterrupted, execute, resume_command
 from edgebench.runner.jobs import RunKind
-from edgebench.runner.prepare import invalid_data_warning, load_examples, model_under_test
+from edgebench.runner.prepare import (
+    invalid_data_warning,
+    load_examples,
+    mixed_tuning_warning,
+    model_under_test,
+)
 from edgebench.runner.subset import select_examples
 from edgebench.tasks.base import Task
 
@@ -85,6 +90,10 @@ def _say(console: Console, markup: str) -> None:
         console.print(markup, highlight=False, soft_wrap=True)
 
 
+def _warn(console: Console, warning: str) -> None:
+    console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+
+
 def run_and_show(
     settings: RunSettings,
     model_specs: list[str | None],
@@ -103,8 +112,11 @@ def run_and_show(
         select_examples(examples, settings)  # --sample and --stratify mistakes, before a pull
         warning = invalid_data_warning(dataset)
         if warning is not None:
-            console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+            _warn(console, warning)
         models = [model_under_test(spec) for spec in model_specs]
+        tuning = mixed_tuning_warning(models)
+        if tuning is not None:
+            _warn(console, tuning)
         result = execute(
             settings,
             models,

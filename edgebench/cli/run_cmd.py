@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import (
+    MODES_HELP,
     CloseOpt,
     CloseTokensOpt,
     CompileTimeoutOpt,
@@ -98,9 +99,8 @@ def run(
         typer.Option(
             "--constraint",
             "-c",
-            help="Constraint modes, comma-separated, each run on the same examples: "
-            "none, json, gbnf, outlines, mask, and mask+close (mask, closing cut-off "
-            "answers) (default: none).",
+            metavar="MODE[,MODE]",
+            help=MODES_HELP,
         ),
     ] = None,
     warmup: WarmupOpt = None,

@@ -21,10 +21,12 @@ def score(
     metric_param: MetricParamOpt = None,
     dataset: Annotated[
         Path | None,
-        typer.Option("--dataset", help="The run's dataset, if it is no longer where it was."),
+        typer.Option(
+            "--dataset", metavar="FILE", help="The run's dataset, if it is no longer where it was."
+        ),
     ] = None,
     schemas: Annotated[
-        Path | None, typer.Option("--schemas", help="Its schema folder, likewise.")
+        Path | None, typer.Option("--schemas", metavar="DIR", help="Its schema folder, likewise.")
     ] = None,
     parse: ParseOpt = None,
 ) -> None:
