@@ -71,12 +71,16 @@ def report(
         list[Path],
         typer.Argument(metavar="RUN_DIR", help="Run folders written by `edgebench run`."),
     ],
-    html: Annotated[
-        Path,
+    out: Annotated[
+        Path | None,
         typer.Option(
-            "--html", metavar="FILE", help="The HTML page to write (one self-contained file)."
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="The HTML page to write (one self-contained file; default: report.html).",
         ),
-    ] = Path("report.html"),
+    ] = None,
+    html: Annotated[Path | None, typer.Option("--html", hidden=True)] = None,  # the old name
     title: Annotated[
         str | None, typer.Option("--title", metavar="TEXT", help="The page title.")
     ] = None,
@@ -84,12 +88,15 @@ def report(
     """Write one static HTML page for one or more runs: a sortable leaderboard, the
     plots and every example (prompt, raw output, parsed output, scores).
 
-    Example: edgebench report runs/smollm2 runs/gemma --html report.html
+    Example: edgebench report runs/smollm2 runs/gemma --out report.html
     """
     from edgebench.report.html import write_report
 
+    if out is not None and html is not None and out != html:
+        raise UserError(f"give the page once: --out {out} (--html is its old name)")
+    target = out or html or Path("report.html")
     runs = [load_run(path) for path in run_dirs]
-    _check_output(html, (".html", ".htm"), "--html")
-    path = write_report(runs, html, title)
+    _check_output(target, (".html", ".htm"), "--out")
+    path = write_report(runs, target, title)
     runs_text = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
     typer.echo(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB, {runs_text})")

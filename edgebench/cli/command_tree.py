@@ -73,9 +73,9 @@ def usage_error_line(exc: ClickException) -> str:
     """Click's usage error as one line naming the command and where help is."""
     ctx = getattr(exc, "ctx", None)
     message = " ".join(exc.format_message().split())
-    if ctx is None:
-        return message
-    return f"{ctx.command_path}: {message} (see {ctx.command_path} --help)"
+    # A mistake found while parsing (a missing value) has no command context yet.
+    path = ctx.command_path if ctx is not None else "edgebench"
+    return f"{path}: {message} (see {path} --help)"
 
 
 __all__ = [

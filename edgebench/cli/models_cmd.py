@@ -12,12 +12,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from edgebench.cli.options import JsonOpt, ThreadsOpt
+from edgebench.cli.options import JsonOpt, ThreadsOpt, listing
 from edgebench.cli.output import stdout_console
 from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.onnx_model import (
+    PRECISIONS,
     converted_variants,
     onnx_state,
     read_provenance,
@@ -172,6 +173,9 @@ def info(
     _print(table)
 
 
+_PRECISION_NOTES = {"fp32": "exported as is", "int4": "4-bit weights"}
+
+
 @models_app.command("convert")
 def convert_model(
     name: Annotated[str, typer.Argument(help="Registry name, see `edgebench models list`.")],
@@ -183,7 +187,7 @@ def convert_model(
         typer.Option(
             "--precision",
             metavar="PRECISION",
-            help="fp32 (exported as is) or int4 (4-bit weights).",
+            help=f"Precision: {listing(PRECISIONS, _PRECISION_NOTES)}.",
         ),
     ] = "int4",
     threads: ThreadsOpt = None,

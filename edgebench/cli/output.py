@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -94,6 +95,14 @@ def _warn(console: Console, warning: str) -> None:
     console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
 
 
+def show_summary(summary: Summary, render: Callable[[Summary], Group], as_json: bool) -> None:
+    """A run's results on stdout: its tables, or with --json its summary.json record."""
+    if as_json:
+        typer.echo(json.dumps(summary.to_json(), indent=2))
+    else:
+        stdout_console().print(render(summary))
+
+
 def run_and_show(
     settings: RunSettings,
     model_specs: list[str | None],
@@ -102,6 +111,7 @@ def run_and_show(
     *,
     resume: bool,
     render: Callable[[Summary], Group],
+    as_json: bool = False,
 ) -> None:
     """Load the dataset (its mistakes are reported before any model is resolved or
     pulled), resolve the models, run them through the engine with a progress bar, print
@@ -127,7 +137,7 @@ def run_and_show(
             progress=RichProgress(console),
             resume=resume,
         )
-    stdout_console().print(render(result.summary))
+    show_summary(result.summary, render, as_json)
     if result.worker_failures:
         console.print(
             f"[yellow]{result.worker_failures} example(s) lost to a worker crash or "

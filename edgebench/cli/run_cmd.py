@@ -15,6 +15,7 @@ from edgebench.cli.options import (
     DatasetOpt,
     GuardOpt,
     IgnoreMemoryOpt,
+    JsonOpt,
     LimitOpt,
     LoopDetectionOpt,
     MaxContextOpt,
@@ -119,6 +120,7 @@ def run(
     prefix_cache: PrefixCacheOpt = None,
     parse: ParseOpt = None,
     prompt: PromptOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -165,5 +167,11 @@ def run(
     select_families(task_impl.metric_family, settings.metrics, settings.metric_params)
     specs = parse_model_list(settings.model)
     run_and_show(
-        settings, specs, task_impl, GreedyRun(), resume=resume is not None, render=render_summary
+        settings,
+        specs,
+        task_impl,
+        GreedyRun(),
+        resume=resume is not None,
+        render=render_summary,
+        as_json=as_json,
     )

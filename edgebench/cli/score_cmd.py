@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from edgebench.cli.options import MetricParamOpt, MetricsOpt, ParseOpt
-from edgebench.cli.output import stderr_console, stdout_console
+from edgebench.cli.options import JsonOpt, MetricParamOpt, MetricsOpt, ParseOpt
+from edgebench.cli.output import show_summary, stderr_console
 from edgebench.metrics import parse_metric_params, parse_metrics
 from edgebench.report.table import render
 from edgebench.runner.rescore import rescore
@@ -29,6 +29,7 @@ def score(
         Path | None, typer.Option("--schemas", metavar="DIR", help="Its schema folder, likewise.")
     ] = None,
     parse: ParseOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Re-score a stored run without a model.
 
@@ -52,7 +53,7 @@ def score(
         schemas=schemas,
         parse=parse,
     )
-    stdout_console().print(render(result.summary))
+    show_summary(result.summary, render, as_json)
     stderr_console().print(
         f"re-scored: [bold]{escape(str(result.run_dir / 'summary.json'))}[/]", soft_wrap=True
     )
