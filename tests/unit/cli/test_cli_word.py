@@ -14,19 +14,10 @@ from edgebench.cli.app import main
 from edgebench.errors import UserError
 from edgebench.models.registry import load_entry, tuning_of
 from edgebench.runner.prepare import mixed_tuning_warning
-from tests.helpers.cli import assert_one_line_error, cli_error, run_cli
+from tests.helpers.cli import assert_one_line_error, cli_error, run_cli, stdout_of
 from tests.helpers.cli_model import RoundtripCli, roundtrip_cli
 from tests.helpers.fakes import fake_model
 from tests.helpers.gguf_factory import TINY_GGUF, entry_toml, isolate
-
-
-def stdout_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    captured = capsys.readouterr()
-    assert not exit_info.value.code, captured.err
-    return captured.out
-
 
 # --- base vs instruct ---------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from edgebench.models.onnx_model import PRECISIONS
 from edgebench.scoring.extract import PARSE_MODES, check_parse_mode
 from edgebench.tasks import get_task, task_names
 from edgebench.tasks.base import PROMPT_STYLES, prompt_template_for
-from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.cli import assert_one_line_error, run_cli, stdout_of
 
 
 def commands() -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -173,10 +173,7 @@ def help_text(
 ) -> str:
     """`edgebench PATH --help` in this process, at a width that wraps nothing."""
     monkeypatch.setenv("COLUMNS", "220")
-    with pytest.raises(SystemExit) as exit_info:
-        main([*path, "--help"])
-    assert not exit_info.value.code
-    return capsys.readouterr().out
+    return stdout_of(capsys, *path, "--help")
 
 
 @pytest.mark.parametrize("path", [p for p, _ in commands()], ids=lambda p: " ".join(p) or "-")
