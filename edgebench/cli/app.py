@@ -1,6 +1,7 @@
 """The `edgebench` command: a thin layer that parses options and calls the library.
 
-Every command is registered here, in the order `--help` lists them. Errors end a command
+Every command is registered here, in the order `--help` lists them: the workflow first
+(models pull -> run -> compare -> card -> report), then the rest. Errors end a command
 with one line and an exit code by kind (errors.py): a usage mistake 2, a run that could
 not finish (a crashed model, a full disk) 1, Ctrl-C 130; never a traceback.
 """
@@ -8,6 +9,7 @@ not finish (a crashed model, a full disk) 1, Ctrl-C 130; never a traceback.
 from __future__ import annotations
 
 import sys
+from importlib import metadata
 
 import typer
 from rich.markup import escape
@@ -23,30 +25,54 @@ from edgebench.cli import (
     run_cmd,
     score_cmd,
 )
+from edgebench.cli.command_tree import (
+    Abort,
+    ClickException,
+    NoArgsIsHelpError,
+    build,
+    usage_error_line,
+)
 from edgebench.cli.output import stderr_console
 from edgebench.errors import RunFailure, UserError
+from edgebench.system.versions import package_versions
 
 app = typer.Typer(
     name="edgebench",
-    help="Benchmark small language models on structured JSON extraction, on this device.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.add_typer(models_cmd.models_app, name="models")
 app.command()(run_cmd.run)
-app.command()(consistency_cmd.consistency)
-app.command()(score_cmd.score)
 app.command()(compare_cmd.compare)
 app.command()(card_cmd.card)
 app.command()(card_cmd.report)
+app.command()(consistency_cmd.consistency)
+app.command()(score_cmd.score)
 app.command()(bench_cmd.bench)
-app.add_typer(models_cmd.models_app, name="models")
 app.add_typer(data_cmd.data_app, name="data")
+# The order `edgebench --help` lists them in: the workflow, then the rest.
+WORKFLOW = ("models", "run", "compare", "card", "report")
+
+# The runtimes a run's numbers depend on, named by `--version` beside edgebench's own.
+_RUNTIMES = ("llama-cpp-python", "onnxruntime")
+
+
+def version_line() -> str:
+    """`edgebench 0.2.0 (llama-cpp-python 0.3.36, onnxruntime 1.31.1)`: the installed
+    package's version (the source's when not installed) and each runtime's, if present."""
+    versions = package_versions(_RUNTIMES)
+    try:
+        own = metadata.version("edgebench")
+    except metadata.PackageNotFoundError:
+        own = __version__
+    runtimes = ", ".join(f"{name} {versions[name] or 'not installed'}" for name in _RUNTIMES)
+    return f"edgebench {own} ({runtimes})"
 
 
 def _show_version(value: bool) -> None:
     if value:
-        typer.echo(f"edgebench {__version__}")
+        typer.echo(version_line())
         raise typer.Exit()
 
 
@@ -56,18 +82,35 @@ def _options(
         False, "--version", callback=_show_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
-    """Benchmark small language models on structured JSON extraction, on this device."""
+    """Benchmark small language models on structured JSON extraction, on this device.
+
+    Start here: edgebench models pull smollm2-135m-instruct, then
+    edgebench run --limit 20 --constraint none,mask --out runs/first, then
+    edgebench compare runs/first, edgebench card runs/first and
+    edgebench report runs/first --out report.html.
+    """
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: errors become one red line and an exit code by kind, never a
-    traceback. Click handles its own usage errors (exit 2) in standalone mode; our
-    errors pass through it and are printed here."""
+    traceback; click's usage errors (an unknown option, a value out of range) too."""
     try:
-        app(args=argv)
+        code = build(app, WORKFLOW).main(args=argv, prog_name="edgebench", standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        typer.echo(exc.format_message())  # no command given: the help, as Typer shows it
+        code = 0
+    except ClickException as exc:
+        _error_line(usage_error_line(exc), exc.exit_code)
     except (UserError, RunFailure) as exc:
-        # The message is text, not markup: "pip install 'edgebench[convert]'" keeps its brackets.
-        stderr_console().print(
-            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
-        )
-        sys.exit(exc.exit_code)
+        _error_line(str(exc), exc.exit_code)
+    except Abort:
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _error_line(message: str, exit_code: int) -> None:
+    # The message is text, not markup: "pip install 'edgebench[convert]'" keeps its brackets.
+    stderr_console().print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
+    sys.exit(exit_code)

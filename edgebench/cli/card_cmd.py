@@ -30,15 +30,24 @@ def card(
     run_dir: RunDirArg,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Card file to write (default: RUN_DIR/card.md)."),
+        typer.Option(
+            "--out", "-o", metavar="FILE", help="Card file to write (default: RUN_DIR/card.md)."
+        ),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", "-m", help="The model to describe, for a run of several."),
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="NAME",
+            help="The model to describe, for a run of several.",
+        ),
     ] = None,
     examples: Annotated[
         int,
-        typer.Option("--examples", min=0, help="Sample outputs shown in the card (0: none)."),
+        typer.Option(
+            "--examples", metavar="N", min=0, help="Sample outputs shown in the card (0: none)."
+        ),
     ] = 2,
 ) -> None:
     """Write a Hugging Face model card (model-index metadata, device, how it was run,
@@ -58,21 +67,36 @@ def card(
 
 
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `edgebench run`.")],
-    html: Annotated[
-        Path, typer.Option("--html", help="The HTML page to write (one self-contained file).")
-    ] = Path("report.html"),
-    title: Annotated[str | None, typer.Option("--title", help="The page title.")] = None,
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(metavar="RUN_DIR", help="Run folders written by `edgebench run`."),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="The HTML page to write (one self-contained file; default: report.html).",
+        ),
+    ] = None,
+    html: Annotated[Path | None, typer.Option("--html", hidden=True)] = None,  # the old name
+    title: Annotated[
+        str | None, typer.Option("--title", metavar="TEXT", help="The page title.")
+    ] = None,
 ) -> None:
     """Write one static HTML page for one or more runs: a sortable leaderboard, the
     plots and every example (prompt, raw output, parsed output, scores).
 
-    Example: edgebench report runs/smollm2 runs/gemma --html report.html
+    Example: edgebench report runs/smollm2 runs/gemma --out report.html
     """
     from edgebench.report.html import write_report
 
+    if out is not None and html is not None and out != html:
+        raise UserError(f"give the page once: --out {out} (--html is its old name)")
+    target = out or html or Path("report.html")
     runs = [load_run(path) for path in run_dirs]
-    _check_output(html, (".html", ".htm"), "--html")
-    path = write_report(runs, html, title)
+    _check_output(target, (".html", ".htm"), "--out")
+    path = write_report(runs, target, title)
     runs_text = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
     typer.echo(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB, {runs_text})")

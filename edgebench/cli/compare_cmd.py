@@ -15,7 +15,10 @@ from edgebench.summary import load_run
 
 
 def compare(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `edgebench run`.")],
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(metavar="RUN_DIR", help="Run folders written by `edgebench run`."),
+    ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the rows as JSON instead of a table.")
     ] = False,

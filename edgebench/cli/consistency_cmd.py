@@ -9,6 +9,7 @@ from edgebench.cli.options import (
     DatasetOpt,
     GuardOpt,
     IgnoreMemoryOpt,
+    JsonOpt,
     LimitOpt,
     MaxCrashesOpt,
     MaxTokensOpt,
@@ -80,6 +81,7 @@ def consistency(
     prompt: PromptOpt = None,
     guard: GuardOpt = None,
     metric_param: MetricParamOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Sample every prompt N times at each temperature (seeded) and score how consistent
     the answers are: pairwise STED and the consistency score per prompt and temperature,
@@ -122,4 +124,5 @@ def consistency(
         kind,
         resume=resume is not None,
         render=render_consistency,
+        as_json=as_json,
     )

@@ -3,14 +3,17 @@ DeepJSONEval format."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.cli.options import JsonOpt, listing
 from edgebench.datagen import edgejson
 from edgebench.errors import UserError
 from edgebench.resources import resource_dir
@@ -18,7 +21,8 @@ from edgebench.tasks.formats.deepjson import read_deepjson
 from edgebench.tasks.formats.edgejson import read_edgejson
 
 data_app = typer.Typer(
-    help="Generate the built-in datasets and check datasets (EdgeJSON or DeepJSONEval format).",
+    help="Check datasets (EdgeJSON or DeepJSONEval format), generate the built-in datasets, "
+    "convert a dataset's schemas to grammars.",
     no_args_is_help=True,
 )
 generate_app = typer.Typer(
@@ -44,9 +48,16 @@ def _builtin_dir() -> Path:
 def generate_edgejson(
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Folder to write (default: the repo's data/edgejson)."),
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Folder to write (default: the repo's data/edgejson).",
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = edgejson.DEFAULT_SEED,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Random seed.")
+    ] = edgejson.DEFAULT_SEED,
     examples_per_schema: Annotated[
         int, typer.Option("--examples-per-schema", help="Rows per schema type.")
     ] = edgejson.DEFAULT_EXAMPLES_PER_SCHEMA,
@@ -91,9 +102,14 @@ def _inputs(
 def generate_deepjson(
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Folder to write (default: the repo's data/deepjson)."),
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Folder to write (default: the repo's data/deepjson).",
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 5,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Random seed.")] = 5,
     per_depth: Annotated[
         int, typer.Option("--examples-per-depth", help="Examples per depth 3..7.")
     ] = 48,
@@ -147,13 +163,19 @@ def validate(
     ] = None,
     dataset: Annotated[
         Path | None,
-        typer.Option("--dataset", help="The dataset file (.jsonl; deepjson also .xlsx)."),
+        typer.Option(
+            "--dataset", metavar="FILE", help="The dataset file (.jsonl; deepjson also .xlsx)."
+        ),
     ] = None,
     schemas: Annotated[
-        Path | None, typer.Option("--schemas", help="Folder of schemas/<complexity>/<id>.json.")
+        Path | None,
+        typer.Option("--schemas", metavar="DIR", help="Folder of schemas/<complexity>/<id>.json."),
     ] = None,
     task: Annotated[
-        str, typer.Option("--task", help="Dataset format: edgejson or deepjson.")
+        str,
+        typer.Option(
+            "--task", metavar="TASK", help=f"Dataset format: {listing(tuple(DATASET_FORMATS))}."
+        ),
     ] = "edgejson",
     builtin: Annotated[
         bool,
@@ -163,6 +185,7 @@ def validate(
             "types; deepjson: 40 examples per depth 3-7, 5 domains).",
         ),
     ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Check a dataset: read it as `edgebench run` does, then run every check.
 
@@ -186,22 +209,41 @@ def validate(
     Example: edgebench data validate --builtin data/edgejson
     """
     builtin = builtin or (directory is None and dataset is None)
-    if task == "deepjson":
-        results = _deepjson_results(directory, dataset, schemas, builtin)
-        _show(results, "DeepJSONEval dataset checks")
-    elif task == "edgejson":
-        dataset_path, schemas_path = _inputs(directory, dataset, schemas)
-        results = edgejson.run_checks(read_edgejson(dataset_path, schemas_path), builtin=builtin)
-        _show(results)
+    if task not in DATASET_FORMATS:
+        raise UserError(
+            f"unknown task '{task}' for data validate (known: {', '.join(DATASET_FORMATS)})"
+        )
+    checks, title = DATASET_FORMATS[task]
+    results = checks(directory, dataset, schemas, builtin)
+    if as_json:
+        typer.echo(json.dumps([_result_json(result) for result in results], indent=2))
     else:
-        raise UserError(f"unknown task '{task}' for data validate (known: deepjson, edgejson)")
+        _show(results, title)
     failed = sum(result.status is edgejson.Status.FAIL for result in results)
+    if as_json:
+        raise typer.Exit(code=1 if failed else 0)
     if failed:
         console.print(f"[bold red]{failed} of {len(results)} checks failed[/]")
         raise typer.Exit(code=1)
     skipped = sum(result.status is edgejson.Status.SKIP for result in results)
     note = f" ({skipped} not checked)" if skipped else ""
     console.print(f"[green]all {len(results) - skipped} checks passed{note}[/]")
+
+
+def _edgejson_results(
+    directory: Path | None, dataset: Path | None, schemas: Path | None, builtin: bool
+) -> list[edgejson.CheckResult]:
+    dataset_path, schemas_path = _inputs(directory, dataset, schemas)
+    return edgejson.run_checks(read_edgejson(dataset_path, schemas_path), builtin=builtin)
+
+
+def _result_json(result: edgejson.CheckResult) -> dict[str, Any]:
+    return {
+        "check": result.name,
+        "status": result.status.value,
+        "detail": result.detail,
+        "problems": list(result.problems),
+    }
 
 
 def _deepjson_results(
@@ -219,12 +261,17 @@ def _deepjson_results(
 def build_grammars(
     schemas: Annotated[
         Path | None,
-        typer.Option("--schemas", help="Folder of JSON Schemas (default: built-in EdgeJSON)."),
+        typer.Option(
+            "--schemas", metavar="DIR", help="Folder of JSON Schemas (default: built-in EdgeJSON)."
+        ),
     ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", help="Folder to write (default: the repo's grammars/schemas/edgejson)."
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Folder to write (default: the repo's grammars/schemas/edgejson).",
         ),
     ] = None,
 ) -> None:
@@ -242,3 +289,10 @@ def build_grammars(
     console.print(
         f"wrote {len(written)} grammars ({gbnf.converter_version()}) to {folder}", markup=False
     )
+
+
+# The dataset formats `data validate --task` checks: (checks, table title).
+DATASET_FORMATS: dict[str, tuple[Callable[..., list[edgejson.CheckResult]], str]] = {
+    "edgejson": (_edgejson_results, "EdgeJSON dataset checks"),
+    "deepjson": (_deepjson_results, "DeepJSONEval dataset checks"),
+}

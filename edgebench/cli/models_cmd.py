@@ -12,12 +12,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from edgebench.cli.options import ThreadsOpt
+from edgebench.cli.options import JsonOpt, ThreadsOpt, listing
 from edgebench.cli.output import stdout_console
 from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.onnx_model import (
+    PRECISIONS,
     converted_variants,
     onnx_state,
     read_provenance,
@@ -25,12 +26,13 @@ from edgebench.models.onnx_model import (
     variant_dir,
     variant_name,
 )
-from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry
+from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry, tuning_of
 from edgebench.models.resolve import resolve_model
 from edgebench.runner.model_check import OK, check_models
 
 models_app = typer.Typer(
-    help="The model registry: list the models, pull one into the cache, inspect a model file.",
+    help="The model registry: list the models, pull one into the cache, show what a model "
+    "file is, convert one to ONNX, check model files from strangers.",
     no_args_is_help=True,
 )
 
@@ -39,22 +41,33 @@ def _print(renderable: Table) -> None:
     stdout_console().print(renderable)
 
 
+# The columns of `models list` (table heading, --json key).
+_LIST_COLUMNS = (
+    ("name", "name"),
+    ("format", "format"),
+    ("family", "family"),
+    ("params", "params"),
+    ("quant", "quantization"),
+    ("size MB", "size_mb"),
+    ("license", "license"),
+    ("prompt", "prompt_style"),
+    ("tuning", "tuning"),
+    ("cached", "cached"),
+)
+
+
 @models_app.command("list")
-def list_models() -> None:
-    """List the registry's models, whether each is in the cache, and the ONNX models
-    converted from them (`NAME@onnx-int4`, `NAME@onnx-fp32`).
+def list_models(as_json: JsonOpt = False) -> None:
+    """List the registry's models, whether each is in the cache, whether each is a base
+    or an instruct model, and the ONNX models converted from them (`NAME@onnx-int4`,
+    `NAME@onnx-fp32`).
 
     Example: edgebench models list
     """
-    caption = f"* default model ({DEFAULT_MODEL}). Convert one: edgebench models convert NAME"
-    table = Table(title="edgebench models", caption=caption)
-    columns = ("name", "format", "family", "params", "quant", "size MB", "license", "prompt")
-    for column in (*columns, "cached"):
-        table.add_column(column, justify="right" if column == "size MB" else "left")
     registry = load_registry()
-    for name, entry in registry.items():
-        table.add_row(
-            name + (" *" if name == DEFAULT_MODEL else ""),
+    rows = [
+        (
+            name,
             entry.format,
             entry.family,
             entry.params,
@@ -62,10 +75,23 @@ def list_models() -> None:
             f"{entry.size_bytes / 1e6:.1f}",
             entry.license,
             entry.prompt_style,
+            tuning_of(entry, entry.prompt_style == "chat"),
             cache_state(entry),
         )
-    for row in converted_rows(registry):
-        table.add_row(*row)
+        for name, entry in registry.items()
+    ]
+    rows += converted_rows(registry)
+    if as_json:
+        keys = [key for _, key in _LIST_COLUMNS]
+        typer.echo(json.dumps([dict(zip(keys, row, strict=True)) for row in rows], indent=2))
+        return
+    caption = f"* default model ({DEFAULT_MODEL}). Convert one: edgebench models convert NAME"
+    table = Table(title="edgebench models", caption=caption)
+    for column, _ in _LIST_COLUMNS:
+        table.add_column(column, justify="right" if column == "size MB" else "left")
+    for row in rows:
+        default = " *" if row[0] == DEFAULT_MODEL else ""
+        table.add_row(row[0] + default, *row[1:])
     _print(table)
 
 
@@ -77,7 +103,7 @@ def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
         try:
             model = read_provenance(variant_dir(base, precision))
         except UserError:
-            rows.append((variant_name(base, precision), "onnx", *["-"] * 6, state))
+            rows.append((variant_name(base, precision), "onnx", *["-"] * 7, state))
             continue
         entry = registry.get(base)
         quant = "int4 (MatMulNBits)" if precision == "int4" else precision
@@ -91,6 +117,7 @@ def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
                 f"{model.size_bytes / 1e6:.1f}",
                 entry.license if entry else "-",
                 str(model.prompt.get("style") or "-"),
+                tuning_of(entry, model.prompt.get("chat_template") is not None),
                 state,
             )
         )
@@ -121,9 +148,10 @@ def info(
     model: Annotated[
         str, typer.Argument(help="Registry name, path to a .gguf file, or hf:OWNER/REPO/FILE.")
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Show a model's architecture, size, quantization, context length and sha256.
+    """Show a model's architecture, size, quantization, context length, sha256, and
+    whether it is a base or an instruct model.
 
     Reads only the GGUF header; the weights are not loaded.
 
@@ -145,12 +173,22 @@ def info(
     _print(table)
 
 
+_PRECISION_NOTES = {"fp32": "exported as is", "int4": "4-bit weights"}
+
+
 @models_app.command("convert")
 def convert_model(
     name: Annotated[str, typer.Argument(help="Registry name, see `edgebench models list`.")],
-    to: Annotated[str, typer.Option("--to", help="Target format (only `onnx`).")] = "onnx",
+    to: Annotated[
+        str, typer.Option("--to", metavar="FORMAT", help="Target format (only `onnx`).")
+    ] = "onnx",
     precision: Annotated[
-        str, typer.Option("--precision", help="fp32 (exported as is) or int4 (4-bit weights).")
+        str,
+        typer.Option(
+            "--precision",
+            metavar="PRECISION",
+            help=f"Precision: {listing(PRECISIONS, _PRECISION_NOTES)}.",
+        ),
     ] = "int4",
     threads: ThreadsOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Convert again if converted.")] = False,
@@ -173,11 +211,11 @@ def convert_model(
 
 @models_app.command("check")
 def check(
-    paths: Annotated[list[Path], typer.Argument(help="GGUF files to check.")],
+    paths: Annotated[list[Path], typer.Argument(metavar="GGUF", help="GGUF files to check.")],
     no_load: Annotated[
         bool, typer.Option("--no-load", help="Check the header only; run no native code.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Check model files from strangers: the header in pure Python, then a load and a
     two-token decode in a throwaway process (a file that crashes llama.cpp is reported,

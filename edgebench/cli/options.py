@@ -9,11 +9,48 @@ from typing import Annotated, Any, get_args
 
 import typer
 
+from edgebench.constraints.spec import CLOSABLE_MODES, CLOSE_SUFFIX, MODES
 from edgebench.errors import UserError
+from edgebench.metrics import family_names
 from edgebench.runfolder.read import MANIFEST, read_manifest
 from edgebench.runfolder.records import DEFAULT_COMPILE_TIMEOUT, DEFAULT_MAX_CRASHES, RunSettings
 from edgebench.runner.resume import settings_from_manifest
-from edgebench.scoring.extract import check_parse_mode
+from edgebench.scoring.extract import PARSE_MODES, check_parse_mode
+from edgebench.tasks import task_names
+from edgebench.tasks.base import PROMPT_STYLES
+
+
+def listing(names: list[str] | tuple[str, ...], notes: dict[str, str] | None = None) -> str:
+    """Accepted values for a help text, from the code's own registry (so the help cannot
+    drift from what is accepted), each with a note where one helps: "a (x), b or c"."""
+    items = [f"{n} ({notes[n]})" if notes and n in notes else n for n in names]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+# Notes beside the values the registries hold (a value without a note is listed bare).
+TASK_NOTES = {
+    "edgejson": "extraction",
+    "deepjson": "nested extraction, accuracy by depth",
+    "roundtrip": "reproduce a JSON object",
+    "schemas": "JSONSchemaBench: any answer valid against the schema",
+}
+FAMILY_NOTES = {
+    "structure": "CSA, NTED",
+    "sobench": "FMA, FSMA",
+    "schemas": "JSONSchemaBench compliance",
+}
+PARSE_NOTES = {
+    "lenient": "the whole text, a fenced block, or the first complete JSON value",
+    "reference": "what the task's published scorer accepts: DeepJSONEval, the EdgeJSON "
+    "harness, JSONSchemaBench; roundtrip has none and stays lenient",
+}
+PROMPT_NOTES = {
+    "default": "edgebench's prompt: instructions, the schema, the text",
+    "reference": "the benchmark's own published prompt, for numbers next to its "
+    "leaderboard: EdgeJSON's harness prompt has no schema; DeepJSONEval's every rule "
+    "and its indented schema",
+}
+CLOSING_ARMS = tuple(f"{mode}{CLOSE_SUFFIX}" for mode in CLOSABLE_MODES)
 
 
 def default_threads() -> int:
@@ -32,6 +69,7 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
+        metavar="NAME",
         help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
         "or hf:REPO/FILE (one model: a comma is part of its name). "
         "Default: smollm2-135m-instruct.",
@@ -42,6 +80,7 @@ ModelsOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
+        metavar="NAME[,NAME]",
         help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
         "or hf:REPO/FILE. Several run one after another in one run: repeat --model (each "
         "value is one model, commas and all) or separate them with commas in one value "
@@ -51,37 +90,47 @@ ModelsOpt = Annotated[
 ThreadsOpt = Annotated[
     int | None,
     typer.Option(
-        "--threads", "-t", min=1, help="CPU threads for the model (default: physical cores)."
+        "--threads",
+        "-t",
+        metavar="N",
+        min=1,
+        help="CPU threads for the model (default: physical cores).",
     ),
 ]
 MaxTokensOpt = Annotated[
     int | None,
     typer.Option(
         "--max-tokens",
+        metavar="N",
         min=1,
         help="Token budget per answer (default: the dataset's longest expected answer + 25%).",
     ),
 ]
 NCtxOpt = Annotated[
     int | None,
-    typer.Option("--n-ctx", min=64, help="Context size (default: longest prompt + max tokens)."),
+    typer.Option(
+        "--n-ctx", metavar="N", min=64, help="Context size (default: longest prompt + max tokens)."
+    ),
 ]
 MaxContextOpt = Annotated[
     int | None,
     typer.Option(
         "--max-context",
+        metavar="N",
         min=64,
         help="Largest context the automatic n_ctx may grow to; examples whose prompt + "
         "budget do not fit are recorded as skipped (default: the model's context length).",
     ),
 ]
 LimitOpt = Annotated[
-    int | None, typer.Option("--limit", "-n", min=1, help="Run only the first N examples.")
+    int | None,
+    typer.Option("--limit", "-n", metavar="N", min=1, help="Run only the first N examples."),
 ]
 SampleOpt = Annotated[
     int | None,
     typer.Option(
         "--sample",
+        metavar="N",
         help="Run a seeded subset of N examples (with --stratify: spread evenly over a "
         "group); token budgets and n_ctx stay those of the whole dataset. Excludes --limit.",
     ),
@@ -90,11 +139,15 @@ StratifyOpt = Annotated[
     str | None,
     typer.Option(
         "--stratify",
+        metavar="GROUP",
         help="Spread --sample evenly over this group: depth, difficulty, domain (deepjson), "
-        "complexity, schema (edgejson); the remainder goes to groups in sorted order.",
+        "complexity, schema (edgejson), depth (roundtrip), subset (schemas); the remainder "
+        "goes to groups in sorted order.",
     ),
 ]
-SampleSeedOpt = Annotated[int | None, typer.Option("--seed", help="Seed of --sample (default: 0).")]
+SampleSeedOpt = Annotated[
+    int | None, typer.Option("--seed", metavar="N", help="Seed of --sample (default: 0).")
+]
 StrictDataOpt = Annotated[
     bool | None,
     typer.Option(
@@ -105,20 +158,27 @@ StrictDataOpt = Annotated[
 ]
 OutOpt = Annotated[
     Path | None,
-    typer.Option("--out", "-o", help="Run folder to create (default: runs/<time>-<model>-<task>)."),
+    typer.Option(
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Run folder to create (default: runs/<time>-<model>-<task>).",
+    ),
 ]
 MetricsOpt = Annotated[
     str | None,
     typer.Option(
         "--metrics",
-        help="Extra metric families, comma-separated, scored next to the task's own: "
-        "edgejson, deepjson, structure (CSA, NTED), sted, sobench (FMA, FSMA).",
+        metavar="FAMILY[,FAMILY]",
+        help="Extra metric families, several comma-separated, scored next to the task's own: "
+        f"{listing(family_names(), FAMILY_NOTES)}.",
     ),
 ]
 MetricParamOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--metric-param",
+        metavar="FAMILY.NAME=VALUE",
         help="Set a metric parameter, FAMILY.NAME=VALUE (repeatable), "
         "e.g. sobench.fuzzy_string_threshold=0.9.",
     ),
@@ -127,18 +187,21 @@ TaskOpt = Annotated[
     str | None,
     typer.Option(
         "--task",
-        help="Task: edgejson (extraction), deepjson (nested extraction, accuracy by depth) "
-        "or roundtrip (default: edgejson).",
+        metavar="TASK",
+        help=f"Task: {listing(task_names(), TASK_NOTES)} (default: edgejson).",
     ),
 ]
 DatasetOpt = Annotated[
     Path | None,
     typer.Option(
-        "--dataset", help="Dataset file: JSONL, or for deepjson also .xlsx (default: built-in)."
+        "--dataset",
+        metavar="FILE",
+        help="Dataset file: JSONL, or for deepjson also .xlsx (default: built-in).",
     ),
 ]
 SchemasOpt = Annotated[
-    Path | None, typer.Option("--schemas", help="Folder of the dataset's JSON Schemas.")
+    Path | None,
+    typer.Option("--schemas", metavar="DIR", help="Folder of the dataset's JSON Schemas."),
 ]
 WarmupOpt = Annotated[
     bool | None,
@@ -182,6 +245,7 @@ CloseTokensOpt = Annotated[
     int | None,
     typer.Option(
         "--close-tokens",
+        metavar="N",
         min=1,
         help="Tokens closing may add after the budget (default: 256).",
     ),
@@ -199,27 +263,24 @@ ParseOpt = Annotated[
     str | None,
     typer.Option(
         "--parse",
-        help="How the JSON is taken from an answer: lenient (the whole text, a fenced "
-        "block, or the first complete JSON value) or reference (what the task's published "
-        "scorer accepts: DeepJSONEval, the EdgeJSON harness, JSONSchemaBench; roundtrip has "
-        "none and stays lenient). Valid JSON is the same in both (default: lenient; "
-        "`score`: the run's).",
+        metavar="MODE",
+        help=f"How the JSON is taken from an answer: {listing(PARSE_MODES, PARSE_NOTES)}. "
+        "Valid JSON is the same in both (default: lenient; `score`: the run's).",
     ),
 ]
 PromptOpt = Annotated[
     str | None,
     typer.Option(
         "--prompt",
-        help="Prompt style: default (edgebench's prompt: instructions, the schema, the text) "
-        "or reference (the benchmark's own published prompt, for numbers next to its "
-        "leaderboard: EdgeJSON's harness prompt has no schema; DeepJSONEval's every rule "
-        "and its indented schema) (default: default).",
+        metavar="STYLE",
+        help=f"Prompt style: {listing(PROMPT_STYLES, PROMPT_NOTES)} (default: default).",
     ),
 ]
 ResumeOpt = Annotated[
     Path | None,
     typer.Option(
         "--resume",
+        metavar="RUN_DIR",
         help="Continue the unfinished run in this folder with its stored settings: "
         "complete examples are kept, the missing ones and those a worker crash or "
         "timeout lost are run. Refused if the model, dataset or settings differ.",
@@ -229,6 +290,7 @@ TimeoutOpt = Annotated[
     float | None,
     typer.Option(
         "--timeout",
+        metavar="SECONDS",
         min=0.1,
         help="Seconds of wall clock one example may take; past it the worker is "
         "killed, the example recorded as a timeout and a fresh worker goes on "
@@ -239,6 +301,7 @@ CompileTimeoutOpt = Annotated[
     float | None,
     typer.Option(
         "--compile-timeout",
+        metavar="SECONDS",
         min=0.1,
         help="Seconds one schema may take to compile under one constraint engine; past "
         "it the worker is killed, the schema recorded as unsupported with the reason "
@@ -250,6 +313,7 @@ MaxCrashesOpt = Annotated[
     int | None,
     typer.Option(
         "--max-crashes",
+        metavar="N",
         min=1,
         help="Give up on a constraint mode after this many examples in a row lost to "
         f"a worker crash or timeout (default: {DEFAULT_MAX_CRASHES}).",
@@ -265,6 +329,10 @@ IgnoreMemoryOpt = Annotated[
 ]
 
 
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")
+]
+
 # `edgebench consistency`: what each prompt is sampled with.
 _SAMPLES = "Generations per prompt and temperature (default: 5)."
 _TEMPERATURES = "Sampling temperatures, comma-separated, above 0 (default: 0.2,0.5,0.8)."
@@ -272,11 +340,23 @@ _SEED = (
     "Seed of the first generation; generation i uses seed + i; also the seed of --sample "
     "(default: 0)."
 )
-_ONE_MODE = "One constraint mode: none, json, gbnf, outlines, mask (default: none)."
-SamplesOpt = Annotated[int | None, typer.Option("--samples", "-s", min=2, help=_SAMPLES)]
-TemperaturesOpt = Annotated[str | None, typer.Option("--temperatures", help=_TEMPERATURES)]
-SeedOpt = Annotated[int | None, typer.Option("--seed", min=0, help=_SEED)]
-ConsistencyConstraintOpt = Annotated[str | None, typer.Option("--constraint", "-c", help=_ONE_MODE)]
+_ONE_MODE = f"One constraint mode: {listing(tuple(MODES))} (default: none)."
+# `edgebench run`: several modes, the closing arms too.
+_CLOSING_NOTES = {arm: "closing cut-off answers" for arm in CLOSING_ARMS}
+MODES_HELP = (
+    "Constraint modes, several comma-separated, each run on the same examples: "
+    f"{listing((*MODES, *CLOSING_ARMS), _CLOSING_NOTES)} (default: none)."
+)
+SamplesOpt = Annotated[
+    int | None, typer.Option("--samples", "-s", metavar="N", min=2, help=_SAMPLES)
+]
+TemperaturesOpt = Annotated[
+    str | None, typer.Option("--temperatures", metavar="T[,T]", help=_TEMPERATURES)
+]
+SeedOpt = Annotated[int | None, typer.Option("--seed", metavar="N", min=0, help=_SEED)]
+ConsistencyConstraintOpt = Annotated[
+    str | None, typer.Option("--constraint", "-c", metavar="MODE", help=_ONE_MODE)
+]
 
 
 def run_settings(options: dict[str, Any], resume: Path | None, **converted: Any) -> RunSettings:

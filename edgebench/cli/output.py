@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -16,7 +17,12 @@ from edgebench.report.table import RichProgress
 from edgebench.runfolder.records import RunSettings, Summary
 from edgebench.runner.engine import RunInterrupted, execute, resume_command
 from edgebench.runner.jobs import RunKind
-from edgebench.runner.prepare import invalid_data_warning, load_examples, model_under_test
+from edgebench.runner.prepare import (
+    invalid_data_warning,
+    load_examples,
+    mixed_tuning_warning,
+    model_under_test,
+)
 from edgebench.runner.subset import select_examples
 from edgebench.tasks.base import Task
 
@@ -85,6 +91,18 @@ def _say(console: Console, markup: str) -> None:
         console.print(markup, highlight=False, soft_wrap=True)
 
 
+def _warn(console: Console, warning: str) -> None:
+    console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+
+
+def show_summary(summary: Summary, render: Callable[[Summary], Group], as_json: bool) -> None:
+    """A run's results on stdout: its tables, or with --json its summary.json record."""
+    if as_json:
+        typer.echo(json.dumps(summary.to_json(), indent=2))
+    else:
+        stdout_console().print(render(summary))
+
+
 def run_and_show(
     settings: RunSettings,
     model_specs: list[str | None],
@@ -93,6 +111,7 @@ def run_and_show(
     *,
     resume: bool,
     render: Callable[[Summary], Group],
+    as_json: bool = False,
 ) -> None:
     """Load the dataset (its mistakes are reported before any model is resolved or
     pulled), resolve the models, run them through the engine with a progress bar, print
@@ -103,8 +122,11 @@ def run_and_show(
         select_examples(examples, settings)  # --sample and --stratify mistakes, before a pull
         warning = invalid_data_warning(dataset)
         if warning is not None:
-            console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+            _warn(console, warning)
         models = [model_under_test(spec) for spec in model_specs]
+        tuning = mixed_tuning_warning(models)
+        if tuning is not None:
+            _warn(console, tuning)
         result = execute(
             settings,
             models,
@@ -115,7 +137,7 @@ def run_and_show(
             progress=RichProgress(console),
             resume=resume,
         )
-    stdout_console().print(render(result.summary))
+    show_summary(result.summary, render, as_json)
     if result.worker_failures:
         console.print(
             f"[yellow]{result.worker_failures} example(s) lost to a worker crash or "

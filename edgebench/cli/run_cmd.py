@@ -8,12 +8,14 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import (
+    MODES_HELP,
     CloseOpt,
     CloseTokensOpt,
     CompileTimeoutOpt,
     DatasetOpt,
     GuardOpt,
     IgnoreMemoryOpt,
+    JsonOpt,
     LimitOpt,
     LoopDetectionOpt,
     MaxContextOpt,
@@ -98,9 +100,8 @@ def run(
         typer.Option(
             "--constraint",
             "-c",
-            help="Constraint modes, comma-separated, each run on the same examples: "
-            "none, json, gbnf, outlines, mask, and mask+close (mask, closing cut-off "
-            "answers) (default: none).",
+            metavar="MODE[,MODE]",
+            help=MODES_HELP,
         ),
     ] = None,
     warmup: WarmupOpt = None,
@@ -119,6 +120,7 @@ def run(
     prefix_cache: PrefixCacheOpt = None,
     parse: ParseOpt = None,
     prompt: PromptOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -165,5 +167,11 @@ def run(
     select_families(task_impl.metric_family, settings.metrics, settings.metric_params)
     specs = parse_model_list(settings.model)
     run_and_show(
-        settings, specs, task_impl, GreedyRun(), resume=resume is not None, render=render_summary
+        settings,
+        specs,
+        task_impl,
+        GreedyRun(),
+        resume=resume is not None,
+        render=render_summary,
+        as_json=as_json,
     )

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from edgebench.cli.options import MetricParamOpt, MetricsOpt, ParseOpt
-from edgebench.cli.output import stderr_console, stdout_console
+from edgebench.cli.options import JsonOpt, MetricParamOpt, MetricsOpt, ParseOpt
+from edgebench.cli.output import show_summary, stderr_console
 from edgebench.metrics import parse_metric_params, parse_metrics
 from edgebench.report.table import render
 from edgebench.runner.rescore import rescore
@@ -21,12 +21,15 @@ def score(
     metric_param: MetricParamOpt = None,
     dataset: Annotated[
         Path | None,
-        typer.Option("--dataset", help="The run's dataset, if it is no longer where it was."),
+        typer.Option(
+            "--dataset", metavar="FILE", help="The run's dataset, if it is no longer where it was."
+        ),
     ] = None,
     schemas: Annotated[
-        Path | None, typer.Option("--schemas", help="Its schema folder, likewise.")
+        Path | None, typer.Option("--schemas", metavar="DIR", help="Its schema folder, likewise.")
     ] = None,
     parse: ParseOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Re-score a stored run without a model.
 
@@ -50,7 +53,7 @@ def score(
         schemas=schemas,
         parse=parse,
     )
-    stdout_console().print(render(result.summary))
+    show_summary(result.summary, render, as_json)
     stderr_console().print(
         f"re-scored: [bold]{escape(str(result.run_dir / 'summary.json'))}[/]", soft_wrap=True
     )

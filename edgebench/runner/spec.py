@@ -43,6 +43,8 @@ class ModelUnderTest:
     # K and V cache bytes per token of context (from the model's metadata), for the
     # memory pre-check; None when the model does not say.
     kv_bytes_per_token: int | None = None
+    # base or instruct (models/registry.py `tuning_of`); None when not known.
+    tuning: str | None = None
 
     @property
     def prompt_record(self) -> PromptFormatRecord:

