@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from huggingface_hub import ModelCard, metadata_load
+from huggingface_hub import EvalResult, ModelCard, metadata_load
 
 from edgebench.cli.app import main
 from edgebench.errors import UserError
@@ -63,6 +63,11 @@ def card_path(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def result_config(result: EvalResult) -> dict[str, str]:
+    """A result's `config` (`constraint=mask; backend=...`) as a dict."""
+    return dict(part.split("=", 1) for part in (result.metric_config or "").split("; "))
+
+
 def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Path) -> None:
     summary = load_run(run_dir).summary
     card = ModelCard.load(card_path, ignore_metadata_errors=False)
@@ -70,10 +75,12 @@ def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Pa
     assert card.data.license == "apache-2.0"
     assert card.data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert card.data.pipeline_tag == "text-generation"
-    results = {(r.metric_config, r.metric_type): r for r in card.data.eval_results}
+    results = {
+        (result_config(r)["constraint"], r.metric_type): r for r in card.data.eval_results
+    }
     expected = set()
     for arm in summary.arms:
-        config = f"constraint={arm.constraint}"
+        config = arm.constraint
         # Every figure of the task (counts aside), then what the mode cost.
         figures = {k: v for k, v in arm.metrics.items() if k not in ("n", "n_skipped")}
         assert {"json_exact", "field_f1", "schema_compliance", "valid_json"} <= set(figures)
@@ -84,12 +91,20 @@ def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Pa
             assert got.task_type == "text-generation" and got.dataset_split == "test"
             assert got.dataset_revision == "ab" * 32
             assert got.metric_name.endswith(f"({arm.constraint})")
+            # Each number keeps the runtime and device it was measured with.
+            assert result_config(got) == {
+                "constraint": arm.constraint,
+                "backend": "fake",
+                "threads": "4",
+                "quantization": "Q4_1",
+                "device": "Raspberry Pi 5 Model B Rev 1.0 (Cortex-A76)",
+            }
         expected |= {(config, metric) for metric in figures}
     # Nothing else, nothing twice.
     assert set(results) == expected and len(card.data.eval_results) == len(expected)
     # The fake decodes `mask` twice as fast: the card says so in numbers.
     decode = {
-        m: results[(f"constraint={m}", "decode_tokens_per_second_p50")].metric_value
+        m: results[(m, "decode_tokens_per_second_p50")].metric_value
         for m in ("none", "mask")
     }
     assert decode["mask"] == pytest.approx(2 * decode["none"], rel=1e-3)
