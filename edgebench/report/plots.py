@@ -122,8 +122,10 @@ def context(arms: Sequence[Arm]) -> str:
     return _plain("\n".join(textwrap.wrap(line, _CONTEXT_WIDTH)))
 
 
-def _titled(figure: Any, title: str, arms: Sequence[Arm]) -> None:
+def _drawn(figure: Any, name: str, title: str, caption: str, arms: Sequence[Arm]) -> Drawn:
+    """The finished plot: its title over the context line of the arms it shows."""
     figure.suptitle(f"{_plain(title)}\n{context(arms)}", fontsize="medium")
+    return Drawn(name, title, caption, figure)
 
 
 def _png(plt: Any, figure: Any) -> bytes:
@@ -290,10 +292,9 @@ def accuracy_by_group(arms: Sequence[Arm]) -> list[Drawn]:
             ax.set_ylim(0, 1.05)
         axes[0][0].set_ylabel("mean over examples")
         _legend_below(figure, axes[0][0], len(arms))
-        title = f"Accuracy by {name}"
-        _titled(figure, title, arms)
         slug = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-") or "group"
-        plots.append(Drawn(f"accuracy-by-{slug}", title, ACCURACY_BY_GROUP_CAPTION, figure))
+        title = f"Accuracy by {name}"
+        plots.append(_drawn(figure, f"accuracy-by-{slug}", title, ACCURACY_BY_GROUP_CAPTION, arms))
     return plots
 
 
@@ -335,9 +336,13 @@ def constraint_modes(arms: Sequence[Arm]) -> Drawn | None:
     right.set_ylabel("decode tokens/s")
     right.set_title("decode speed (p50 bar, p95 mark)")
     right.legend(fontsize="small")
-    title = "Constrained vs unconstrained decoding"
-    _titled(figure, title, arms)
-    return Drawn("constraint-modes", title, CONSTRAINT_MODES_CAPTION, figure)
+    return _drawn(
+        figure,
+        "constraint-modes",
+        "Constrained vs unconstrained decoding",
+        CONSTRAINT_MODES_CAPTION,
+        arms,
+    )
 
 
 LATENCY_CAPTION = (
@@ -363,9 +368,7 @@ def latency_distribution(arms: Sequence[Arm]) -> Drawn | None:
         ax.scatter(jitter, values, s=10, alpha=0.6, color=f"C{(i - 1) % 10}")
     ax.set_xticks(range(1, len(arms) + 1), ticks, rotation=20 if len(arms) > 3 else 0)
     ax.set_ylabel("latency per example (s)")
-    title = "Latency distribution"
-    _titled(figure, title, arms)
-    return Drawn("latency", title, LATENCY_CAPTION, figure)
+    return _drawn(figure, "latency", "Latency distribution", LATENCY_CAPTION, arms)
 
 
 ACCURACY_SPEED_MEMORY_CAPTION = (
@@ -414,9 +417,13 @@ def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
     ax.set_ylabel(f"{_plain(metric_label(metric))}, higher is better")
     ax.set_ylim(-0.05, 1.2)
     ax.margins(x=0.35)
-    title = "Accuracy vs decode speed vs peak RSS"
-    _titled(figure, title, arms)
-    return Drawn("accuracy-speed-memory", title, ACCURACY_SPEED_MEMORY_CAPTION, figure)
+    return _drawn(
+        figure,
+        "accuracy-speed-memory",
+        "Accuracy vs decode speed vs peak RSS",
+        ACCURACY_SPEED_MEMORY_CAPTION,
+        arms,
+    )
 
 
 def drawn_plots(arms: Sequence[Arm]) -> list[Drawn]:
