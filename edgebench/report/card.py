@@ -385,7 +385,7 @@ def run_summary(run: LoadedRun, label: str, model_arms: list[Arm]) -> list[tuple
         ("dataset", facts.dataset_label(run)),
         ("dataset sha256", dataset.sha256),
         ("date (UTC)", started[:10] if started else None),
-        ("wall (s)", run.manifest.wall_s),
+        ("whole run (s)", round(wall) if (wall := run.manifest.wall_s) is not None else None),
     ]
     return [(k, v) for k, v in rows if v is not None]
 

@@ -34,7 +34,7 @@ _UNDECODED = ("unsupported", "skipped")
 ZERO_STUB = 0.012
 ZERO_STUB_GID = "zero-stub"
 ZERO_TEXT = "0.00"
-_CONTEXT_WIDTH = 110  # characters per line of a plot's context subtitle
+_CHARS_PER_INCH = 12  # of a plot's context subtitle, so it wraps inside the figure
 
 Interval = list[float] | None
 
@@ -107,9 +107,9 @@ def n_text(counts: Sequence[int]) -> str:
     return f"n={count_range(counts)}"
 
 
-def context(arms: Sequence[Arm]) -> str:
+def context(arms: Sequence[Arm], width: int = 100) -> str:
     """What every plot says under its title: the models with their quantization, the
-    device(s), and the examples each arm scored."""
+    device(s), and the examples each arm scored; lines of at most `width` characters."""
     models: dict[str, None] = {}
     devices: dict[str, None] = {}
     for arm in arms:
@@ -119,12 +119,13 @@ def context(arms: Sequence[Arm]) -> str:
         devices[device_label(arm.run.manifest.device)] = None
     per_arm = n_text([arm.result.n_scored for arm in arms])
     line = " · ".join([", ".join(models), "; ".join(devices), f"{per_arm} per arm"])
-    return _plain("\n".join(textwrap.wrap(line, _CONTEXT_WIDTH)))
+    return _plain("\n".join(textwrap.wrap(line, width)))
 
 
 def _drawn(figure: Any, name: str, title: str, caption: str, arms: Sequence[Arm]) -> Drawn:
     """The finished plot: its title over the context line of the arms it shows."""
-    figure.suptitle(f"{_plain(title)}\n{context(arms)}", fontsize="medium")
+    width = int(figure.get_figwidth() * _CHARS_PER_INCH)
+    figure.suptitle(f"{_plain(title)}\n{context(arms, width)}", fontsize="medium")
     return Drawn(name, title, caption, figure)
 
 

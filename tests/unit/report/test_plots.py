@@ -78,9 +78,11 @@ def test_every_title_names_model_quantization_device_and_n(
     for d in drawn.values():
         title, subtitle = d.figure.get_suptitle().split("\n", 1)
         assert title == d.title
-        assert (
-            subtitle == "tiny-json (Q8_0) · Cortex-A76 · 4 threads · 7.8 GB RAM · VM · n=5 per arm"
+        # Wrapped to the figure's width: one line or two, the same words.
+        assert " ".join(subtitle.split("\n")) == (
+            "tiny-json (Q8_0) · Cortex-A76 · 4 threads · 7.8 GB RAM · VM · n=5 per arm"
         )
+        assert max(len(line) for line in subtitle.split("\n")) <= 12 * d.figure.get_figwidth()
 
 
 def test_the_overview_comes_first_one_labelled_point_per_arm(run: LoadedRun) -> None:
