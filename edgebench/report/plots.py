@@ -250,7 +250,7 @@ def arm_ticks(arms: Sequence[Arm], counts: Sequence[int] | None = None) -> list[
 
 ACCURACY_BY_GROUP_CAPTION = (
     "One bar per arm (model and constraint mode) and group of examples, whiskers the 95% "
-    "bootstrap interval; n counts the examples scored in each group. A grey stub labelled "
+    "bootstrap interval; n counts the examples scored in each group. A thin stub labelled "
     "0.00 is a measured zero; a missing bar means the arm has no examples in that group."
 )
 
