@@ -19,7 +19,7 @@ from edgebench.errors import UserError
 from edgebench.io import write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, facts
 from edgebench.report import markdown as md
-from edgebench.report.plots import Plot, all_plots
+from edgebench.report.plots import Plot, all_plots, count_range
 from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_scores
 from edgebench.runfolder.records import ArmSummary, ModelRecord
 
@@ -89,6 +89,7 @@ def measured_on(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
         "threads": device.threads_used or runtime.get("n_threads"),
         "ram_total_mb": device.ram_total_mb,
         "os": device.os,
+        "vm": device.hypervisor,
         "runtime": facts.runtime_label(runtime),
         "dataset_sha256": run.manifest.dataset.sha256,
         "examples": facts.examples_run(run),
@@ -96,9 +97,27 @@ def measured_on(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
     return {k: v for k, v in measured.items() if v is not None}
 
 
+def result_config(run: LoadedRun, label: str, constraint: str) -> str:
+    """A result's `config`: the mode, runtime and device it was measured with, so a
+    number read alone on the Hub keeps them: "constraint=mask; backend=llama.cpp 0.3.36;
+    threads=2; quantization=Q4_1; device=AMD EPYC · 24 GB RAM · VM"."""
+    record = run.manifest.model(label)
+    runtime = facts.runtime_of(run, label)
+    device = run.manifest.device
+    config = {
+        "constraint": constraint,
+        "backend": facts.runtime_label(runtime) or record.backend,
+        "threads": device.threads_used or runtime.get("n_threads"),
+        "quantization": record.quantization,
+        "device": facts.device_label(device, threads=False),
+    }
+    return "; ".join(f"{k}={v}" for k, v in config.items() if v is not None)
+
+
 def eval_results(run: LoadedRun, model_arms: list[Arm]) -> list[Any]:
     """One EvalResult per metric and constraint mode: the accuracy metrics and the cost
-    (speed, memory), named with the mode; `metric_config` holds the mode."""
+    (speed, memory), named with the mode; `metric_config` holds the mode, runtime and
+    device (`result_config`)."""
     hub = _hub()
     task = run.manifest.task.name
     common = {
@@ -111,6 +130,7 @@ def eval_results(run: LoadedRun, model_arms: list[Arm]) -> list[Any]:
     }
     results = []
     for arm in model_arms:
+        config = result_config(run, arm.model, arm.constraint)
         values = [(name, value, facts.metric_label(name)) for name, value in arm.metrics.items()]
         values += [(t, _number(read(arm.result)), label) for t, read, label in COST_METRICS]
         for metric_type, value, label in values:
@@ -122,7 +142,7 @@ def eval_results(run: LoadedRun, model_arms: list[Arm]) -> list[Any]:
                     metric_type=metric_type,
                     metric_value=round(value, 4),
                     metric_name=f"{_warm_label(label, metric_type, arm)} ({arm.constraint})",
-                    metric_config=f"constraint={arm.constraint}",
+                    metric_config=config,
                 )
             )
     return results
@@ -163,7 +183,10 @@ def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
     perf_columns = facts.PERF_COLUMNS if with_perf else ()
     counts = ["n", facts.SKIPPED_LABEL, facts.INVALID_DATA_LABEL]
     headers = ["constraint", *counts, *(facts.metric_label(m) for m in metrics)]
-    headers += [label for label, _, _, _ in perf_columns]
+    headers += [
+        facts.with_direction(label, facts.HIGHER_IS_BETTER.get(key))
+        for label, key, _, _ in perf_columns
+    ]
     rows = []
     for arm in model_arms:
         values = arm.metrics
@@ -264,7 +287,7 @@ def _perf_tables(model_arms: list[Arm]) -> str:
     for arm in model_arms:
         for label, dist in facts.distributions(arm.result.perf):
             rows.append(
-                [arm.constraint, label]
+                [arm.constraint, facts.with_direction(label, label.endswith("(tokens/s)"))]
                 + [facts.fmt(v, 3) for v in (dist.p50, dist.p95, dist.mean)]
                 + [dist.n]
             )
@@ -290,12 +313,13 @@ def _perf_tables(model_arms: list[Arm]) -> str:
                 facts.fmt(perf.wall_s, 1),
             ]
         )
+    lower = facts.BETTER_MARKS[False]
     headers = [
         "constraint",
-        "load (s)",
-        "peak RSS (MB)",
-        "anon (MB)",
-        "file-backed (MB)",
+        f"load (s) {lower}",
+        f"peak RSS (MB) {lower}",
+        f"anon (MB) {lower}",
+        f"file-backed (MB) {lower}",
         "prompt tokens",
         "output tokens",
         "hit max_tokens",
@@ -303,10 +327,10 @@ def _perf_tables(model_arms: list[Arm]) -> str:
         "loops",
         "closed",
         "tokens after answer",
-        "compile p50 (ms)",
-        "wall (s)",
+        f"compile p50 (ms) {lower}",
+        f"wall (s) {lower}",
     ]
-    return f"{speed}\n\n{md.table(headers, totals)}"
+    return f"{speed}\n\n{md.table(headers, totals)}\n\n{md.text(facts.DIRECTION_LEGEND)}"
 
 
 def _prompt_section(run: LoadedRun, label: str) -> str:
@@ -320,6 +344,73 @@ def _prompt_section(run: LoadedRun, label: str) -> str:
     template = md.code_block(run.manifest.task.prompt_template)
     parts.append(f"{md.text(facts.task_prompt_title(run))}:\n\n{template}")
     return "\n\n".join(parts)
+
+
+def _details(summary: str, body: str) -> str:
+    """A collapsed block: a blank line on each side so its Markdown renders."""
+    return f"<details><summary>{md.text(summary)}</summary>\n\n{body}\n\n</details>"
+
+
+def device_summary(run: LoadedRun) -> list[tuple[str, Any]]:
+    """The device facts a reader compares cards by; the rest is collapsed."""
+    device = run.manifest.device
+    cores = [
+        f"{device.physical_cores} physical" if device.physical_cores else None,
+        f"{device.logical_cores} logical" if device.logical_cores else None,
+    ]
+    os_name = " · ".join(str(v) for v in (device.os, device.kernel) if v) or None
+    rows: list[tuple[str, Any]] = [
+        ("CPU", facts.cpu_label(device)),
+        ("cores", ", ".join(c for c in cores if c) or None),
+        ("RAM", facts.ram_label(device.ram_total_mb)),
+        ("OS", os_name),
+        ("virtual machine", device.hypervisor),
+        ("SIMD", device.cpu_simd),
+    ]
+    return [(k, v) for k, v in rows if v is not None]
+
+
+def run_summary(run: LoadedRun, label: str, model_arms: list[Arm]) -> list[tuple[str, Any]]:
+    """How the numbers were made, in the rows a reader checks first; no local paths."""
+    record = run.manifest.model(label)
+    runtime = facts.runtime_of(run, label)
+    dataset = run.manifest.dataset
+    started = run.manifest.started_at
+    rows: list[tuple[str, Any]] = [
+        ("backend", facts.runtime_label(runtime) or record.backend),
+        ("threads", run.manifest.device.threads_used or runtime.get("n_threads")),
+        ("model file", f"{Path(record.path).name} ({record.quantization or record.format})"),
+        ("constraint modes", ", ".join(arm.constraint for arm in model_arms)),
+        ("examples scored per mode", count_range([a.result.n_scored for a in model_arms])),
+        ("dataset", facts.dataset_label(run)),
+        ("dataset sha256", dataset.sha256),
+        ("date (UTC)", started[:10] if started else None),
+        ("whole run (s)", round(wall) if (wall := run.manifest.wall_s) is not None else None),
+    ]
+    return [(k, v) for k, v in rows if v is not None]
+
+
+def _full_record(run: LoadedRun, label: str) -> str:
+    """Every fact the manifest holds, collapsed: CPU flags, local paths and all."""
+    parts = [
+        "#### Device",
+        _kv_table(facts.device_rows(run, label)),
+        "#### Run",
+        f"Command:\n\n{md.code_block(facts.command_line(run.manifest), 'bash')}",
+        _kv_table(facts.run_rows(run)),
+        "#### Model",
+        _kv_table(facts.model_rows(run, label)),
+        "#### Dataset",
+        _kv_table(facts.dataset_rows(run)),
+        "#### Decoding and constraint",
+        _kv_table(facts.decoding_rows(run, label)),
+    ]
+    return _details("Full record: device, run, model, dataset, decoding", "\n\n".join(parts))
+
+
+def _figure(plot: Plot, name: str) -> str:
+    """An image with its caption, which says how to read it (the title is in the image)."""
+    return f"![{md.text(plot.title)}]({md.link_target(name)})\n\n*{md.text(plot.caption)}*"
 
 
 def _pretty(value: Any) -> str:
@@ -371,22 +462,21 @@ def card_body(
         f"JSON extraction {md.text(facts.parse_label(run))}. "
         "Accuracy, speed and memory come from the same run; p50/p95 are over examples."
     )
+    command = facts.command_line(run.manifest, local_paths=False)
+    first, rest = plot_files[:1], plot_files[1:]
     sections = [
         f"# {md.text(label)} · structured JSON extraction on {md.text(cpu)}",
         intro,
         *_warning(model_arms),
         _summary_table(model_arms),
+        md.text(facts.DIRECTION_LEGEND),
+        *(_figure(plot, name) for plot, name in first),
         "## Device",
-        _kv_table(facts.device_rows(run, label)),
+        _kv_table(device_summary(run)),
         "## How it was run",
-        f"Command:\n\n{md.code_block(facts.command_line(run.manifest), 'bash')}",
-        _kv_table(facts.run_rows(run)),
-        "### Model",
-        _kv_table(facts.model_rows(run, label)),
-        "### Dataset",
-        _kv_table(facts.dataset_rows(run)),
-        "### Decoding and constraint",
-        _kv_table(facts.decoding_rows(run, label)),
+        f"Command:\n\n{md.code_block(command, 'bash')}",
+        _kv_table(run_summary(run, label, model_arms)),
+        _full_record(run, label),
         "### Prompt",
         _prompt_section(run, label),
         "## Accuracy",
@@ -398,11 +488,9 @@ def card_body(
         "## Performance",
         _perf_tables(model_arms),
     ]
-    if plot_files:
+    if rest:
         sections.append("## Plots")
-        sections += [
-            f"![{md.text(plot.title)}]({md.link_target(name)})" for plot, name in plot_files
-        ]
+        sections += [_figure(plot, name) for plot, name in rest]
     if examples > 0:
         sections.append("## Sample outputs")
         sections += _sample_outputs(model_arms, examples)

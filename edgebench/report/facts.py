@@ -66,6 +66,25 @@ PERF_COLUMNS: tuple[tuple[str, str, Figure, int], ...] = (
     ("closed", "perf.closed", lambda a: a.perf.closed, 0),
     ("wall (s)", "perf.wall_s", lambda a: a.perf.wall_s, 0),
 )
+# Which way a cost figure is better, by PERF_COLUMNS key (absent: neither way).
+HIGHER_IS_BETTER = {
+    TTFT_KEY: False,
+    "perf.prefill_tok_s.p50": True,
+    "perf.decode_tok_s.p50": True,
+    "perf.decode_tok_s.p95": True,
+    "perf.latency_s.p50": False,
+    "perf.latency_s.p95": False,
+    "perf.peak_rss_mb": False,
+    "perf.load_s": False,
+    "perf.wall_s": False,
+}
+BETTER_MARKS = {True: "↑", False: "↓"}
+DIRECTION_LEGEND = "↓ lower is better, ↑ higher is better (every accuracy figure: higher)."
+
+
+def with_direction(label: str, higher_is_better: bool | None) -> str:
+    """ "peak RSS (MB) ↓": a cost header that says which way is better."""
+    return label if higher_is_better is None else f"{label} {BETTER_MARKS[higher_is_better]}"
 
 
 # The leaderboard's first screen: the cost of a row at a glance (the rest of
@@ -185,8 +204,18 @@ def distributions(perf: Perf) -> list[tuple[str, Distribution]]:
     ]
 
 
-def command_line(manifest: Manifest) -> str:
-    """The command that made the run, as a user would type it."""
+def public_path(text: str) -> str:
+    """A local absolute path as its last part (`/root/.cache/m.gguf` -> `m.gguf`), also
+    as an option's value (`--out=/tmp/runs` -> `--out=runs`); any other text as it is."""
+    option, equals, value = text.partition("=")
+    if equals and option.startswith("-"):
+        return f"{option}={public_path(value)}"
+    return Path(text).name or text if text.startswith(("/", "~")) else text
+
+
+def command_line(manifest: Manifest, local_paths: bool = True) -> str:
+    """The command that made the run, as a user would type it; without `local_paths`,
+    absolute paths shortened to their last part."""
     argv = [str(a) for a in manifest.command]
     if not argv:
         return "-"
@@ -196,8 +225,9 @@ def command_line(manifest: Manifest) -> str:
     elif Path(program).name == "edgebench":
         head = ["edgebench"]
     else:
-        head = [program]
-    return shlex.join(head + argv[1:])
+        head = [program if local_paths else public_path(program)]
+    args = argv[1:] if local_paths else [public_path(a) for a in argv[1:]]
+    return shlex.join(head + args)
 
 
 def runtime_of(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
@@ -213,6 +243,32 @@ def runtime_label(runtime: dict[str, Any]) -> str | None:
     """ "llama.cpp 0.3.36" or "onnxruntime 1.31.1": the runtime's name and version."""
     version = runtime.get("llama_cpp_python") or runtime.get("onnxruntime")
     return " ".join(str(v) for v in (runtime.get("name"), version) if v) or None
+
+
+def ram_label(megabytes: int | None) -> str | None:
+    """ "24 GB", "3.8 GB": RAM as a reader says it."""
+    if megabytes is None:
+        return None
+    gigabytes = megabytes / 1024
+    return f"{gigabytes:.0f} GB" if gigabytes >= 10 else f"{gigabytes:.1f} GB"
+
+
+def cpu_label(device: Device) -> str:
+    """ "AMD EPYC", or "Raspberry Pi 5 Model B Rev 1.0 (Cortex-A76)" with a board."""
+    cpu = device.cpu_model or device.machine or "unknown CPU"
+    return f"{device.board_model} ({cpu})" if device.board_model else cpu
+
+
+def device_label(device: Device, threads: bool = True) -> str:
+    """The device in one line: "AMD EPYC · 2 threads · 24 GB RAM · VM"."""
+    ram = ram_label(device.ram_total_mb)
+    parts = [
+        cpu_label(device),
+        f"{device.threads_used} threads" if threads and device.threads_used else None,
+        f"{ram} RAM" if ram else None,
+        "VM" if device.hypervisor else None,
+    ]
+    return " · ".join(p for p in parts if p)
 
 
 def device_rows(run: LoadedRun, label: str | None = None) -> list[tuple[str, Any]]:

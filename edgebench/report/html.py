@@ -279,7 +279,15 @@ def plot_entries(plots: list[Plot]) -> list[dict[str, Any]]:
     for plot in plots:
         width, height = _png_size(plot.png)
         uri = "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
-        entries.append({"title": plot.title, "data_uri": uri, "width": width, "height": height})
+        entries.append(
+            {
+                "title": plot.title,
+                "caption": plot.caption,
+                "data_uri": uri,
+                "width": width,
+                "height": height,
+            }
+        )
     return entries
 
 

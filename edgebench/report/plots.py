@@ -1,19 +1,23 @@
 """The plots of cards and reports, as PNG bytes (matplotlib, Agg backend, no display).
 
 Every plot takes arms (one model under one constraint mode) and draws whatever they hold:
-the breakdowns (`by_*`) they have, the metrics they have, one bar or box per arm."""
+the breakdowns (`by_*`) they have, the metrics they have, one bar or box per arm. Each
+carries its context (models, quantization, device, n) under its title, n per group on its
+axis, the 95% intervals of summary.json as whiskers, and a measured 0 as a labelled stub
+so it never looks like "not measured"."""
 
 from __future__ import annotations
 
 import io
 import math
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.report.facts import metric_label
+from edgebench.report.facts import device_label, metric_label
 from edgebench.report.rundata import Arm, numeric
 
 # The accuracy metrics plotted when a run has them, most telling first; a run with
@@ -26,13 +30,31 @@ TABLE_ONLY_GROUPS = ("schema",)
 _DPI = 100
 # Examples nothing was decoded for: their "latency" is not one.
 _UNDECODED = ("unsupported", "skipped")
+# A measured 0 is drawn as a stub this tall (accuracy axes run to 1.05) and labelled.
+ZERO_STUB = 0.012
+ZERO_STUB_GID = "zero-stub"
+ZERO_TEXT = "0.00"
+_CHARS_PER_INCH = 12  # of a plot's context subtitle, so it wraps inside the figure
+
+Interval = list[float] | None
 
 
 @dataclass(frozen=True)
 class Plot:
     name: str  # file stem, e.g. "accuracy-by-complexity"
-    title: str  # alt text and caption
+    title: str  # alt text (the title drawn in the image)
+    caption: str  # how to read it: never the title again
     png: bytes
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A plot still as a matplotlib figure, before it becomes PNG bytes."""
+
+    name: str
+    title: str
+    caption: str
+    figure: Any
 
 
 def _pyplot() -> Any:
@@ -75,6 +97,38 @@ def _plain(label: Any) -> str:
     return str(label).replace("$", r"\$")
 
 
+def count_range(counts: Sequence[int]) -> str:
+    """ "12", or "10–12" when arms scored different numbers of examples."""
+    low, high = min(counts, default=0), max(counts, default=0)
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def n_text(counts: Sequence[int]) -> str:
+    return f"n={count_range(counts)}"
+
+
+def context(arms: Sequence[Arm], width: int = 100) -> str:
+    """What every plot says under its title: the models with their quantization, the
+    device(s), and the examples each arm scored; lines of at most `width` characters."""
+    models: dict[str, None] = {}
+    devices: dict[str, None] = {}
+    for arm in arms:
+        record = next((m for m in arm.run.manifest.models if m.label == arm.model), None)
+        quantization = record and (record.quantization or record.backend)
+        models[f"{arm.model} ({quantization})" if quantization else arm.model] = None
+        devices[device_label(arm.run.manifest.device)] = None
+    per_arm = n_text([arm.result.n_scored for arm in arms])
+    line = " · ".join([", ".join(models), "; ".join(devices), f"{per_arm} per arm"])
+    return _plain("\n".join(textwrap.wrap(line, width)))
+
+
+def _drawn(figure: Any, name: str, title: str, caption: str, arms: Sequence[Arm]) -> Drawn:
+    """The finished plot: its title over the context line of the arms it shows."""
+    width = int(figure.get_figwidth() * _CHARS_PER_INCH)
+    figure.suptitle(f"{_plain(title)}\n{context(arms, width)}", fontsize="medium")
+    return Drawn(name, title, caption, figure)
+
+
 def _png(plt: Any, figure: Any) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None})
@@ -95,12 +149,66 @@ def _legend_below(figure: Any, ax: Any, entries: int) -> None:
     )
 
 
-def _grouped_bars(ax: Any, categories: list[str], series: dict[str, list[float]]) -> None:
+def _whiskers(values: list[float], intervals: list[Interval]) -> list[list[float]] | None:
+    """Asymmetric error bars (below, above) from [lo, hi] intervals; NaN draws none."""
+    if not any(intervals):
+        return None
+    below, above = [], []
+    for value, interval in zip(values, intervals, strict=True):
+        if not interval or math.isnan(value):
+            below.append(math.nan)
+            above.append(math.nan)
+            continue
+        lo, hi = interval
+        if lo == hi == value:  # nothing to draw but a stray cap
+            below.append(math.nan)
+            above.append(math.nan)
+            continue
+        below.append(max(0.0, value - lo))  # a rounded bound may sit past the value
+        above.append(max(0.0, hi - value))
+    return [below, above]
+
+
+def _mark_zeros(
+    ax: Any, positions: list[float], values: list[float], width: float, color: str
+) -> None:
+    """A measured 0 as a visible stub labelled 0.00: a missing bar means no examples."""
+    for x, value in zip(positions, values, strict=True):
+        if value == 0:
+            ax.bar([x], [ZERO_STUB], width, color=color, edgecolor="0.2", gid=ZERO_STUB_GID)
+            ax.annotate(
+                ZERO_TEXT,
+                (x, ZERO_STUB),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
+
+
+def _grouped_bars(
+    ax: Any,
+    categories: list[str],
+    series: dict[str, list[float]],
+    intervals: dict[str, list[Interval]],
+) -> None:
     width = 0.8 / max(1, len(series))
     for i, (label, values) in enumerate(series.items()):
         positions = [c + (i - (len(series) - 1) / 2) * width for c in range(len(categories))]
-        ax.bar(positions, values, width, label=label)
-    ax.set_xticks(range(len(categories)), categories, rotation=20 if len(categories) > 4 else 0)
+        ax.bar(
+            positions,
+            values,
+            width,
+            label=label,
+            color=f"C{i % 10}",
+            yerr=_whiskers(values, intervals[label]),
+            capsize=3,
+            error_kw={"elinewidth": 1, "ecolor": "0.2"},
+        )
+        _mark_zeros(ax, positions, values, width, f"C{i % 10}")
+    rotation = 20 if len(categories) > 4 else 0
+    ax.set_xticks(range(len(categories)), categories, rotation=rotation)
 
 
 def _natural(value: str) -> tuple[int, float, str]:
@@ -120,7 +228,34 @@ def _group_score(arm: Arm, group: str, value: str, metric: str) -> float:
     return numeric(scores).get(metric, float("nan"))
 
 
-def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
+def _group_interval(arm: Arm, group: str, value: str, metric: str) -> Interval:
+    return arm.group_intervals.get(group, {}).get(value, {}).get(metric)
+
+
+def _group_tick(arms: Sequence[Arm], group: str, value: str) -> str:
+    """ "3 (n=12)": a group value and the examples scored in it."""
+    counts = [
+        int(figures.get("n") or 0)
+        for arm in arms
+        if (figures := arm.groups.get(group, {}).get(value)) is not None
+    ]
+    return _plain(f"{value} ({n_text(counts)})")
+
+
+def arm_ticks(arms: Sequence[Arm], counts: Sequence[int] | None = None) -> list[str]:
+    """Each arm's label with its n (the examples scored, or `counts` when given)."""
+    counts = counts if counts is not None else [arm.result.n_scored for arm in arms]
+    return [f"{label} (n={n})" for label, n in zip(arm_labels(arms), counts, strict=True)]
+
+
+ACCURACY_BY_GROUP_CAPTION = (
+    "One bar per arm (model and constraint mode) and group of examples, whiskers the 95% "
+    "bootstrap interval; n counts the examples scored in each group. A thin stub labelled "
+    "0.00 is a measured zero; a missing bar means the arm has no examples in that group."
+)
+
+
+def accuracy_by_group(arms: Sequence[Arm]) -> list[Drawn]:
     """One plot per breakdown with a handful of values (complexity, depth, domain ...):
     each plotted metric per value, one bar per arm."""
     metrics = plotted_metrics(arms)
@@ -142,27 +277,36 @@ def accuracy_by_group(arms: Sequence[Arm]) -> list[Plot]:
         figure, axes = plt.subplots(
             1,
             len(metrics),
-            figsize=(3.6 * len(metrics) + 1, 3.6 + 0.25 * len(arms)),
+            figsize=(3.8 * len(metrics) + 1, 4.0 + 0.25 * len(arms)),
             squeeze=False,
             layout="constrained",
         )
+        ticks = [_group_tick(arms, name, v) for v in values]
         for ax, metric in zip(axes[0], metrics, strict=True):
-            series = {
-                label: [_group_score(arm, name, v, metric) for v in values]
-                for label, arm in zip(labels, arms, strict=True)
-            }
-            _grouped_bars(ax, [_plain(v) for v in values], series)
+            series, intervals = {}, {}
+            for label, arm in zip(labels, arms, strict=True):
+                series[label] = [_group_score(arm, name, v, metric) for v in values]
+                intervals[label] = [_group_interval(arm, name, v, metric) for v in values]
+            _grouped_bars(ax, ticks, series, intervals)
             ax.set_title(_plain(metric_label(metric)))
+            ax.set_xlabel(_plain(name))
             ax.set_ylim(0, 1.05)
         axes[0][0].set_ylabel("mean over examples")
         _legend_below(figure, axes[0][0], len(arms))
-        figure.suptitle(_plain(f"Accuracy by {name}"))
         slug = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-") or "group"
-        plots.append(Plot(f"accuracy-by-{slug}", f"Accuracy by {name}", _png(plt, figure)))
+        title = f"Accuracy by {name}"
+        plots.append(_drawn(figure, f"accuracy-by-{slug}", title, ACCURACY_BY_GROUP_CAPTION, arms))
     return plots
 
 
-def constraint_modes(arms: Sequence[Arm]) -> Plot | None:
+CONSTRAINT_MODES_CAPTION = (
+    "Left: each arm's accuracy over the same examples, whiskers the 95% bootstrap "
+    "interval. Right: its median decode speed (bar) and 95th percentile (black mark), "
+    "higher is better."
+)
+
+
+def constraint_modes(arms: Sequence[Arm]) -> Drawn | None:
     """Accuracy and decode tokens/s side by side for the constraint modes (needs two)."""
     if len(arms) < 2:
         return None
@@ -170,30 +314,45 @@ def constraint_modes(arms: Sequence[Arm]) -> Plot | None:
     metrics = plotted_metrics(arms)
     labels = arm_labels(arms)
     figure, (left, right) = plt.subplots(
-        1, 2, figsize=(10, 4 + 0.25 * len(arms)), layout="constrained"
+        1, 2, figsize=(10, 4.4 + 0.25 * len(arms)), layout="constrained"
     )
     series = {
         label: [arm.metrics.get(m, 0.0) for m in metrics]
         for label, arm in zip(labels, arms, strict=True)
     }
-    _grouped_bars(left, [_plain(metric_label(m)) for m in metrics], series)
+    intervals = {
+        label: [arm.intervals.get(m) for m in metrics]
+        for label, arm in zip(labels, arms, strict=True)
+    }
+    _grouped_bars(left, [_plain(metric_label(m)) for m in metrics], series, intervals)
     left.set_ylim(0, 1.05)
     left.set_title("accuracy")
     _legend_below(figure, left, len(arms))
     p50 = [arm.result.perf.decode_tok_s.p50 or 0.0 for arm in arms]
     p95 = [arm.result.perf.decode_tok_s.p95 or 0.0 for arm in arms]
-    positions = range(len(arms))
+    positions = list(range(len(arms)))
     right.bar(positions, p50, color=[f"C{i % 10}" for i in positions], label="p50")
     right.scatter(positions, p95, color="black", marker="_", s=200, label="p95", zorder=3)
-    right.set_xticks(positions, labels, rotation=20 if len(arms) > 3 else 0)
+    right.set_xticks(positions, arm_ticks(arms), rotation=20 if len(arms) > 3 else 0)
     right.set_ylabel("decode tokens/s")
     right.set_title("decode speed (p50 bar, p95 mark)")
     right.legend(fontsize="small")
-    figure.suptitle("Constrained vs unconstrained decoding")
-    return Plot("constraint-modes", "Constrained vs unconstrained decoding", _png(plt, figure))
+    return _drawn(
+        figure,
+        "constraint-modes",
+        "Constrained vs unconstrained decoding",
+        CONSTRAINT_MODES_CAPTION,
+        arms,
+    )
 
 
-def latency_distribution(arms: Sequence[Arm]) -> Plot | None:
+LATENCY_CAPTION = (
+    "Each point is one example, request to last token; the box spans the middle half "
+    "with the median, lower is better. n counts the examples decoded."
+)
+
+
+def latency_distribution(arms: Sequence[Arm]) -> Drawn | None:
     """Per-example latency (request to last token) for each arm: box and points."""
     data = [
         [s.timings.latency_s for s in arm.samples if s.finish_reason not in _UNDECODED]
@@ -202,63 +361,84 @@ def latency_distribution(arms: Sequence[Arm]) -> Plot | None:
     if not any(data):
         return None
     plt = _pyplot()
-    labels = arm_labels(arms)
-    figure, ax = plt.subplots(figsize=(max(6, 1.6 * len(arms) + 2), 4), layout="constrained")
+    ticks = arm_ticks(arms, [len(d) for d in data])
+    figure, ax = plt.subplots(figsize=(max(6, 1.8 * len(arms) + 2), 4.4), layout="constrained")
     ax.boxplot([d or [float("nan")] for d in data], showfliers=False)
     for i, values in enumerate(data, start=1):
         jitter = [i + 0.15 * ((k * 0.618) % 1 - 0.5) for k in range(len(values))]
         ax.scatter(jitter, values, s=10, alpha=0.6, color=f"C{(i - 1) % 10}")
-    ax.set_xticks(range(1, len(arms) + 1), labels, rotation=20 if len(arms) > 3 else 0)
+    ax.set_xticks(range(1, len(arms) + 1), ticks, rotation=20 if len(arms) > 3 else 0)
     ax.set_ylabel("latency per example (s)")
-    ax.set_title("Latency distribution")
-    return Plot("latency", "Latency distribution", _png(plt, figure))
+    return _drawn(figure, "latency", "Latency distribution", LATENCY_CAPTION, arms)
 
 
-def accuracy_speed_memory(arms: Sequence[Arm]) -> Plot | None:
+ACCURACY_SPEED_MEMORY_CAPTION = (
+    "Up and to the right is better: more accurate, faster decoding. The marker's area "
+    "grows with peak RSS (also written beside each point): smaller uses less memory. "
+    "Whiskers: the accuracy's 95% bootstrap interval."
+)
+
+
+def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
     """Each arm as a point: accuracy against p50 decode tokens/s, the marker's area
-    proportional to peak RSS."""
+    proportional to peak RSS, whiskers the accuracy's interval."""
     metrics = plotted_metrics(arms)
+    if not metrics:
+        return None
+    metric = metrics[0]
     points = [
-        (
-            label,
-            arm.result.perf.decode_tok_s.p50,
-            arm.metrics.get(metrics[0]) if metrics else None,
-            arm.result.perf.peak_rss_mb,
-        )
-        for label, arm in zip(arm_labels(arms), arms, strict=True)
+        (tick, arm.result.perf.decode_tok_s.p50, arm.metrics.get(metric), arm)
+        for tick, arm in zip(arm_ticks(arms), arms, strict=True)
     ]
     points = [p for p in points if p[1] is not None and p[2] is not None]
     if not points:
         return None
     plt = _pyplot()
-    figure, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
-    biggest = max((p[3] or 0) for p in points) or 1
-    for i, (label, speed, accuracy, rss) in enumerate(points):
+    figure, ax = plt.subplots(figsize=(8, 4.8), layout="constrained")
+    biggest = max((p[3].result.perf.peak_rss_mb or 0) for p in points) or 1
+    for i, (tick, speed, accuracy, arm) in enumerate(points):
+        rss = arm.result.perf.peak_rss_mb
         size = 60 + 1400 * (rss or 0) / biggest
-        ax.scatter([speed], [accuracy], s=size, alpha=0.55, color=f"C{i % 10}")
-        rss_text = f"{rss:.0f} MB" if rss is not None else "RSS ?"
+        color = f"C{i % 10}"
+        ax.scatter([speed], [accuracy], s=size, alpha=0.55, color=color)
+        whisker = _whiskers([accuracy], [arm.intervals.get(metric)])
+        if whisker:
+            ax.errorbar([speed], [accuracy], yerr=whisker, fmt="none", ecolor=color, capsize=4)
+        rss_text = f"peak RSS {rss:.0f} MB" if rss is not None else "peak RSS ?"
         ax.annotate(
-            f"{label}\n{rss_text}",
+            f"{tick}\n{_plain(metric_label(metric))} {accuracy:.2f} · {rss_text}",
             (speed, accuracy),
             fontsize=8,
-            ha="center",
-            va="bottom",
-            xytext=(0, math.sqrt(size / math.pi) + 2),  # just above the marker
+            ha="left",
+            va="center",
+            xytext=(math.sqrt(size / math.pi) + 4, 0),  # right of the marker, clear of whiskers
             textcoords="offset points",
         )
-    ax.set_xlabel("decode tokens/s (p50)")
-    ax.set_ylabel(_plain(metric_label(metrics[0])))
-    ax.set_ylim(-0.05, 1.15)
-    ax.margins(x=0.2)
-    ax.set_title("Accuracy vs decode speed (marker area: peak RSS)")
-    return Plot("accuracy-speed-memory", "Accuracy vs decode speed vs peak RSS", _png(plt, figure))
+    ax.set_xlabel("decode tokens/s (p50), higher is better")
+    ax.set_ylabel(f"{_plain(metric_label(metric))}, higher is better")
+    ax.set_ylim(-0.05, 1.2)
+    ax.margins(x=0.35)
+    return _drawn(
+        figure,
+        "accuracy-speed-memory",
+        "Accuracy vs decode speed vs peak RSS",
+        ACCURACY_SPEED_MEMORY_CAPTION,
+        arms,
+    )
+
+
+def drawn_plots(arms: Sequence[Arm]) -> list[Drawn]:
+    """Every plot the arms support, the accuracy-speed-memory overview first."""
+    overview = accuracy_speed_memory(arms)
+    drawn = [overview] if overview is not None else []
+    drawn += accuracy_by_group(arms)
+    drawn += [p for p in (constraint_modes(arms), latency_distribution(arms)) if p is not None]
+    return drawn
 
 
 def all_plots(arms: Sequence[Arm]) -> list[Plot]:
-    plots = accuracy_by_group(arms)
-    plots += [
-        p
-        for p in (constraint_modes(arms), latency_distribution(arms), accuracy_speed_memory(arms))
-        if p is not None
-    ]
-    return plots
+    drawn = drawn_plots(arms)
+    if not drawn:
+        return []
+    plt = _pyplot()
+    return [Plot(d.name, d.title, d.caption, _png(plt, d.figure)) for d in drawn]

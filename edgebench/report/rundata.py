@@ -72,6 +72,12 @@ class Arm:
         """The task's figures per group of examples (complexity, schema, depth ...)."""
         return self.result.groups
 
+    @property
+    def group_intervals(self) -> dict[str, dict[str, dict[str, list[float] | None]]]:
+        """The 95% intervals of the task's figures per group of examples, keyed as `groups`."""
+        task = self.result.task
+        return task.groups_ci95 if task is not None else {}
+
 
 def arms(run: LoadedRun) -> list[Arm]:
     """Every (model, constraint mode) of a run, in the order the run made them."""

@@ -120,7 +120,15 @@ def test_card_of_the_real_run_parses_with_its_numbers(
     assert card.data.license == "apache-2.0"
     assert card.data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
     summary = json.loads((constrained_run / "summary.json").read_text())
-    results = {(r.metric_config, r.metric_type): r.metric_value for r in card.data.eval_results}
+    # Each result's config: `constraint=<mode>; backend=...; threads=...; quantization=...`.
+    configs = [
+        dict(p.split("=", 1) for p in r.metric_config.split("; ")) for r in card.data.eval_results
+    ]
+    assert all(c["backend"].startswith("llama.cpp") and c["quantization"] for c in configs)
+    results = {
+        (f"constraint={c['constraint']}", r.metric_type): r.metric_value
+        for c, r in zip(configs, card.data.eval_results, strict=True)
+    }
     for result in summary["arms"]:
         mode = result["constraint"]
         for metric, value in result["families"]["edgejson"]["overall"].items():

@@ -5,15 +5,16 @@ intact, generic breakdowns, metric families and device fields, and clear errors.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from huggingface_hub import ModelCard, metadata_load
+from huggingface_hub import EvalResult, ModelCard, metadata_load
 
 from edgebench.cli.app import main
 from edgebench.errors import UserError
 from edgebench.report.card import pick_model, write_card
-from edgebench.report.facts import device_rows
+from edgebench.report.facts import device_rows, public_path
 from edgebench.report.html import render_report
 from edgebench.summary import load_run
 from tests.conftest import RunFake
@@ -63,6 +64,11 @@ def card_path(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def result_config(result: EvalResult) -> dict[str, str]:
+    """A result's `config` (`constraint=mask; backend=...`) as a dict."""
+    return dict(part.split("=", 1) for part in (result.metric_config or "").split("; "))
+
+
 def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Path) -> None:
     summary = load_run(run_dir).summary
     card = ModelCard.load(card_path, ignore_metadata_errors=False)
@@ -70,10 +76,10 @@ def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Pa
     assert card.data.license == "apache-2.0"
     assert card.data.base_model == "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert card.data.pipeline_tag == "text-generation"
-    results = {(r.metric_config, r.metric_type): r for r in card.data.eval_results}
+    results = {(result_config(r)["constraint"], r.metric_type): r for r in card.data.eval_results}
     expected = set()
     for arm in summary.arms:
-        config = f"constraint={arm.constraint}"
+        config = arm.constraint
         # Every figure of the task (counts aside), then what the mode cost.
         figures = {k: v for k, v in arm.metrics.items() if k not in ("n", "n_skipped")}
         assert {"json_exact", "field_f1", "schema_compliance", "valid_json"} <= set(figures)
@@ -84,13 +90,20 @@ def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Pa
             assert got.task_type == "text-generation" and got.dataset_split == "test"
             assert got.dataset_revision == "ab" * 32
             assert got.metric_name.endswith(f"({arm.constraint})")
+            # Each number keeps the runtime and device it was measured with.
+            assert result_config(got) == {
+                "constraint": arm.constraint,
+                "backend": "fake",
+                "threads": "4",
+                "quantization": "Q4_1",
+                "device": "Raspberry Pi 5 Model B Rev 1.0 (Cortex-A76)",
+            }
         expected |= {(config, metric) for metric in figures}
     # Nothing else, nothing twice.
     assert set(results) == expected and len(card.data.eval_results) == len(expected)
     # The fake decodes `mask` twice as fast: the card says so in numbers.
     decode = {
-        m: results[(f"constraint={m}", "decode_tokens_per_second_p50")].metric_value
-        for m in ("none", "mask")
+        m: results[(m, "decode_tokens_per_second_p50")].metric_value for m in ("none", "mask")
     }
     assert decode["mask"] == pytest.approx(2 * decode["none"], rel=1e-3)
     metadata = metadata_load(card_path)
@@ -293,3 +306,160 @@ def test_device_rows_show_the_runtime_once(run_fake: RunFake) -> None:
     assert run.manifest.arms[0].runtime == {"name": "fake", "build": {"name": "fake"}}
     assert names.count("runtime.name") == 1
     assert not any(name.startswith("runtime.build") for name in names)
+
+
+# A device as `edgebench run` records it on a virtual machine: flags, paths and all.
+VM_DEVICE = {
+    "cpu_model": "AMD EPYC",
+    "cpu_flags": ["fpu", "vme", "avx2", "flag_only_in_the_full_dump"],
+    "cpu_simd": ["avx2"],
+    "hypervisor": True,
+    "logical_cores": 2,
+    "physical_cores": 2,
+    "threads_used": 2,
+    "ram_total_mb": 24106,
+    "os": "Debian GNU/Linux 12 (bookworm)",
+    "kernel": "6.1.0",
+}
+LOCAL_DATASET = "/home/someone/private/edgejson/test.jsonl"
+
+
+def outside_details(text: str) -> str:
+    """The card as a reader sees it before expanding anything."""
+    return re.sub(r"<details>.*?</details>", "", text, flags=re.S)
+
+
+def kv_rows(text: str, heading: str) -> dict[str, str]:
+    """The first two-column table after `heading`, as label -> value."""
+    lines = text.split(f"\n{heading}\n", 1)[1].splitlines()
+    start = lines.index("|   | value |") + 2  # past the header and its rule
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line.strip("| ").split(" | "))
+    return {label: value for label, value in rows}
+
+
+@pytest.fixture(scope="module")
+def vm_card(tmp_path_factory: pytest.TempPathFactory) -> str:
+    root = tmp_path_factory.mktemp("vm")
+    with chat_templates_in_process():
+        run_dir = make_run(
+            root / "run", modes="none,mask", n=4, device=VM_DEVICE, dataset_path=LOCAL_DATASET
+        )
+    write_card(load_run(run_dir), root / "card.md", examples=1)
+    return (root / "card.md").read_text()
+
+
+def test_a_four_example_card_says_it_is_indicative_before_any_number(vm_card: str) -> None:
+    body = vm_card.split("\n---\n", 1)[1]
+    warning = "> **⚠ n < 50: indicative only**: 4 examples scored; the intervals are wide."
+    assert warning in body
+    assert body.index(warning) < body.index("| constraint |")
+    assert "n < 50: indicative only" in rendered_text(body)
+
+
+def rendered_text(markdown: str) -> str:
+    return render_markdown(markdown).text
+
+
+def test_short_device_and_run_tables_and_the_full_record_collapsed(vm_card: str) -> None:
+    assert kv_rows(vm_card, "## Device") == {
+        "CPU": "AMD EPYC",
+        "cores": "2 physical, 2 logical",
+        "RAM": "24 GB",
+        "OS": "Debian GNU/Linux 12 (bookworm) · 6.1.0",
+        "virtual machine": "yes",
+        "SIMD": "avx2",
+    }
+    run_rows = kv_rows(vm_card, "## How it was run")
+    assert run_rows["backend"] == "fake" and run_rows["threads"] == "2"
+    assert run_rows["model file"] == "evil\\.gguf (Q4\\_1)"
+    assert run_rows["constraint modes"] == "none, mask"
+    assert run_rows["examples scored per mode"] == "4"
+    assert run_rows["dataset"] == "edgejson · test\\.jsonl (4 of 200 examples)"
+    assert run_rows["dataset sha256"] == "ab" * 32
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", run_rows["date (UTC)"])
+    # No local path, no CPU flag list until the reader opens the full record.
+    shown = outside_details(vm_card)
+    for private in ("/home/someone", "/nonexistent/", "flag_only_in_the_full_dump", "cpu\\_flags"):
+        assert private not in shown, private
+    assert all(not arg.startswith("/") for arg in shown.split("```bash\n", 1)[1].split()[:40])
+    (full,) = [
+        block
+        for block in re.findall(r"<details>.*?</details>", vm_card, flags=re.S)
+        if "Full record" in block
+    ]
+    assert "flag\\_only\\_in\\_the\\_full\\_dump" in full and "/home/someone/private" in full
+    assert "/nonexistent/evil\\.gguf" in full
+    # The collapsed record renders as tables (blank lines around it).
+    page = render_markdown(vm_card.split("\n---\n", 1)[1])
+    assert "summary" in page.names() and "table" in page.names()
+
+
+def test_cost_headers_say_which_way_is_better(vm_card: str) -> None:
+    for header in (
+        "TTFT p50 (s) ↓",
+        "decode tok/s p50 ↑",
+        "latency p95 (s) ↓",
+        "peak RSS (MB) ↓",
+        "load (s) ↓",
+        "decode (tokens/s) ↑",
+        "ttft (s) ↓",
+    ):
+        assert header in vm_card, header
+    assert "↓ lower is better, ↑ higher is better" in vm_card
+
+
+def test_the_first_figure_is_accuracy_speed_memory_with_a_caption(vm_card: str) -> None:
+    images = re.findall(r"!\[([^\]]*)\]\(([^)]*)\)\n\n\*([^\n]*)\*", vm_card)
+    assert images[0][:2] == (
+        "Accuracy vs decode speed vs peak RSS",
+        "card-accuracy-speed-memory.png",
+    )
+    # It comes with the headline table, before the device; the rest under Plots.
+    assert vm_card.index("card-accuracy-speed-memory.png") < vm_card.index("## Device")
+    assert [name for _, name, _ in images[1:]] == [
+        "card-accuracy-by-complexity.png",
+        "card-constraint-modes.png",
+        "card-latency.png",
+    ]
+    for title, _, caption in images:
+        assert caption and md_plain(title) not in caption
+
+
+def md_plain(text: str) -> str:
+    return text.replace("\\", "")
+
+
+def test_each_results_config_round_trips_through_the_hub(vm_card: str, tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text(vm_card)
+    card = ModelCard.load(tmp_path / "README.md", ignore_metadata_errors=False)
+    configs = {result_config(r)["constraint"]: result_config(r) for r in card.data.eval_results}
+    assert configs["mask"] == {
+        "constraint": "mask",
+        "backend": "fake",
+        "threads": "2",
+        "quantization": "Q4_1",
+        "device": "AMD EPYC · 24 GB RAM · VM",
+    }
+    metadata = metadata_load(tmp_path / "README.md")
+    metrics = metadata["model-index"][0]["results"][0]["metrics"]
+    assert {m["config"] for m in metrics} == {r.metric_config for r in card.data.eval_results}
+    assert metadata["edgebench"]["vm"] is True
+
+
+@pytest.mark.parametrize(
+    ("arg", "shown"),
+    [
+        ("/tmp/unc/real/runs", "runs"),
+        ("--out=/home/me/runs/smollm2", "--out=smollm2"),
+        ("~/models/m.gguf", "m.gguf"),
+        ("data/edgejson/test.jsonl", "data/edgejson/test.jsonl"),  # relative: as typed
+        ("none,mask", "none,mask"),
+        ("/", "/"),
+    ],
+)
+def test_public_paths_keep_only_the_last_part_of_local_ones(arg: str, shown: str) -> None:
+    assert public_path(arg) == shown
