@@ -107,16 +107,16 @@ def headline_scores(names: list[str]) -> list[str]:
 
 
 def device_summary(device: Device) -> str:
-    """ "AMD EPYC · 23.5 GB · VM · 2 threads": the CPU, its RAM, VM when the machine
-    is a guest of a hypervisor, and the threads the model ran with."""
-    parts = [device.cpu_model or device.board_model or device.machine or "?"]
-    if device.ram_total_mb:
-        parts.append(f"{device.ram_total_mb / 1024:.1f}\u00a0GB")  # never split from its unit
-    if device.hypervisor:
-        parts.append("VM")
-    if device.threads_used:
-        parts.append(f"{device.threads_used}\u00a0threads")
-    return " · ".join(parts)
+    """ "AMD EPYC · 24 GB · VM · 2 threads" for a table cell: the device_label facts
+    with each number kept next to its unit, threads last (the column is narrow)."""
+    ram = ram_label(device.ram_total_mb)
+    parts = [
+        cpu_label(device),
+        ram.replace(" ", "\u00a0") if ram else None,  # never split from its unit
+        "VM" if device.hypervisor else None,
+        f"{device.threads_used}\u00a0threads" if device.threads_used else None,
+    ]
+    return " · ".join(p for p in parts if p)
 
 
 def metric_label(name: str) -> str:

@@ -155,14 +155,18 @@ def test_an_extra_metric_family_has_a_table_of_its_own(page: str) -> None:
     [
         (
             Device(cpu_model="AMD EPYC", ram_total_mb=24106, hypervisor=True, threads_used=2),
-            "AMD EPYC · 23.5\u00a0GB · VM · 2\u00a0threads",
+            "AMD EPYC · 24\u00a0GB · VM · 2\u00a0threads",
         ),
         (
-            Device(board_model="Raspberry Pi 5 Model B Rev 1.0", ram_total_mb=8064),
-            "Raspberry Pi 5 Model B Rev 1.0 · 7.9\u00a0GB",
+            Device(
+                board_model="Raspberry Pi 5 Model B Rev 1.0",
+                cpu_model="Cortex-A76",
+                ram_total_mb=8064,
+            ),
+            "Raspberry Pi 5 Model B Rev 1.0 (Cortex-A76) · 7.9\u00a0GB",
         ),
         (Device(machine="aarch64", hypervisor=False), "aarch64"),
-        (Device(), "?"),
+        (Device(), "unknown CPU"),
     ],
 )
 def test_the_device_cell_names_cpu_ram_and_a_vm(device: Device, label: str) -> None:
