@@ -25,7 +25,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_network: list[
 def fake_workers(monkeypatch: pytest.MonkeyPatch, workers: SpeedWorkers) -> None:
     """`bench` starts its workers through `start_worker`: in-process fakes instead."""
     monkeypatch.setattr(
-        bench, "start_worker", lambda model, mode, *, threads, guard: workers(threads)
+        bench, "start_worker", lambda model, mode, *, threads, guard: workers(model, threads)
     )
 
 
