@@ -112,7 +112,7 @@ def bench_context(tests: tuple[SpeedTest, ...], n_ctx: int | None, n_ctx_train: 
 
 def default_path(model_label: str, started: str) -> Path:
     stamp = started.replace(":", "").replace("-", "").replace("+0000", "")[:15]
-    slug = "".join(c if c.isalnum() or c in "._-" else "-" for c in model_label)[:60]
+    slug = "".join(c if c.isalnum() or c in "._+-" else "-" for c in model_label)[:60]
     return Path("runs") / f"{stamp}-{slug}-bench.json"
 
 

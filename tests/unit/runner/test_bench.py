@@ -13,8 +13,8 @@ import pytest
 
 from edgebench.errors import RunFailure, UserError
 from edgebench.isolation import WorkerError
-from edgebench.runner import bench
 from edgebench.runfolder.records import SCHEMA_VERSION, BenchRecord
+from edgebench.runner import bench
 from edgebench.runner.bench import BenchSettings, bench_context, execute_bench, plan_tests
 from edgebench.runner.spec import ModelUnderTest
 from tests.helpers.bench_fakes import SpeedWorkers, bench_model
@@ -192,3 +192,65 @@ def test_an_existing_output_file_is_not_overwritten(tmp_path: Path) -> None:
             BenchSettings(out=out), [bench_model()], worker_factory=SpeedWorkers(), root=tmp_path
         )
     assert out.read_text() == "{}"
+
+
+def test_several_models_one_after_another_each_in_its_own_workers(tmp_path: Path) -> None:
+    workers = SpeedWorkers()
+    models = [
+        bench_model(label="a", quantization="Q4_1"),
+        bench_model(label="b", quantization="Q8_0"),
+    ]
+    out = tmp_path / "bench.json"
+    settings = BenchSettings(
+        threads=(1, 2), prompt_tokens=(8,), gen_tokens=(2,), repetitions=2, out=out
+    )
+    report = execute_bench(settings, models, worker_factory=workers, root=tmp_path).report
+    assert workers.made_for == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    assert [
+        (r["model"], r["quantization"], r["threads"], r["test"]) for r in report["results"]
+    ] == [
+        ("a", "Q4_1", 1, "pp8"),
+        ("a", "Q4_1", 1, "tg2"),
+        ("a", "Q4_1", 2, "pp8"),
+        ("a", "Q4_1", 2, "tg2"),
+        ("b", "Q8_0", 1, "pp8"),
+        ("b", "Q8_0", 1, "tg2"),
+        ("b", "Q8_0", 2, "pp8"),
+        ("b", "Q8_0", 2, "tg2"),
+    ]
+    # each row's peak RSS is its own worker's
+    by_worker = {(w["model"], w["threads"]): w["memory"]["peak_rss_mb"] for w in report["workers"]}
+    assert all(r["peak_rss_mb"] == by_worker[(r["model"], r["threads"])] for r in report["results"])
+    assert [m["label"] for m in report["models"]] == ["a", "b"]
+
+
+def test_a_crash_in_the_second_model_keeps_the_first_models_rows(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    workers = SpeedWorkers(die_at=1, die_model="b")
+    models = [bench_model(label="a"), bench_model(label="b"), bench_model(label="c")]
+    settings = BenchSettings(threads=(1,), prompt_tokens=(8,), gen_tokens=(0,), out=out)
+    with pytest.raises(RunFailure, match="SIGSEGV"):
+        execute_bench(settings, models, worker_factory=workers, root=tmp_path)
+    report = json.loads(out.read_text())
+    assert workers.made_for == [("a", 1), ("b", 1)]  # c never started
+    assert report["status"] == "crashed"
+    assert [(r["model"], r["test"]) for r in report["results"]] == [("a", "pp8")]
+
+
+def test_every_models_context_is_checked_before_the_first_loads(tmp_path: Path) -> None:
+    workers = SpeedWorkers()
+    models = [bench_model(label="a"), bench_model(n_ctx_train=256, label="b")]
+    settings = BenchSettings(prompt_tokens=(512,), gen_tokens=(0,), out=tmp_path / "b.json")
+    with pytest.raises(UserError, match=r"training context \(256\)"):
+        execute_bench(settings, models, worker_factory=workers, root=tmp_path)
+    assert workers.made == [] and not (tmp_path / "b.json").exists()
+
+
+def test_the_default_file_names_the_first_model_and_how_many_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    models = [bench_model(label="a"), bench_model(label="b"), bench_model(label="c")]
+    settings = BenchSettings(threads=(1,), prompt_tokens=(8,), gen_tokens=(0,), repetitions=1)
+    result = execute_bench(settings, models, worker_factory=SpeedWorkers(), root=tmp_path)
+    assert result.path.parent == Path("runs") and result.path.name.endswith("-a+2-bench.json")
