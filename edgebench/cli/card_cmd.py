@@ -109,7 +109,6 @@ def report(
     page = bench_page(benches, title) if not runs else render_report(runs, title)
     write_text_atomic(html, with_bench_sections(page, benches) if runs else page)
     path = html
-    runs_text = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
-    if benches:
-        runs_text += f", {len(benches)} bench file" + ("s" if len(benches) > 1 else "")
+    counts = [(len(runs), "run"), (len(benches), "bench file")]
+    runs_text = ", ".join(f"{n} {what}" + ("s" * (n > 1)) for n, what in counts if n)
     typer.echo(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB, {runs_text})")

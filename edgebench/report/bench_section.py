@@ -10,14 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.report.bench_table import caption, device_line, rate_text, rss_text, speed_rows
+from edgebench.report.bench_table import rate_text, rss_text, speed_rows
 from edgebench.runfolder.read import read_bench
 from edgebench.runfolder.records import BenchRecord
 
 # The card's and report's speed table: what a reader compares, llama-bench's columns
-# that describe the model file left to the bench's own table.
+# that describe the model file left to the bench's own table. The device is a column
+# when the rows come from several devices, else one line above the table.
 SPEED_HEADERS = ("model", "quant", "device", "threads", "test", "tok/s", "peak RSS MB")
 _NUMERIC = {"threads", "tok/s", "peak RSS MB"}
+_KINDS = (
+    "pp: prompt processing (N prompt tokens in one batch); tg: generation (N tokens, one "
+    "at a time); @ dD: after D tokens in the KV cache"
+)
 
 
 @dataclass(frozen=True)
@@ -28,26 +33,44 @@ class BenchView:
     rows: list[dict[str, Any]]
     caption: str
     status: str  # completed, interrupted ... ("completed" for a list of rows)
-    device: str  # the device in one line ("" when the rows alone were given)
+
+    @property
+    def device(self) -> str | None:
+        """The one device of every row (None: several, or not said)."""
+        devices = {row.get("device") for row in self.rows}
+        return str(devices.pop()) if len(devices) == 1 and None not in devices else None
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return tuple(h for h in SPEED_HEADERS if h != "device" or self.device is None)
+
+    def cells(self, row: dict[str, Any]) -> tuple[str, ...]:
+        cells = dict(zip(SPEED_HEADERS, _cells(row), strict=True))
+        return tuple(cells[h] for h in self.headers)
 
 
 def load_bench(path: Path, model: str | None = None) -> BenchView:
     """A bench file as a view; with `model`, that model's rows only."""
     read = read_bench(path)
+    repetitions, status = "the repetitions", "completed"
     if isinstance(read, BenchRecord):
-        report = read.to_json()
-        rows, note, status = speed_rows(report), caption(report), read.status
-        device = device_line(report)
+        rows, status = speed_rows(read.to_json()), read.status
+        settings = read.settings
+        repetitions = (
+            f"{settings.get('repetitions')} repetitions after {settings.get('warmup')} warm-up"
+        )
     else:
         rows = [row.to_json() for row in read]
-        note, status = "tok/s: mean ± std over the repetitions", "completed"
-        device = next((str(r["device"]) for r in rows if r.get("device")), "")
+    note = (
+        f"tok/s: mean ± std over {repetitions}, KV cache cleared each time; peak RSS: of "
+        "the worker process (one per model and thread count)"
+    )
     if model is not None:
         labels = list(dict.fromkeys(str(r.get("model")) for r in rows))
         if model not in labels:
             raise UserError(f"--model {model!r}: not in {path} (it has {', '.join(labels)})")
         rows = [r for r in rows if r.get("model") == model]
-    return BenchView(path, rows, note, status, device)
+    return BenchView(path, rows, note, status)
 
 
 def is_bench_file(path: Path) -> bool:
@@ -82,15 +105,14 @@ def bench_markdown(view: BenchView) -> str:
     if _partial(view):
         lines += [f"> **{_partial(view)}**", ""]
     lines += [
-        "| " + " | ".join(SPEED_HEADERS) + " |",
-        "| " + " | ".join("---:" if h in _NUMERIC else "---" for h in SPEED_HEADERS) + " |",
+        "| " + " | ".join(view.headers) + " |",
+        "| " + " | ".join("---:" if h in _NUMERIC else "---" for h in view.headers) + " |",
     ]
     for row in view.rows:
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(row)) + " |")
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in view.cells(row)) + " |")
     lines += [
         "",
-        "pp: prompt processing (N prompt tokens in one batch); tg: generation (N tokens, "
-        f"one at a time); @ dD: after D tokens in the KV cache. {view.caption}.",
+        f"{_KINDS}. {view.caption}.",
         "",
         f"Measured with `edgebench bench` ({view.path.name}).",
     ]
@@ -102,18 +124,19 @@ def bench_html(views: list[BenchView]) -> str:
     page's content security policy stays as it is)."""
     parts = []
     for view in views:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in SPEED_HEADERS)
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in view.headers)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(row)) + "</tr>"
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in view.cells(row)) + "</tr>"
             for row in view.rows
         )
         partial = _partial(view)
+        device = f"<p>Device: {html.escape(view.device)}</p>" if view.device else ""
         parts.append(
             '<section class="bench">'
-            f"<h2>Speed · {html.escape(view.path.name)}</h2>"
+            f"<h2>Speed · {html.escape(view.path.name)}</h2>{device}"
             + (f"<p><strong>{html.escape(partial)}</strong></p>" if partial else "")
             + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<p>{html.escape(view.caption)}</p></section>"
+            f"<p>{html.escape(f'{_KINDS}. {view.caption}.')}</p></section>"
         )
     return "\n".join(parts)
 

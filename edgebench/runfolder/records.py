@@ -862,7 +862,7 @@ class BenchRow(Record):
     peak_rss_mb: float | None = None  # peak resident memory of the worker that ran it
     model: str | None = None  # the model's label (None: format 1, see BenchRecord.model)
     quantization: str | None = None  # the model's quantization (GGUF header, ONNX provenance)
-    backend: str | None = None  # runtime: llama, onnx
+    backend: str | None = None  # the runtime as it names itself (llama.cpp ...), else llama, onnx
     # the weights' size: llama.cpp's tensor bytes (as llama-bench shows) else the file's
     size_bytes: int | None = None
     parameters: int | None = None  # parameter count, when the file says

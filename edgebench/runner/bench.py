@@ -314,8 +314,9 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
         "completed" if slot.done else status_of(slot.failure) if slot.failure else "stopped"
     )
     model = slot.model
+    runtime = record.get("runtime") or {}
     # llama-bench's size: llama.cpp's tensor bytes, from the load; else the file's size
-    size = (record.get("runtime") or {}).get("model_size_bytes") or model.size_bytes
+    size = runtime.get("model_size_bytes") or model.size_bytes
     for result in slot.results.values():
         if result.seconds:
             report["results"].append(
@@ -325,7 +326,7 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
                     "peak_rss_mb": memory.peak_rss_mb if memory else None,
                     "model": model.label,
                     "quantization": model.details.get("quantization"),
-                    "backend": model.backend,
+                    "backend": runtime.get("name") or model.backend,
                     "size_bytes": int(size) if size else None,
                     "parameters": model.details.get("parameters"),
                 }

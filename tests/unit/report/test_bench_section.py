@@ -50,16 +50,31 @@ def test_card_of_a_bench_file_is_a_speed_table(
     assert code == 0, err
     card = path.with_suffix(".md").read_text()
     header, _, *rows = table_rows(card)
-    assert header == ["model", "quant", "device", "threads", "test", "tok/s", "peak RSS MB"]
-    assert [(r[0], r[1], r[4]) for r in rows] == [
+    assert header == ["model", "quant", "threads", "test", "tok/s", "peak RSS MB"]
+    assert [(r[0], r[1], r[3]) for r in rows] == [
         ("alpha", "Q4_1", "pp8"),
         ("alpha", "Q4_1", "tg2"),
         ("beta", "Q8_0", "pp8"),
         ("beta", "Q8_0", "tg2"),
     ]
-    assert all(re.fullmatch(r"\d+\.\d\d ± \d+\.\d\d", r[5]) for r in rows)
-    assert all(r[6].isdigit() and r[2] != "-" for r in rows)
+    assert all(re.fullmatch(r"\d+\.\d\d ± \d+\.\d\d", r[4]) for r in rows)
+    assert all(r[5].isdigit() for r in rows)
     assert card.startswith("# Speed of alpha, beta")
+    # one device: said once above the table
+    assert "\nDevice: " in card and "over 2 repetitions after 1 warm-up" in card
+
+
+def test_rows_from_several_devices_get_a_device_column(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = speed_rows(json.loads(bench_file(tmp_path).read_text()))
+    rows[2]["device"] = rows[3]["device"] = "Raspberry Pi 5 · 4 cores"
+    printed = tmp_path / "two-devices.json"
+    printed.write_text(rows_json(rows))
+    assert run_cli(capsys, "card", str(printed))[0] == 0
+    header, _, *cells = table_rows(printed.with_suffix(".md").read_text())
+    assert header[2] == "device"
+    assert [c[2] for c in cells][1:3] == [rows[1]["device"], "Raspberry Pi 5 · 4 cores"]
 
 
 def test_card_of_one_model_of_a_bench_and_of_the_printed_rows(

@@ -58,6 +58,7 @@ def test_bench_writes_json_per_thread_count(tmp_path: Path) -> None:
     assert "prompt_format" not in model and "plan" not in model
     assert all(r["model"] == "fake-model" and r["quantization"] == "Q4_1" for r in rows.values())
     assert all(r["size_bytes"] == 98_362_432 for r in rows.values())  # the file's: no runtime's
+    assert all(r["backend"] == "fake" for r in rows.values())  # the runtime's name for itself
     # the file is a BenchRecord of this format, every row and worker typed
     record = BenchRecord.from_json(report)
     assert record.schema_version == SCHEMA_VERSION and record.format == 2
