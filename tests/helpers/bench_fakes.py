@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.speed_test import SpeedPlan
 from edgebench.backends.worker import InProcessWorker
 from edgebench.isolation import WorkerDied
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
+from edgebench.runner import bench
 from edgebench.runner.spec import ModelUnderTest
 
 
@@ -63,3 +66,11 @@ class SpeedWorkers:
 
             worker.speed_test = fail  # type: ignore[method-assign]
         return worker
+
+
+def fake_start_worker(monkeypatch: pytest.MonkeyPatch, workers: Any) -> None:
+    """`bench` starts its workers through `start_worker`: `workers(model, threads)`
+    (a `SpeedWorkers` or a factory like it) instead."""
+    monkeypatch.setattr(
+        bench, "start_worker", lambda model, mode, *, threads, guard: workers(model, threads)
+    )

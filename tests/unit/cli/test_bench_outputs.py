@@ -19,9 +19,8 @@ import pytest
 from edgebench.cli.app import main
 from edgebench.report.bench_table import CSV_FIELDS, HEADERS
 from edgebench.runfolder.records import BenchRecord, BenchRow
-from edgebench.runner import bench
 from edgebench.runner.spec import ModelUnderTest
-from tests.helpers.bench_fakes import SpeedWorkers
+from tests.helpers.bench_fakes import SpeedWorkers, fake_start_worker
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.gguf_factory import isolate, write_gguf
 
@@ -31,12 +30,6 @@ SMALL = ("-t", "1", "-p", "8", "-n", "2", "-r", "2")
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_network: list[str]) -> None:
     isolate(monkeypatch, tmp_path)
-
-
-def fake_workers(monkeypatch: pytest.MonkeyPatch, workers: Any) -> None:
-    monkeypatch.setattr(
-        bench, "start_worker", lambda model, mode, *, threads, guard: workers(model, threads)
-    )
 
 
 def two_models(tmp_path: Path) -> tuple[Path, Path]:
@@ -60,7 +53,7 @@ def test_several_models_one_table_each_in_its_own_workers(
     joined: bool,
 ) -> None:
     workers = SpeedWorkers()
-    fake_workers(monkeypatch, workers)
+    fake_start_worker(monkeypatch, workers)
     a, b = two_models(tmp_path)
     models = ["--model", f"{a},{b}"] if joined else ["--model", str(a), "-m", str(b)]
     out = tmp_path / "bench.json"
@@ -85,7 +78,7 @@ def test_several_models_one_table_each_in_its_own_workers(
 def test_every_format_parses_back(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    fake_workers(monkeypatch, SpeedWorkers())
+    fake_start_worker(monkeypatch, SpeedWorkers())
     a, b = two_models(tmp_path)
     printed = {}
     for fmt in ("md", "csv", "json"):
@@ -150,7 +143,7 @@ def test_a_stop_signal_keeps_what_was_measured(
             worker.speed_test = stopped
         return worker
 
-    fake_workers(monkeypatch, factory)
+    fake_start_worker(monkeypatch, factory)
     a, b = two_models(tmp_path)
     out = tmp_path / "bench.json"
     code, err = run_cli(capsys, "bench", "-m", f"{a},{b}", *SMALL, "-o", str(out))
