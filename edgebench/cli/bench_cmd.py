@@ -106,8 +106,9 @@ def bench(
 
     ppN: N prompt tokens in one batch. tgN: N tokens decoded one at a time. KV cache cleared.
 
-    Models one after another, one worker process per model and thread count (its peak
-    RSS is reported); one table, and a JSON record with every repetition.
+    One worker process per model and thread count (its peak RSS is reported), models in turn.
+
+    One table; a JSON record with every repetition, which `card` and `report` read.
 
     Example: edgebench bench --threads 1,2 --prompt-tokens 128,512 --gen-tokens 128
 

@@ -70,6 +70,11 @@ def _as_record(cls: type[R], data: Any, where: str) -> R:
 def read_manifest(run_dir: Path) -> Manifest:
     """A run folder's manifest, or a one-line error saying what is wrong with it."""
     path = run_dir / MANIFEST
+    if run_dir.is_file() and run_dir.suffix.lower() == ".json":
+        raise UserError(
+            f"{run_dir}: a file, not a run folder (`card` and `report` read the JSON of "
+            "`edgebench bench`)"
+        )
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: no such run folder")
     if not path.is_file():

@@ -142,3 +142,11 @@ def test_a_file_that_is_not_a_bench_is_one_line(
     for command in (["card", str(path)], ["report", str(path), "--html", str(tmp_path / "r.html")]):
         code, err = run_cli(capsys, *command)
         assert_one_line_error(code, err, str(path), fragment)
+
+
+def test_compare_given_a_bench_file_says_what_reads_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = bench_file(tmp_path)
+    code, err = run_cli(capsys, "compare", str(path), str(path))
+    assert_one_line_error(code, err, str(path), "not a run folder", "`card` and `report`")
