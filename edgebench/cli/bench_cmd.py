@@ -8,15 +8,28 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from edgebench.cli.options import ModelOpt, default_threads, parse_int_list
-from edgebench.cli.output import stderr_console, stdout_console
-from edgebench.report.bench_table import BenchRichProgress, bench_notes, bench_table
+from edgebench.cli.options import (
+    ModelsOpt,
+    default_threads,
+    join_models,
+    parse_int_list,
+    parse_model_list,
+)
+from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
+from edgebench.report.bench_table import (
+    RENDERERS,
+    BenchRichProgress,
+    bench_notes,
+    bench_table,
+    check_format,
+    speed_rows,
+)
 from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
 from edgebench.runner.prepare import model_under_test
 
 
 def bench(
-    model: ModelOpt = None,
+    model: ModelsOpt = None,
     threads: Annotated[
         str | None,
         typer.Option(
@@ -72,22 +85,38 @@ def bench(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", help="JSON file to write (default: runs/<time>-<model>-bench.json)."
+            "--out",
+            "-o",
+            help="The bench's JSON record to write, every model and repetition "
+            "(default: runs/<time>-<model>-bench.json); `card` and `report` read it.",
         ),
     ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="table|md|csv|json",
+            help="What is printed: table (for a terminal), md (a Markdown pipe table), csv "
+            "(with a header) or json (the list of rows), like llama-bench's -o.",
+        ),
+    ] = "table",
 ) -> None:
     """Prompt processing (ppN) and generation (tgN) speed, mean ± std, like llama-bench.
 
     ppN: N prompt tokens in one batch. tgN: N tokens decoded one at a time. KV cache cleared.
 
-    One worker process per thread count (its peak RSS is reported); JSON with every repetition.
+    One worker process per model and thread count (its peak RSS is reported), models in turn.
+
+    One table; a JSON record with every repetition, which `card` and `report` read.
 
     Example: edgebench bench --threads 1,2 --prompt-tokens 128,512 --gen-tokens 128
 
-    Example: edgebench bench -m gemma3-270m -p 512 -n 128 -d 0,1024 -r 5
+    Example: edgebench bench -m smollm2-135m-instruct,gemma3-270m -p 512 -n 128 --format md
     """
+    render = RENDERERS.get(check_format(output_format))
     settings = BenchSettings(
-        model=model,
+        model=join_models(model),
         threads=parse_int_list(threads, "--threads", 1) if threads else (default_threads(),),
         prompt_tokens=parse_int_list(prompt_tokens, "--prompt-tokens", 0),
         gen_tokens=parse_int_list(gen_tokens, "--gen-tokens", 0),
@@ -103,17 +132,19 @@ def bench(
     plan_tests(settings)  # a bad combination fails before the model is resolved
     console = stderr_console()
     try:
-        model_info = model_under_test(settings.model)
-        result = execute_bench(settings, model_info, progress=BenchRichProgress(console))
+        with stop_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
+            models = [model_under_test(spec) for spec in parse_model_list(settings.model)]
+            result = execute_bench(settings, models, progress=BenchRichProgress(console))
     except KeyboardInterrupt as stopped:
-        kept = "nothing was written"
+        kept = "nothing was measured"
         if isinstance(stopped, BenchInterrupted):
             kept = f"what was measured is kept in {stopped.path}"
-        console.print(
-            f"[bold yellow]interrupted:[/] {escape(kept)}", highlight=False, soft_wrap=True
-        )
+        say(console, f"[bold yellow]interrupted:[/] {escape(kept)}")
         raise typer.Exit(130) from None
-    stdout_console().print(bench_table(result.report))
+    if render is None:
+        stdout_console().print(bench_table(result.report))
+    else:  # exactly the text: no markup, no wrapping
+        typer.echo(render(speed_rows(result.report)), nl=False)
     for note in bench_notes(result.report):
         console.print(f"[yellow]not clean:[/] {escape(note)}", highlight=False, soft_wrap=True)
     console.print(f"results: [bold]{escape(str(result.path))}[/]", soft_wrap=True)

@@ -8,9 +8,23 @@ from typing import Annotated
 import typer
 
 from edgebench.errors import UserError
+from edgebench.io import write_text_atomic
+from edgebench.report.bench_section import (
+    bench_markdown,
+    bench_page,
+    is_bench_file,
+    load_bench,
+    with_bench_sections,
+)
 from edgebench.summary import load_run
 
-RunDirArg = Annotated[Path, typer.Argument(help="A run folder written by `edgebench run`.")]
+RunDirArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A run folder written by `edgebench run`, or a JSON file of `edgebench bench` "
+        "(a speed card)."
+    ),
+]
 
 
 def _check_output(path: Path, suffixes: tuple[str, ...], option: str) -> None:
@@ -57,6 +71,9 @@ def card(
     """
     from edgebench.report.card import write_card
 
+    if is_bench_file(run_dir):
+        _bench_card(run_dir, out, model)
+        return
     run = load_run(run_dir)
     target = out or run_dir / "card.md"
     _check_output(target, (".md",), "--out")
@@ -66,10 +83,23 @@ def card(
         typer.echo(f"plot: {plot}")
 
 
+def _bench_card(path: Path, out: Path | None, model: str | None) -> None:
+    """`card` given a bench file: its speed table as a Markdown card."""
+    view = load_bench(path, model)
+    target = out or path.with_suffix(".md")
+    _check_output(target, (".md",), "--out")
+    write_text_atomic(target, bench_markdown(view))
+    typer.echo(f"card: {target}")
+
+
 def report(
     run_dirs: Annotated[
         list[Path],
-        typer.Argument(metavar="RUN_DIR", help="Run folders written by `edgebench run`."),
+        typer.Argument(
+            metavar="RUN_DIR",
+            help="Run folders written by `edgebench run`, and JSON files of `edgebench "
+            "bench` (a speed table each).",
+        ),
     ],
     out: Annotated[
         Path | None,
@@ -90,13 +120,17 @@ def report(
 
     Example: edgebench report runs/smollm2 runs/gemma --out report.html
     """
-    from edgebench.report.html import write_report
+    from edgebench.report.html import render_report
 
     if out is not None and html is not None and out != html:
         raise UserError(f"give the page once: --out {out} (--html is its old name)")
     target = out or html or Path("report.html")
-    runs = [load_run(path) for path in run_dirs]
+    benches = [load_bench(path) for path in run_dirs if is_bench_file(path)]
+    runs = [load_run(path) for path in run_dirs if not is_bench_file(path)]
     _check_output(target, (".html", ".htm"), "--out")
-    path = write_report(runs, target, title)
-    runs_text = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
+    page = bench_page(benches, title) if not runs else render_report(runs, title)
+    write_text_atomic(target, with_bench_sections(page, benches) if runs else page)
+    path = target
+    counts = [(len(runs), "run"), (len(benches), "bench file")]
+    runs_text = ", ".join(f"{n} {what}" + ("s" * (n > 1)) for n, what in counts if n)
     typer.echo(f"report: {path} ({path.stat().st_size / 1024:.0f} KiB, {runs_text})")

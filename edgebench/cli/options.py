@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any, get_args
@@ -87,6 +88,34 @@ ModelsOpt = Annotated[
         "(write a comma inside a path as \\,). Default: smollm2-135m-instruct.",
     ),
 ]
+# A comma separates models unless a backslash escapes it (`dir\\,v2/m.gguf`).
+_SEPARATOR = re.compile(r"(?<!\\),")
+
+
+def join_models(values: list[str] | None) -> str | None:
+    """`--model` as given -> the one text `RunSettings.model` records: a single value as
+    typed (a comma list, maybe with escapes); repeated values each taken whole, their
+    commas escaped, so `parse_model_list` gives them back."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return ",".join(value.replace(",", "\\,") for value in values)
+
+
+def parse_model_list(text: str | None) -> list[str | None]:
+    """`--model a,b` -> the model specs in order (`\\,` is a comma inside one); None (the
+    default model) when absent."""
+    if text is None:
+        return [None]
+    specs = [part.strip().replace("\\,", ",") for part in _SEPARATOR.split(text)]
+    if not all(specs):
+        raise UserError(
+            f"--model: empty name in {text!r} (separate models with commas, or repeat --model)"
+        )
+    return specs
+
+
 ThreadsOpt = Annotated[
     int | None,
     typer.Option(

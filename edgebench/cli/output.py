@@ -57,34 +57,42 @@ _STOP_SIGNALS = tuple(
 
 
 @contextlib.contextmanager
-def interruptible(console: Console) -> Iterator[None]:
-    """A run that stops cleanly on Ctrl-C, SIGTERM and SIGHUP: status `interrupted`,
-    completed examples kept, lock released, cursor back, exit code 130."""
+def stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt while the block runs, as Ctrl-C does."""
     # An ignored signal stays ignored: `nohup edgebench run` must outlive the session.
     stops = [s for s in _STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
     previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
     try:
         yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def interruptible(console: Console) -> Iterator[None]:
+    """A run that stops cleanly on Ctrl-C, SIGTERM and SIGHUP: status `interrupted`,
+    completed examples kept, lock released, cursor back, exit code 130."""
+    try:
+        with stop_signals():
+            yield
     except RunInterrupted as stopped:
         kept = f"{stopped.n_samples} completed examples kept in {stopped.run_dir}"
         if stopped.resume is None:
             kept = f"nothing was written to {stopped.run_dir}; start the run again"
         else:
             kept += f"; continue with: {stopped.resume}"
-        _say(console, f"[bold yellow]interrupted:[/] {escape(kept)}")
+        say(console, f"[bold yellow]interrupted:[/] {escape(kept)}")
         raise typer.Exit(130) from None
     except KeyboardInterrupt:  # loading the dataset or the model, rendering prompts
-        _say(
+        say(
             console,
             "[bold yellow]interrupted:[/] before the run folder was made; nothing was written",
         )
         raise typer.Exit(130) from None
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
-def _say(console: Console, markup: str) -> None:
+def say(console: Console, markup: str) -> None:
     """The last line of an interrupted run; a terminal gone with SIGHUP cannot take it
     (the run folder has the same facts)."""
     with contextlib.suppress(OSError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 import typer
@@ -40,6 +39,8 @@ from edgebench.cli.options import (
     ThreadsOpt,
     TimeoutOpt,
     WarmupOpt,
+    join_models,
+    parse_model_list,
     run_settings,
 )
 from edgebench.cli.output import run_and_show
@@ -51,33 +52,6 @@ from edgebench.runner.jobs import GreedyRun
 from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import get_task
 from edgebench.tasks.base import prompt_template_for
-
-# A comma separates models unless a backslash escapes it (`dir\\,v2/m.gguf`).
-_SEPARATOR = re.compile(r"(?<!\\),")
-
-
-def join_models(values: list[str] | None) -> str | None:
-    """`--model` as given -> the one text `RunSettings.model` records: a single value as
-    typed (a comma list, maybe with escapes); repeated values each taken whole, their
-    commas escaped, so `parse_model_list` gives them back."""
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return ",".join(value.replace(",", "\\,") for value in values)
-
-
-def parse_model_list(text: str | None) -> list[str | None]:
-    """`--model a,b` -> the model specs in order (`\\,` is a comma inside one); None (the
-    default model) when absent."""
-    if text is None:
-        return [None]
-    specs = [part.strip().replace("\\,", ",") for part in _SEPARATOR.split(text)]
-    if not all(specs):
-        raise UserError(
-            f"--model: empty name in {text!r} (separate models with commas, or repeat --model)"
-        )
-    return specs
 
 
 def run(

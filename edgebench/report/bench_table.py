@@ -1,7 +1,11 @@
-"""Terminal view of `edgebench bench`: llama-bench's columns, plus spread and contention."""
+"""Views of `edgebench bench`: the terminal table (llama-bench's columns, plus
+quantization, spread and contention), and llama-bench's `-o md|csv|json`."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from typing import Any
 
 from rich.console import Console
@@ -9,7 +13,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from edgebench.errors import UserError
 from edgebench.report.facts import runtime_label
+from edgebench.runfolder.records import BenchRow
 
 # A row whose repetitions spread more than this (std / mean), or during which other
 # processes took more than this share of the CPU, is flagged as not clean.
@@ -56,75 +62,161 @@ def device_line(report: dict[str, Any]) -> str:
     return " · ".join(str(p) for p in parts if p)
 
 
-def weights_size(report: dict[str, Any]) -> tuple[int | None, str]:
-    """The size llama-bench shows (llama.cpp's tensor bytes, from the worker's load),
-    else the model file's size; and what it is, for the caption."""
+def _models(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """label -> model block; a format-1 file has its one model under `model`."""
+    models = report.get("models") or [report.get("model") or {}]
+    return {str(m.get("label")): m for m in models}
+
+
+def speed_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's rows, each complete on its own (a `BenchRow`): a format-1 file's
+    rows get its one model's facts, and every row the device in one line."""
+    models = _models(report)
+    first = next(iter(models.values()))
+    device = device_line(report) or None
+    rows = []
+    for row in report.get("results") or []:
+        model = models.get(str(row.get("model")), first)
+        size = row.get("size_bytes") or weights_size(report)
+        rows.append(
+            BenchRow.from_json(
+                {
+                    **row,
+                    "model": row.get("model") or model.get("label"),
+                    "quantization": row.get("quantization") or model.get("quantization"),
+                    "backend": row.get("backend") or model.get("backend"),
+                    "size_bytes": size,
+                    "parameters": row.get("parameters") or model.get("parameters"),
+                    "device": row.get("device") or device,
+                }
+            ).to_json()
+        )
+    return rows
+
+
+def weights_size(report: dict[str, Any]) -> int | None:
+    """A format-1 file's size (its rows have none) as llama-bench shows it: llama.cpp's
+    tensor bytes from the worker's load, else the model file's size."""
     for worker in report.get("workers") or []:
         size = (worker.get("runtime") or {}).get("model_size_bytes")
         if size:
-            return int(size), "the weights as llama.cpp counts them, as llama-bench shows"
-    return (report.get("model") or {}).get("size_bytes"), "the model file"
+            return int(size)
+    return (report.get("model") or {}).get("size_bytes")
+
+
+def rate_text(row: dict[str, Any]) -> str:
+    mean, std = row.get("tok_s_mean"), row.get("tok_s_std")
+    return "-" if mean is None else f"{mean:.2f}" + (f" ± {std:.2f}" if std is not None else "")
+
+
+def rss_text(row: dict[str, Any]) -> str:
+    return f"{row['peak_rss_mb']:.0f}" if row.get("peak_rss_mb") else "-"
+
+
+# llama-bench's columns (quant added), then edgebench's own
+HEADERS = (
+    "model", "quant", "size", "params", "backend", "threads", "test", "t/s", "±%", "others",
+    "RSS MB",
+)  # fmt: skip
+_LEFT = {"model", "quant", "backend"}
+
+
+def _cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """A row's cells under HEADERS."""
+    return (
+        str(row.get("model")),
+        row.get("quantization") or "-",
+        _size(row.get("size_bytes")),
+        _params(row.get("parameters")),
+        f"{row.get('backend') or '?'} CPU",
+        str(row["threads"]),
+        row["test"],
+        rate_text(row),
+        _percent(row.get("tok_s_cv")),
+        _percent(row.get("cpu_others_max")),
+        rss_text(row),
+    )
+
+
+def caption(report: dict[str, Any]) -> str:
+    settings = report.get("settings") or {}
+    return (
+        "size: the weights as llama.cpp counts them (as llama-bench shows), else the model "
+        f"file; t/s: mean ± std over {settings.get('repetitions')} repetitions after "
+        f"{settings.get('warmup')} warm-up, KV cache cleared each time; ±%: std/mean; "
+        "others: the most CPU other processes took during one repetition; "
+        "RSS: peak of the worker process (one per model and thread count)"
+    )
 
 
 def bench_table(report: dict[str, Any]) -> Table:
-    model = report.get("model") or {}
-    settings = report.get("settings") or {}
-    runtime = (report.get("device") or {}).get("runtime") or {}
-    backend = f"{runtime.get('name') or model.get('backend') or '?'} CPU"
-    size_bytes, size_source = weights_size(report)
-    size = _size(size_bytes)
+    rows = speed_rows(report)
     table = Table(
         title=escape(f"edgebench bench · {device_line(report)}"),
         title_justify="left",
-        caption=(
-            f"size: {size_source}; "
-            f"t/s: mean ± std over {settings.get('repetitions')} repetitions after "
-            f"{settings.get('warmup')} warm-up, KV cache cleared each time; ±%: std/mean; "
-            "others: the most CPU other processes took during one repetition; "
-            "RSS: peak of the worker process"
-        ),
+        caption=caption(report),
         caption_justify="left",
     )
-    for header, justify in (
-        ("model", "left"),
-        ("size", "right"),
-        ("params", "right"),
-        ("backend", "left"),
-        ("threads", "right"),
-        ("test", "right"),
-        ("t/s", "right"),
-        ("±%", "right"),
-        ("others", "right"),
-        ("RSS MB", "right"),
-    ):
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
-    for row in report.get("results") or []:
-        mean, std = row.get("tok_s_mean"), row.get("tok_s_std")
-        rate = "-" if mean is None else f"{mean:.2f}" + (f" ± {std:.2f}" if std is not None else "")
+    for header in HEADERS:
+        table.add_column(header, justify="left" if header in _LEFT else "right")
+    for row in rows:
         style = "yellow" if flags(row) else None
-        table.add_row(
-            escape(str(model.get("label"))),
-            size,
-            _params(model.get("parameters")),
-            backend,
-            str(row["threads"]),
-            row["test"],
-            rate,
-            _percent(row.get("tok_s_cv")),
-            _percent(row.get("cpu_others_max")),
-            f"{row['peak_rss_mb']:.0f}" if row.get("peak_rss_mb") else "-",
-            style=style,
-        )
+        table.add_row(*(escape(cell) for cell in _cells(row)), style=style)
     return table
+
+
+# `--format`: what `edgebench bench` prints (table: the terminal view above).
+FORMATS = ("table", "md", "csv", "json")
+# csv: every figure of a row, the per-repetition lists left to the JSON
+CSV_FIELDS = tuple(
+    name
+    for name in BenchRow.__dataclass_fields__
+    if name not in ("seconds", "tok_s", "cpu_others", "cpu_steal")
+)
+
+
+def check_format(value: str) -> str:
+    if value not in FORMATS:
+        raise UserError(f"--format {value!r}: choose one of {', '.join(FORMATS)}")
+    return value
+
+
+def rows_markdown(rows: list[dict[str, Any]]) -> str:
+    """llama-bench's `-o md`: a pipe table, numbers right-aligned."""
+    align = ["---" if h in _LEFT else "---:" for h in HEADERS]
+    lines = ["| " + " | ".join(HEADERS) + " |", "| " + " | ".join(align) + " |"]
+    for row in rows:
+        cells = (c.replace("|", "\\|") for c in _cells(row))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def rows_csv(rows: list[dict[str, Any]]) -> str:
+    """llama-bench's `-o csv`: a header, then one line per row."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def rows_json(rows: list[dict[str, Any]]) -> str:
+    """llama-bench's `-o json`: the list of rows (`BenchRow`), every repetition kept."""
+    return json.dumps(rows, indent=2) + "\n"
+
+
+RENDERERS = {"md": rows_markdown, "csv": rows_csv, "json": rows_json}
 
 
 def bench_notes(report: dict[str, Any]) -> list[str]:
     """One line per row that is not clean, saying why."""
     notes = []
+    several = len(_models(report)) > 1
     for row in report.get("results") or []:
         reasons = flags(row)
         if reasons:
-            notes.append(f"{row['test']} (threads {row['threads']}): " + "; ".join(reasons))
+            which = f"{row.get('model')} " if several else ""
+            notes.append(f"{which}{row['test']} (threads {row['threads']}): " + "; ".join(reasons))
     return notes
 
 

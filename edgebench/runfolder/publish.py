@@ -16,13 +16,25 @@ from typing import Any
 
 from edgebench.io import write_text_atomic
 from edgebench.runfolder.record import Record, field_docs, json_schema, nested_records
-from edgebench.runfolder.records import SCHEMA_VERSION, Manifest, SampleRecord, Summary
+from edgebench.runfolder.records import (
+    SCHEMA_VERSION,
+    BenchRecord,
+    Manifest,
+    SampleRecord,
+    Summary,
+)
 
 # file in a run folder -> (root record, what it holds)
 FILES: dict[str, tuple[type[Record], str]] = {
     "manifest.json": (Manifest, "what ran, on what, with what, and how each arm went"),
     "samples.jsonl": (SampleRecord, "one JSON object per line: one example in one arm"),
     "summary.json": (Summary, "every figure, derived from the two others"),
+    # not in a run folder: `edgebench bench` writes it alone, and `card`/`report` read it
+    "bench.json": (
+        BenchRecord,
+        "`edgebench bench`'s own file, apart from run folders (runs/<time>-<model>-bench.json):"
+        " every model, worker and row",
+    ),
 }
 SCHEMA_FOLDER = "schemas"
 

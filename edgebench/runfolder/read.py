@@ -11,7 +11,14 @@ from typing import Any, TypeVar
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl_numbered
 from edgebench.runfolder.record import FormatError, Record
-from edgebench.runfolder.records import SCHEMA_VERSION, Manifest, SampleRecord, Summary
+from edgebench.runfolder.records import (
+    SCHEMA_VERSION,
+    BenchRecord,
+    BenchRow,
+    Manifest,
+    SampleRecord,
+    Summary,
+)
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -36,13 +43,17 @@ def check_version(data: dict[str, Any], where: Path) -> None:
         )
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> Any:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not valid JSON ({exc})") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    data = _read_json(path)
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a JSON object")
     return data
@@ -59,6 +70,11 @@ def _as_record(cls: type[R], data: Any, where: str) -> R:
 def read_manifest(run_dir: Path) -> Manifest:
     """A run folder's manifest, or a one-line error saying what is wrong with it."""
     path = run_dir / MANIFEST
+    if run_dir.is_file() and run_dir.suffix.lower() == ".json":
+        raise UserError(
+            f"{run_dir}: a file, not a run folder (`card` and `report` read the JSON of "
+            "`edgebench bench`)"
+        )
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: no such run folder")
     if not path.is_file():
@@ -102,3 +118,22 @@ def read_run(run_dir: Path) -> RunRecords:
     manifest = read_manifest(run_dir)
     samples, torn = read_samples(run_dir)
     return RunRecords(run_dir, manifest, samples, torn)
+
+
+def read_bench(path: Path) -> BenchRecord | list[BenchRow]:
+    """What `edgebench bench` wrote (`--out`: a BenchRecord) or printed (`--format json`:
+    its rows), or a one-line error naming the file and the field."""
+    data = _read_json(path)
+    if isinstance(data, list):
+        try:
+            return [BenchRow.from_json(row, f"[{i}]") for i, row in enumerate(data)]
+        except FormatError as exc:
+            raise UserError(f"{path}: not the rows of `edgebench bench` ({exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != "edgebench-bench":
+        raise UserError(f"{path}: not a run folder or a JSON file of `edgebench bench`")
+    if data.get("schema_version") is not None:  # format-1 bench files had none
+        check_version(data, path)
+    try:
+        return BenchRecord.from_json(data)
+    except FormatError as exc:
+        raise UserError(f"{path}: not a bench record of this edgebench ({exc})") from None

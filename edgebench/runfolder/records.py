@@ -5,6 +5,8 @@
     samples.jsonl   SampleRecord per line: one (example, arm[, sampling]) each
     summary.json    Summary: figures derived from the two above
 
+and the one file `edgebench bench` writes: BenchRecord (its rows: BenchRow).
+
 A run of one model has `models: [one]` and its arms keyed by (model, constraint) exactly
 like a run of five. Every record is complete when it is built: a run writes a new
 manifest (`dataclasses.replace`) instead of editing one in place.
@@ -21,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.4"
+SCHEMA_VERSION = "2.5"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -798,3 +800,95 @@ class Summary(Record):
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)
+
+
+# -- edgebench bench ------------------------------------------------------------------
+@dataclass(frozen=True)
+class BenchModel(Record):
+    """One model `edgebench bench` measured (no prompt format: bench sends no prompt)."""
+
+    label: str  # the name its rows are listed under
+    path: str  # model file (GGUF) or converted folder (ONNX)
+    sha256: str  # of the GGUF file, or of the ONNX weights
+    size_bytes: int  # bytes on disk
+    backend: str  # runtime: llama (llama.cpp) or onnx (onnxruntime)
+    format: str = "gguf"  # gguf or onnx
+    registry_name: str | None = None  # the registry entry it came from, if any
+    architecture: str | None = None  # from the model file
+    quantization: str | None = None  # Q4_1, Q4_K_M, int4 ... (GGUF header, ONNX provenance)
+    parameters: int | None = None  # parameter count, when the file says
+    context_length: int | None = None  # the model's training context
+
+
+@dataclass(frozen=True)
+class BenchWorker(Record):
+    """One worker process: one model at one thread count."""
+
+    threads: int  # llama.cpp threads
+    status: str  # completed, stopped (another worker failed), interrupted, failed, crashed
+    model: str | None = None  # the model's label (None: format 1, one model per file)
+    n_ctx: int | None = None  # context size it loaded
+    load_s: float | None = None  # seconds the load took
+    runtime: dict[str, Any] | None = None  # the runtime's own facts (model_size_bytes ...)
+    memory: MemoryRecord | None = None  # its peak resident memory
+    wall_s: float | None = None  # seconds from start to close
+    thermal_after: dict[str, Any] | None = None  # temperature and throttling when it closed
+
+
+@dataclass(frozen=True)
+class BenchRow(Record):
+    """One test of one model at one thread count, complete on its own (the rows of
+    `--format json|csv|md` are these)."""
+
+    threads: int  # llama.cpp threads
+    test: str  # ppN, tgN, with " @ dD" after D tokens of KV cache
+    kind: str  # pp (prompt processing, one batch) or tg (generation, one token at a time)
+    n_tokens: int  # tokens timed per repetition
+    depth: int  # tokens already in the KV cache, untimed
+    repetitions: int  # timed repetitions
+    tok_s_mean: float | None  # tokens per second, mean over the repetitions
+    tok_s_std: float | None  # sample standard deviation (None: one repetition)
+    tok_s_cv: float | None  # std / mean
+    tok_s_median: float | None = None  # median tokens per second
+    tok_s_min: float | None = None  # slowest repetition
+    tok_s_max: float | None = None  # fastest repetition
+    # the most CPU other processes (steal: other virtual machines) took in one repetition
+    cpu_others_max: float | None = None
+    cpu_steal_max: float | None = None
+    seconds: list[float] = field(default_factory=list)  # each repetition's duration
+    tok_s: list[float] = field(default_factory=list)  # each repetition's tokens per second
+    cpu_others: list[float | None] = field(default_factory=list)  # per repetition
+    cpu_steal: list[float | None] = field(default_factory=list)  # per repetition
+    peak_rss_mb: float | None = None  # peak resident memory of the worker that ran it
+    model: str | None = None  # the model's label (None: format 1, see BenchRecord.model)
+    quantization: str | None = None  # the model's quantization (GGUF header, ONNX provenance)
+    backend: str | None = None  # the runtime as it names itself (llama.cpp ...), else llama, onnx
+    # the weights' size: llama.cpp's tensor bytes (as llama-bench shows) else the file's
+    size_bytes: int | None = None
+    parameters: int | None = None  # parameter count, when the file says
+    device: str | None = None  # the device in one line: board, CPU, cores, RAM, OS, runtime
+
+
+@dataclass(frozen=True)
+class BenchRecord(Record):
+    """The JSON file `edgebench bench` writes (runs/<time>-<model>-bench.json): every
+    model, worker and row; rewritten after each group of workers, so a stop keeps what
+    was measured."""
+
+    kind: Literal["edgebench-bench"]  # what the file is
+    status: RunStatus  # running, completed, interrupted, failed, crashed
+    started_at: str  # UTC, ISO 8601
+    settings: dict[str, Any]  # the options: threads, prompt/gen tokens, depths, repetitions ...
+    device: Device  # the machine (`threads_used`: the first thread count)
+    # the bench file's own version: 1 had one model (`model`), 2 lists `models`
+    format: int = 2
+    schema_version: str | None = None  # the record format it follows (None: before 2.5)
+    finished_at: str | None = None  # UTC, once it ended
+    error: str | None = None  # what ended it early, in one line
+    command: list[str] = field(default_factory=list)  # the command line
+    models: list[BenchModel] = field(default_factory=list)  # in the order measured
+    model: BenchModel | None = None  # format 1: the one model
+    packages: dict[str, Any] = field(default_factory=dict)  # package versions
+    git: GitCommit | None = None  # edgebench's commit, from a checkout
+    workers: list[BenchWorker] = field(default_factory=list)  # one per model and thread count
+    results: list[BenchRow] = field(default_factory=list)  # rows with a timed repetition

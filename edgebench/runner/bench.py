@@ -1,17 +1,19 @@
-"""`edgebench bench`: prompt-processing and generation speed per thread count, as JSON.
+"""`edgebench bench`: prompt-processing and generation speed per model and thread count,
+as JSON (a `BenchRecord`).
 
-Each thread count gets its own worker process (so its peak RSS is its own), loads the
-model once, warms every test up, then runs the timed repetitions round-robin over the
-tests (repetition 1 of every test, then repetition 2, ...): a slow drift of the
-machine then spreads over all rows instead of biasing the last one. The JSON file is
-rewritten after every thread count, so a crash keeps what was measured.
+Models are measured one after another. Each (model, thread count) gets its own worker
+process (so its peak RSS is its own), loads the model once, warms every test up, then
+runs the timed repetitions round-robin over the tests (repetition 1 of every test, then
+repetition 2, ...): a slow drift of the machine then spreads over all rows instead of
+biasing the last one. The JSON file is rewritten after every group of workers, so a
+crash keeps what was measured.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +24,7 @@ from edgebench.environ import temporary_environ
 from edgebench.errors import RunFailure, UserError
 from edgebench.io import write_json_atomic
 from edgebench.isolation import WorkerDied, WorkerError
+from edgebench.runfolder.records import SCHEMA_VERSION
 from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import is_user_error, start_worker
@@ -32,6 +35,8 @@ from edgebench.system.versions import git_commit, package_versions, runtime_buil
 # OpenMP (llama.cpp's default thread pool) pins its threads to distinct cores with these;
 # without them the scheduler sometimes stacks both threads of a 2-thread run on one core.
 PIN_ENV = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
+# The bench file's own version (`BenchRecord.format`): 1 held one model, 2 lists `models`.
+BENCH_FORMAT = 2
 
 
 class BenchInterrupted(KeyboardInterrupt):
@@ -50,7 +55,7 @@ class SpeedWorker(Protocol):
 
 @dataclass(frozen=True)
 class BenchSettings:
-    model: str | None = None
+    model: str | None = None  # --model as given (several: comma-joined, as `run` records it)
     threads: tuple[int, ...] = (2,)
     prompt_tokens: tuple[int, ...] = (512,)
     gen_tokens: tuple[int, ...] = (128,)
@@ -107,7 +112,7 @@ def bench_context(tests: tuple[SpeedTest, ...], n_ctx: int | None, n_ctx_train: 
 
 def default_path(model_label: str, started: str) -> Path:
     stamp = started.replace(":", "").replace("-", "").replace("+0000", "")[:15]
-    slug = "".join(c if c.isalnum() or c in "._-" else "-" for c in model_label)[:60]
+    slug = "".join(c if c.isalnum() or c in "._+-" else "-" for c in model_label)[:60]
     return Path("runs") / f"{stamp}-{slug}-bench.json"
 
 
@@ -128,47 +133,52 @@ def thread_environment(pinning: dict[str, str]) -> dict[str, str]:
 
 def execute_bench(
     settings: BenchSettings,
-    model: ModelUnderTest,
+    models: Sequence[ModelUnderTest],
     *,
-    worker_factory: Callable[[int], SpeedWorker] | None = None,
+    worker_factory: Callable[[ModelUnderTest, int], SpeedWorker] | None = None,
     progress: BenchProgress | None = None,
     root: Path = ROOT,
 ) -> BenchResult:
-    """Measure every test at every thread count; write and return the JSON report."""
+    """Measure every test of every model at every thread count, one model after another;
+    write and return the JSON report (a `BenchRecord`)."""
     tests = plan_tests(settings)
-    n_ctx = bench_context(tests, settings.n_ctx, model.n_ctx_train)
+    # every model's context is checked before the first one loads
+    contexts = [bench_context(tests, settings.n_ctx, model.n_ctx_train) for model in models]
     started = utc_now()
-    path = settings.out or default_path(model.label, started)
+    label = models[0].label + (f"+{len(models) - 1}" if len(models) > 1 else "")
+    path = settings.out or default_path(label, started)
     if path.exists():
         raise UserError(f"{path} already exists; choose another --out")
 
     pinning = pin_environment(settings.pin)
 
-    def make_worker(threads: int) -> SpeedWorker:
+    def make_worker(model: ModelUnderTest, threads: int) -> SpeedWorker:
         with temporary_environ(pinning):  # the worker process inherits it when it starts
             if worker_factory is not None:
-                return worker_factory(threads)
+                return worker_factory(model, threads)
             return start_worker(model, "none", threads=threads, guard=False)
 
+    # `threads_used` is the first thread count; settings.threads lists them all
     device = device_info(settings.threads[0], root=root)
-    device["threads_used"] = list(settings.threads)
     report: dict[str, Any] = {
         "kind": "edgebench-bench",
-        "format": 1,
+        "format": BENCH_FORMAT,
+        "schema_version": SCHEMA_VERSION,
         "status": "running",
         "started_at": started,
         "command": sys.argv,
         "settings": {
             **{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()},
-            "n_ctx": n_ctx,
+            "n_ctx": max(contexts),
             "tests": [t.name for t in tests],
             "order": (
                 "warm-up per test, then repetitions round-robin over the tests"
                 + (" and the thread counts" if settings.interleave else "")
+                + "; one model after another"
             ),
             "thread_environment": thread_environment(pinning),
         },
-        "model": _model_block(model),
+        "models": [_model_block(model) for model in models],
         "device": device,
         "packages": package_versions(),
         "git": git_commit(),
@@ -180,19 +190,22 @@ def execute_bench(
     # between them; otherwise one thread count after another (less memory at once).
     groups = [settings.threads] if settings.interleave else [(t,) for t in settings.threads]
     failure: BaseException | None = None
-    for group in groups:
-        slots = [_Slot(threads) for threads in group]
-        report["workers"] += [slot.record for slot in slots]
-        try:
-            _measure_group(slots, make_worker, tests, settings, n_ctx, progress)
-        except (WorkerError, WorkerDied, UserError, KeyboardInterrupt) as exc:
-            failure = exc
-        finally:
-            if progress:
-                progress.stop()
-            for slot in slots:
-                _finish(slot, report, root)
-        write_json_atomic(path, report)
+    for model, n_ctx in zip(models, contexts, strict=True):
+        for group in groups:
+            slots = [_Slot(model, threads) for threads in group]
+            report["workers"] += [slot.record for slot in slots]
+            try:
+                _measure_group(slots, make_worker, tests, settings, n_ctx, progress, len(models))
+            except (WorkerError, WorkerDied, UserError, KeyboardInterrupt) as exc:
+                failure = exc
+            finally:
+                if progress:
+                    progress.stop()
+                for slot in slots:
+                    _finish(slot, report, root)
+            write_json_atomic(path, report)
+            if failure is not None:
+                break
         if failure is not None:
             break
     report["status"] = status_of(failure)
@@ -210,8 +223,8 @@ def execute_bench(
 
 
 def _model_block(model: ModelUnderTest) -> dict[str, Any]:
-    """The model as the manifest lists it, without the prompt format (bench sends no
-    prompt) and the run plan."""
+    """The model as a `BenchModel`: the manifest's model record without the prompt
+    format (bench sends no prompt) and the run plan."""
     record = model.record().to_json()
     return {k: v for k, v in record.items() if k not in ("prompt_format", "plan")}
 
@@ -220,6 +233,7 @@ def _model_block(model: ModelUnderTest) -> dict[str, Any]:
 class _Slot:
     """One thread count: its worker, its record in the JSON, what it measured."""
 
+    model: ModelUnderTest
     threads: int
     worker: SpeedWorker | None = None
     results: dict[SpeedTest, SpeedResult] = field(default_factory=dict)
@@ -228,7 +242,11 @@ class _Slot:
     started: float = field(default_factory=now)
 
     def __post_init__(self) -> None:
-        self.record: dict[str, Any] = {"threads": self.threads, "status": "running"}
+        self.record: dict[str, Any] = {
+            "threads": self.threads,
+            "status": "running",
+            "model": self.model.label,
+        }
 
     def run(self, test: SpeedTest, repetitions: int, warmup: int, seed: int) -> None:
         assert self.worker is not None
@@ -243,14 +261,15 @@ class _Slot:
 
 def _measure_group(
     slots: list[_Slot],
-    make_worker: Callable[[int], SpeedWorker],
+    make_worker: Callable[[ModelUnderTest, int], SpeedWorker],
     tests: tuple[SpeedTest, ...],
     settings: BenchSettings,
     n_ctx: int,
     progress: BenchProgress | None,
+    n_models: int,
 ) -> None:
     for slot in slots:
-        slot.worker = make_worker(slot.threads)
+        slot.worker = make_worker(slot.model, slot.threads)
         try:
             load_info, load_s = slot.worker.load(n_ctx)
         except BaseException as exc:
@@ -259,7 +278,9 @@ def _measure_group(
         slot.record.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
     if progress:
         steps = len(slots) * len(tests) * (settings.warmup + settings.repetitions)
-        progress.start(steps, "threads " + ",".join(str(s.threads) for s in slots))
+        threads = "threads " + ",".join(str(s.threads) for s in slots)
+        # with several models the bar names the one it measures
+        progress.start(steps, f"{slots[0].model.label} · {threads}" if n_models > 1 else threads)
     for slot in slots:
         for test in tests:
             if settings.warmup:
@@ -292,6 +313,10 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
     record["status"] = (
         "completed" if slot.done else status_of(slot.failure) if slot.failure else "stopped"
     )
+    model = slot.model
+    runtime = record.get("runtime") or {}
+    # llama-bench's size: llama.cpp's tensor bytes, from the load; else the file's size
+    size = runtime.get("model_size_bytes") or model.size_bytes
     for result in slot.results.values():
         if result.seconds:
             report["results"].append(
@@ -299,5 +324,10 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
                     "threads": slot.threads,
                     **result.to_dict(),
                     "peak_rss_mb": memory.peak_rss_mb if memory else None,
+                    "model": model.label,
+                    "quantization": model.details.get("quantization"),
+                    "backend": runtime.get("name") or model.backend,
+                    "size_bytes": int(size) if size else None,
+                    "parameters": model.details.get("parameters"),
                 }
             )

@@ -6,24 +6,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.speed_test import SpeedPlan
 from edgebench.backends.worker import InProcessWorker
 from edgebench.isolation import WorkerDied
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
+from edgebench.runner import bench
 from edgebench.runner.spec import ModelUnderTest
 
 
-def bench_model(n_ctx_train: int | None = 8192) -> ModelUnderTest:
+def bench_model(
+    n_ctx_train: int | None = 8192, label: str = "fake-model", quantization: str = "Q4_1"
+) -> ModelUnderTest:
     return ModelUnderTest(
-        label="fake-model",
+        label=label,
         path=Path("/models/fake.gguf"),
         sha256="0" * 64,
         size_bytes=98_362_432,
         prompt_format=PromptFormat(style=STYLE_COMPLETION),
         n_ctx_train=n_ctx_train,
         backend="fake",
-        details={"parameters": 134_515_008, "quantization": "Q4_1"},
+        details={"parameters": 134_515_008, "quantization": quantization},
     )
 
 
@@ -31,24 +36,41 @@ class SpeedWorkers:
     """A bench worker factory: in-process workers on fake backends, timed by the
     backend's virtual clock (2 ms per prompt token / threads, 10 ms per generated token).
 
-    `made` lists the thread counts asked for, in order. The worker for `die_at` threads
-    fails its first speed test with `failure` (default: killed by SIGSEGV)."""
+    `made` lists the thread counts asked for, in order (`made_for`: with the model's
+    label). The worker for `die_at` threads (of the model labelled `die_model`, any when
+    None) fails its first speed test with `failure` (default: killed by SIGSEGV)."""
 
-    def __init__(self, die_at: int | None = None, failure: BaseException | None = None) -> None:
+    def __init__(
+        self,
+        die_at: int | None = None,
+        failure: BaseException | None = None,
+        die_model: str | None = None,
+    ) -> None:
         self.die_at = die_at
+        self.die_model = die_model
         self.failure = failure if failure is not None else WorkerDied(-11, "speed_test")
         self.made: list[int] = []
+        self.made_for: list[tuple[str, int]] = []
 
-    def __call__(self, threads: int) -> Any:
+    def __call__(self, model: ModelUnderTest, threads: int) -> Any:
         self.made.append(threads)
+        self.made_for.append((model.label, threads))
         backend = FakeBackend(
             timings=FakeTimings(per_prompt_token=0.002 / threads, per_output_token=0.01)
         )
         worker = InProcessWorker(backend, clock=backend.virtual_clock)
-        if threads == self.die_at:
+        if threads == self.die_at and self.die_model in (None, model.label):
 
             def fail(plan: SpeedPlan) -> Any:
                 raise self.failure
 
             worker.speed_test = fail  # type: ignore[method-assign]
         return worker
+
+
+def fake_start_worker(monkeypatch: pytest.MonkeyPatch, workers: Any) -> None:
+    """`bench` starts its workers through `start_worker`: `workers(model, threads)`
+    (a `SpeedWorkers` or a factory like it) instead."""
+    monkeypatch.setattr(
+        bench, "start_worker", lambda model, mode, *, threads, guard: workers(model, threads)
+    )

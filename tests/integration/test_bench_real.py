@@ -18,9 +18,11 @@ def test_bench_command_writes_rows_and_json(smollm2: Path, tmp_path: Path) -> No
     out = tmp_path / "bench.json"
     done = run_cli("bench", "-t", "1,2", "-p", "64", "-n", "16", "-r", "2", "-o", str(out))
     assert "pp64" in done.stdout and "tg16" in done.stdout and " ± " in done.stdout
+    assert "Q4_1" in done.stdout  # the quantization column, from the GGUF header
     report = completed_bench(out, (1, 2), ("pp64", "tg16"))
     for row in report["results"]:
         assert row["repetitions"] == 2 and row["tok_s_mean"] > 1
+        assert row["quantization"] == "Q4_1" and row["backend"] == "llama.cpp"
         assert 50 < row["peak_rss_mb"] < 2000
     device = report["device"]
     assert device["cpu_model"] and device["ram_total_mb"] and device["kernel"]

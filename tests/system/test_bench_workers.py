@@ -30,7 +30,7 @@ def bench_in_workers(tmp_path: Path, pin: bool) -> tuple[dict[str, Any], list[di
     worker's environment held of the OpenMP variables."""
     seen: list[dict[str, str]] = []
 
-    def factory(threads: int) -> BackendWorker:
+    def factory(model: Any, threads: int) -> BackendWorker:
         worker = BackendWorker("fake", {})
         seen.append({k: v for k, v in environ_of(worker.pid).items() if k in OMP})
         return worker
@@ -43,7 +43,7 @@ def bench_in_workers(tmp_path: Path, pin: bool) -> tuple[dict[str, Any], list[di
         pin=pin,
         out=tmp_path / f"bench-{pin}.json",
     )
-    report = execute_bench(settings, bench_model(), worker_factory=factory, root=tmp_path).report
+    report = execute_bench(settings, [bench_model()], worker_factory=factory, root=tmp_path).report
     assert report["status"] == "completed"
     assert all(w["memory"]["peak_rss_mb"] > 0 for w in report["workers"])
     return report, seen

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.cli.app import main
-from edgebench.runner import bench
-from tests.helpers.bench_fakes import SpeedWorkers
+from tests.helpers.bench_fakes import SpeedWorkers, fake_start_worker
 from tests.helpers.bench_report import completed_bench
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.gguf_factory import SAMPLE_TENSORS, isolate, sample_metadata, write_gguf
@@ -20,13 +19,6 @@ from tests.helpers.gguf_factory import SAMPLE_TENSORS, isolate, sample_metadata,
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_network: list[str]) -> None:
     isolate(monkeypatch, tmp_path)
-
-
-def fake_workers(monkeypatch: pytest.MonkeyPatch, workers: SpeedWorkers) -> None:
-    """`bench` starts its workers through `start_worker`: in-process fakes instead."""
-    monkeypatch.setattr(
-        bench, "start_worker", lambda model, mode, *, threads, guard: workers(threads)
-    )
 
 
 def test_context_larger_than_the_model_is_a_one_line_error(
@@ -42,7 +34,7 @@ def test_context_larger_than_the_model_is_a_one_line_error(
 def test_a_bench_prints_the_table_and_where_the_json_is(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    fake_workers(monkeypatch, SpeedWorkers())
+    fake_start_worker(monkeypatch, SpeedWorkers())
     path = write_gguf(tmp_path / "tiny.gguf")
     out = tmp_path / "bench.json"
     args = ["--model", str(path), "-t", "1,2", "-p", "8", "-n", "2", "-r", "2"]
@@ -58,7 +50,7 @@ def test_a_bench_prints_the_table_and_where_the_json_is(
 def test_a_crashed_worker_is_a_run_failure_in_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    fake_workers(monkeypatch, SpeedWorkers(die_at=2))
+    fake_start_worker(monkeypatch, SpeedWorkers(die_at=2))
     path = write_gguf(tmp_path / "tiny.gguf")
     out = tmp_path / "bench.json"
     code, err = run_cli(

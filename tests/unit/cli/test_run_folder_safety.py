@@ -100,7 +100,9 @@ def test_ctrl_c_during_a_bench_says_where_what_was_measured_is_kept(
 
     isolate(monkeypatch, tmp_path)
     workers = SpeedWorkers(die_at=2, failure=KeyboardInterrupt())
-    monkeypatch.setattr(bench, "start_worker", lambda model, mode, **kw: workers(kw["threads"]))
+    monkeypatch.setattr(
+        bench, "start_worker", lambda model, mode, **kw: workers(model, kw["threads"])
+    )
     out = tmp_path / "bench.json"
     model = str(write_gguf(tmp_path / "tiny.gguf"))
     code, err = run_cli(

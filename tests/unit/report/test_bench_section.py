@@ -1,0 +1,152 @@
+"""`card` and `report` given what `edgebench bench` wrote (`--out`) or printed
+(`--format json`): a speed table (tok/s per pp/tg row, peak RSS, quantization, device),
+not an error; alone or next to run folders; a file that is neither is one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from edgebench.cli.app import main
+from edgebench.report.bench_table import rows_json, speed_rows
+from edgebench.runner.bench import BenchSettings, execute_bench
+from tests.helpers.bench_fakes import SpeedWorkers, bench_model
+from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.inline_prompts import chat_templates_in_process
+from tests.helpers.report_runs import make_run
+
+
+def bench_file(tmp_path: Path, *, status: str | None = None) -> Path:
+    """A bench of two models (Q4_1 and Q8_0) at 1 thread: pp8 and tg2 each."""
+    out = tmp_path / "speed-bench.json"
+    models = [bench_model(label="alpha"), bench_model(label="beta", quantization="Q8_0")]
+    settings = BenchSettings(
+        threads=(1,), prompt_tokens=(8,), gen_tokens=(2,), repetitions=2, out=out
+    )
+    execute_bench(settings, models, worker_factory=SpeedWorkers(), root=tmp_path)
+    if status is not None:  # as a stopped bench leaves it
+        report = json.loads(out.read_text())
+        report["status"] = status
+        out.write_text(json.dumps(report))
+    return out
+
+
+def table_rows(markdown: str) -> list[list[str]]:
+    return [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in markdown.splitlines()
+        if line.startswith("|")
+    ]
+
+
+def test_card_of_a_bench_file_is_a_speed_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = bench_file(tmp_path)
+    code, err = run_cli(capsys, "card", str(path))
+    assert code == 0, err
+    card = path.with_suffix(".md").read_text()
+    header, _, *rows = table_rows(card)
+    assert header == ["model", "quant", "threads", "test", "tok/s", "peak RSS MB"]
+    assert [(r[0], r[1], r[3]) for r in rows] == [
+        ("alpha", "Q4_1", "pp8"),
+        ("alpha", "Q4_1", "tg2"),
+        ("beta", "Q8_0", "pp8"),
+        ("beta", "Q8_0", "tg2"),
+    ]
+    assert all(re.fullmatch(r"\d+\.\d\d ± \d+\.\d\d", r[4]) for r in rows)
+    assert all(r[5].isdigit() for r in rows)
+    assert card.startswith("# Speed of alpha, beta")
+    # one device: said once above the table
+    assert "\nDevice: " in card and "over 2 repetitions after 1 warm-up" in card
+
+
+def test_rows_from_several_devices_get_a_device_column(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = speed_rows(json.loads(bench_file(tmp_path).read_text()))
+    rows[2]["device"] = rows[3]["device"] = "Raspberry Pi 5 · 4 cores"
+    printed = tmp_path / "two-devices.json"
+    printed.write_text(rows_json(rows))
+    assert run_cli(capsys, "card", str(printed))[0] == 0
+    header, _, *cells = table_rows(printed.with_suffix(".md").read_text())
+    assert header[2] == "device"
+    assert [c[2] for c in cells][1:3] == [rows[1]["device"], "Raspberry Pi 5 · 4 cores"]
+
+
+def test_card_of_one_model_of_a_bench_and_of_the_printed_rows(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = bench_file(tmp_path)
+    card = tmp_path / "beta.md"
+    assert run_cli(capsys, "card", str(path), "--model", "beta", "-o", str(card))[0] == 0
+    assert {r[0] for r in table_rows(card.read_text())[2:]} == {"beta"}
+    code, err = run_cli(capsys, "card", str(path), "--model", "gamma")
+    assert_one_line_error(code, err, "'gamma'", "alpha, beta")
+    # what `bench --format json` prints is read as well
+    printed = tmp_path / "rows.json"
+    printed.write_text(rows_json(speed_rows(json.loads(path.read_text()))))
+    assert run_cli(capsys, "card", str(printed))[0] == 0
+    assert len(table_rows(printed.with_suffix(".md").read_text())) == 2 + 4
+
+
+def test_a_stopped_bench_says_its_rows_are_partial(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = bench_file(tmp_path, status="interrupted")
+    assert run_cli(capsys, "card", str(path))[0] == 0
+    assert "The bench ended interrupted" in path.with_suffix(".md").read_text()
+
+
+def test_report_of_bench_files_alone_and_next_to_a_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = bench_file(tmp_path)
+    alone = tmp_path / "speed.html"
+    code, err = run_cli(capsys, "report", str(path), "--html", str(alone))
+    assert code == 0, err
+    page = alone.read_text()
+    assert "<h2>Speed · speed-bench.json</h2>" in page and "Q8_0" in page and "tg2" in page
+    assert page.count("<tr>") == 1 + 4
+
+    with chat_templates_in_process():
+        run = make_run(tmp_path / "run", modes="none", n=1)
+    both = tmp_path / "both.html"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(run), str(path), "--html", str(both)])
+    assert not exit_info.value.code
+    page = both.read_text()
+    assert "Leaderboard" in page and "<h2>Speed · speed-bench.json</h2>" in page
+    assert page.index("Leaderboard") < page.index("Speed ·") < page.index("</body>")
+    assert "1 run, 1 bench file" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"kind": "something-else"}', "not a run folder or a JSON file of `edgebench bench`"),
+        ('{"kind": "edgebench-bench", "status": "done"}', "not a bench record"),
+        ('[{"threads": "two"}]', "not the rows of `edgebench bench`"),
+        ('{"kind": "edgebench-bench", "schema_version": "9.0"}', "format 9.0"),
+    ],
+)
+def test_a_file_that_is_not_a_bench_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, fragment: str
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(text)
+    for command in (["card", str(path)], ["report", str(path), "--html", str(tmp_path / "r.html")]):
+        code, err = run_cli(capsys, *command)
+        assert_one_line_error(code, err, str(path), fragment)
+
+
+def test_compare_given_a_bench_file_says_what_reads_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = bench_file(tmp_path)
+    code, err = run_cli(capsys, "compare", str(path), str(path))
+    assert_one_line_error(code, err, str(path), "not a run folder", "`card` and `report`")
