@@ -33,38 +33,58 @@ def bench(
     threads: Annotated[
         str | None,
         typer.Option(
-            "--threads", "-t", help="Thread counts, comma-separated (default: physical cores)."
+            "--threads",
+            "-t",
+            metavar="N[,N]",
+            help="Thread counts, comma-separated (default: physical cores).",
         ),
     ] = None,
     prompt_tokens: Annotated[
         str,
         typer.Option(
-            "--prompt-tokens", "-p", help="ppN rows: prompt lengths, comma-separated; 0 for none."
+            "--prompt-tokens",
+            "-p",
+            metavar="N[,N]",
+            help="ppN rows: prompt lengths, comma-separated; 0 for none.",
         ),
     ] = "512",
     gen_tokens: Annotated[
         str,
         typer.Option(
-            "--gen-tokens", "-n", help="tgN rows: generated tokens, comma-separated; 0 for none."
+            "--gen-tokens",
+            "-n",
+            metavar="N[,N]",
+            help="tgN rows: generated tokens, comma-separated; 0 for none.",
         ),
     ] = "128",
     depth: Annotated[
         str,
         typer.Option(
-            "--depth", "-d", help="Tokens already in the KV cache before each test (rows '@ dN')."
+            "--depth",
+            "-d",
+            metavar="N[,N]",
+            help="Tokens already in the KV cache before each test (rows '@ dN'), comma-separated.",
         ),
     ] = "0",
     repetitions: Annotated[
-        int, typer.Option("--repetitions", "-r", min=1, help="Timed repetitions per row.")
+        int,
+        typer.Option("--repetitions", "-r", min=1, metavar="N", help="Timed repetitions per row."),
     ] = 5,
     warmup: Annotated[
-        int, typer.Option("--warmup", min=0, help="Untimed repetitions per row first.")
+        int, typer.Option("--warmup", min=0, metavar="N", help="Untimed repetitions per row first.")
     ] = 1,
     n_ctx: Annotated[
         int | None,
-        typer.Option("--n-ctx", min=64, help="Context size (default: what the largest row needs)."),
+        typer.Option(
+            "--n-ctx",
+            min=64,
+            metavar="TOKENS",
+            help="Context size (default: what the largest row needs).",
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random token ids.")] = 42,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed of the random token ids.")
+    ] = 42,
     pin: Annotated[
         bool,
         typer.Option(
@@ -87,6 +107,7 @@ def bench(
         typer.Option(
             "--out",
             "-o",
+            metavar="FILE",
             help="The bench's JSON record to write, every model and repetition "
             "(default: runs/<time>-<model>-bench.json); `card` and `report` read it.",
         ),

@@ -103,9 +103,11 @@ SEVERAL = {
     ("run", "--metrics"): lambda: len(parse_metrics("sted,sobench")),
     ("score", "--metrics"): lambda: len(parse_metrics("structure,deepjson")),
     ("consistency", "--temperatures"): lambda: len(parse_temperatures("0.2,0.8")),
+    ("bench", "--model"): lambda: len(parse_model_list("smollm2-135m-instruct,gemma3-270m")),
     ("bench", "--threads"): lambda: len(parse_int_list("1,2", "--threads", 1)),
     ("bench", "--prompt-tokens"): lambda: len(parse_int_list("64,128", "--prompt-tokens", 0)),
     ("bench", "--gen-tokens"): lambda: len(parse_int_list("16,32", "--gen-tokens", 0)),
+    ("bench", "--depth"): lambda: len(parse_int_list("0,512", "--depth", 0)),
 }
 
 
