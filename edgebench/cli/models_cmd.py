@@ -27,6 +27,7 @@ from edgebench.models.onnx_model import (
 )
 from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry
 from edgebench.models.resolve import resolve_model
+from edgebench.report.fit import Fitted
 from edgebench.runner.model_check import OK, check_models
 
 models_app = typer.Typer(
@@ -35,8 +36,9 @@ models_app = typer.Typer(
 )
 
 
-def _print(renderable: Table) -> None:
-    stdout_console().print(renderable)
+def _print(renderable: Table, labels: int = 1) -> None:
+    """`renderable` fitted to the terminal: names and figures never cut (report/fit.py)."""
+    stdout_console().print(Fitted(renderable, labels))
 
 
 @models_app.command("list")
@@ -50,7 +52,10 @@ def list_models() -> None:
     table = Table(title="edgebench models", caption=caption)
     columns = ("name", "format", "family", "params", "quant", "size MB", "license", "prompt")
     for column in (*columns, "cached"):
-        table.add_column(column, justify="right" if column == "size MB" else "left")
+        # The name is what a user copies: one line, never cut.
+        table.add_column(
+            column, justify="right" if column == "size MB" else "left", no_wrap=column == "name"
+        )
     registry = load_registry()
     for name, entry in registry.items():
         table.add_row(
