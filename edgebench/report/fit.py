@@ -105,7 +105,7 @@ def _by_arm(console: Console, table: Table, labels: int, width: int) -> list[Tex
         if _natural_width(console, part) > width:
             return None
         cells = [_plain(c._cells[a]).plain for c in table.columns[: labels - 1]]
-        parts += [_head([cell for cell in cells if cell], width), part]
+        parts += [_head(_named(table, cells), width), part]
     return parts
 
 
@@ -135,11 +135,28 @@ def _split(console: Console, table: Table, labels: int, width: int) -> list[Tabl
     ]
 
 
-def _head(labels: list[str], width: int) -> Text:
-    """An arm's labels on one line, "a · b", or one a line when that line is too wide:
-    a line break never falls inside a name."""
-    line = " · ".join(labels)
-    return Text(line if cell_len(line) <= width else "\n".join(labels), style="bold")
+def _named(table: Table, labels: list[str]) -> list[tuple[str, str]]:
+    """A row's label values with their headers (none for the first: the model's name
+    says what it is), empty ones left out."""
+    headers = [_plain(c.header).plain for c in table.columns]
+    return [
+        ("" if index == 0 else headers[index], value) for index, value in enumerate(labels) if value
+    ]
+
+
+def _head(labels: list[tuple[str, str]], width: int) -> Text:
+    """An arm's labels, each after its header ("model-x · constraint none · depth 2": the
+    header is no longer above them), on one line; one a line when that is too wide, a
+    header dropped where it would push its value over the width. A line break never
+    falls inside a name."""
+    named = [f"{header} {value}" if header else value for header, value in labels]
+    line = " · ".join(named)
+    if cell_len(line) <= width:
+        return Text(line, style="bold")
+    lines = [
+        n if cell_len(n) <= width else value for n, (_, value) in zip(named, labels, strict=True)
+    ]
+    return Text("\n".join(lines), style="bold")
 
 
 def _widest(text: Text) -> int:
@@ -168,7 +185,7 @@ def _stacked(console: Console, table: Table, labels: int, width: int) -> Iterato
         for index in range(labels):
             if cells[index].plain or index == labels - 1:
                 carried[index] = cells[index].plain
-        head = [text for text in carried if text]
+        head = _named(table, carried)
         if head:
             yield _head(head, width)
         grid = Table.grid(padding=(0, 1))

@@ -253,11 +253,15 @@ class _Arms:
                 f"{arm.model} · {what} · {counts_label(arm, self.summary)} · "
                 f"constraint {arm.constraint}"
             )
+        return f"{self.every} · {what} · {self.summary.n_invalid_data} invalid data"
+
+    @property
+    def every(self) -> str:
+        """Whose rows a table of several arms holds."""
         models = list(dict.fromkeys(a.model for a in self.arms))
-        who = models[0] if len(models) == 1 else "every model"
-        return (
-            f"{who} · {what} · every constraint mode · {self.summary.n_invalid_data} invalid data"
-        )
+        if len(models) == 1:
+            return f"{models[0]} · every constraint mode"
+        return "every model and constraint mode"
 
 
 def _shown_arms(summary: Summary) -> _Arms:
@@ -346,7 +350,7 @@ def family_tables(shown: _Arms) -> list[Table]:
             sections.append(_Section(shown.labels(arm), _section_rows(rows, None, family.overall)))
         title = f"metric family {name}"
         if len(shown.arms) > 1:
-            title += " · every model and constraint mode"
+            title += f" · {shown.every}"
         names = list(result.higher_is_better)
         tables.append(_group_table(title, names, sections, group, shown.headers))
     return tables

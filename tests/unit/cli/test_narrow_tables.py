@@ -13,7 +13,7 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.cli.app import main
 from edgebench.models.registry import load_registry
 from edgebench.report.compare import compare_table, differences_table
-from edgebench.report.table import render_summary
+from edgebench.report.table import render_consistency, render_summary
 from edgebench.summary import load_run
 from tests.helpers.cli_model import RoundtripCli, roundtrip_cli
 from tests.helpers.tables import assert_whole, tables_in
@@ -93,3 +93,21 @@ def test_models_list_keeps_every_name(
         assert name in shown  # the one column a user must copy
         assert f"{entry.size_bytes / 1e6:.1f}" in shown
         assert entry.quantization in shown and entry.license in shown
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_consistency_tables_keep_every_number(
+    cli: RoundtripCli,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    width: int,
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    cli.answer_with(FakeBackend(sampled=['{"a": 1}', '{"a": 2}', "no json"]))
+    task = ("--task", "roundtrip", "--dataset", str(cli.payloads), "--out", str(cli.out))
+    plan = ("--samples", "3", "--temperatures", "0.2,0.7", "--model", MODELS[0])
+    shown = stdout_of(capsys, "consistency", *task, *plan)
+    assert_fits(shown, width)
+    for table in tables_in(render_consistency(load_run(cli.out).summary)):
+        assert_whole(table, shown, label_headers=width > 80)
+    assert MODELS[0] in shown

@@ -55,7 +55,8 @@ def test_one_table_per_arm_when_arms_span_several_rows() -> None:
         table.add_row(long_name, mode, "simple", "3", "0.500", "0.250", "0.125")
         table.add_row("", "", "overall", "3", "0.500", "0.250", "0.125", end_section=True)
     text = shown(table, 80)
-    assert f"{long_name} · none" in text and f"{long_name} · mask" in text
+    for mode in ("none", "mask"):  # the arm's labels above its table, each named
+        assert f"{long_name} · constraint {mode}" in text
     assert text.count("┏") == 2
     assert_whole(table, text, label_headers=False)
 
@@ -65,5 +66,5 @@ def test_too_many_parts_become_one_block_per_row() -> None:
     table = wide(12, label)
     text = shown(table, 80)
     assert "┏" not in text
-    assert f"{label} · none" in text and f"{label} · mask" in text
+    assert f"{label} · mode none" in text and f"{label} · mode mask" in text
     assert_whole(table, text, label_headers=False)
