@@ -21,6 +21,15 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return int(exit_info.value.code or 0), err
 
 
+def stdout_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """`edgebench ARGS` in this process, which must succeed: what went to stdout."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    captured = capsys.readouterr()
+    assert not exit_info.value.code, captured.err
+    return captured.out
+
+
 def assert_one_line_error(code: int, err: str, *fragments: str, exit_code: int = 2) -> None:
     """Exit `exit_code` (2: the user's mistake) with one line, no traceback, naming
     every fragment."""

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
-from edgebench.cli.app import main
 from edgebench.models.registry import load_registry
 from edgebench.report.compare import compare_table, differences_table
 from edgebench.report.table import render_consistency, render_summary
 from edgebench.summary import load_run
+from tests.helpers.cli import stdout_of
 from tests.helpers.cli_model import RoundtripCli, roundtrip_cli
 from tests.helpers.tables import assert_whole, tables_in
 
@@ -29,12 +29,11 @@ def cli(
     return roundtrip_cli(capsys, monkeypatch, tmp_path, [{"a": 1}, {"b": [2, 3]}, {"c": "x"}])
 
 
-def stdout_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    captured = capsys.readouterr()
-    assert not exit_info.value.code, captured.err
-    return captured.out
+@pytest.fixture(params=WIDTHS)
+def width(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The output's width, set with COLUMNS."""
+    monkeypatch.setenv("COLUMNS", str(request.param))
+    return int(request.param)
 
 
 def assert_fits(shown: str, width: int) -> None:
@@ -49,29 +48,23 @@ def two_model_run(cli: RoundtripCli, capsys: pytest.CaptureFixture[str]) -> str:
     return stdout_of(capsys, "run", *task, "--constraint", "none,json", *models)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_run_tables_keep_names_and_numbers(
     cli: RoundtripCli,
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
     width: int,
 ) -> None:
-    monkeypatch.setenv("COLUMNS", str(width))
     shown = two_model_run(cli, capsys)
     assert_fits(shown, width)
     for table in tables_in(render_summary(load_run(cli.out).summary)):
         assert_whole(table, shown, label_headers=width > 80)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_compare_keeps_names_and_numbers(
     cli: RoundtripCli,
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
     width: int,
 ) -> None:
     two_model_run(cli, capsys)
-    monkeypatch.setenv("COLUMNS", str(width))
     shown = stdout_of(capsys, "compare", str(cli.out))
     assert_fits(shown, width)
     summaries = [load_run(cli.out).summary]
@@ -82,11 +75,7 @@ def test_compare_keeps_names_and_numbers(
         assert name in shown
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_models_list_keeps_every_name(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, width: int
-) -> None:
-    monkeypatch.setenv("COLUMNS", str(width))
+def test_models_list_keeps_every_name(capsys: pytest.CaptureFixture[str], width: int) -> None:
     shown = stdout_of(capsys, "models", "list")
     assert_fits(shown, width)
     for name, entry in load_registry().items():
@@ -95,14 +84,11 @@ def test_models_list_keeps_every_name(
         assert entry.quantization in shown and entry.license in shown
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_consistency_tables_keep_every_number(
     cli: RoundtripCli,
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
     width: int,
 ) -> None:
-    monkeypatch.setenv("COLUMNS", str(width))
     cli.answer_with(FakeBackend(sampled=['{"a": 1}', '{"a": 2}', "no json"]))
     task = ("--task", "roundtrip", "--dataset", str(cli.payloads), "--out", str(cli.out))
     plan = ("--samples", "3", "--temperatures", "0.2,0.7", "--model", MODELS[0])

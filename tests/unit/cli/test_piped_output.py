@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
-from edgebench.cli.app import main
 from edgebench.report.compare import compare_table
 from edgebench.report.table import render_summary
 from edgebench.summary import load_run
+from tests.helpers.cli import stdout_of
 from tests.helpers.cli_model import RoundtripCli, roundtrip_cli
 from tests.helpers.tables import assert_whole, tables_in
 
@@ -26,15 +26,6 @@ def cli(
 ) -> RoundtripCli:
     monkeypatch.delenv("COLUMNS", raising=False)
     return roundtrip_cli(capsys, monkeypatch, tmp_path, [{"a": 1}, {"b": [2, 3]}, {"c": "x"}])
-
-
-def stdout_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """`edgebench ARGS` in this process, which must succeed: what went to stdout."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    captured = capsys.readouterr()
-    assert not exit_info.value.code, captured.err
-    return captured.out
 
 
 def two_model_run(cli: RoundtripCli, capsys: pytest.CaptureFixture[str]) -> str:

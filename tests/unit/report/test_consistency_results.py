@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
-from edgebench.cli.app import main
+from tests.helpers.cli import stdout_of
 from tests.helpers.cli_model import RoundtripCli, roundtrip_cli
 from tests.helpers.run_folder import summary_of
 
@@ -31,14 +31,6 @@ def run_dir(
     code, err = cli.start("consistency", "--samples", "3", "--temperatures", ",".join(TEMPERATURES))
     assert code == 0, err
     return cli.out
-
-
-def stdout_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    captured = capsys.readouterr()
-    assert not exit_info.value.code, captured.err
-    return captured.out
 
 
 def test_summary_has_the_arm_at_each_temperature(run_dir: Path) -> None:
@@ -76,19 +68,24 @@ def test_compare_has_a_row_per_temperature(
     assert f"{rows[0]['consistency']:.3f}" in shown
 
 
-def test_card_shows_each_temperature(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    card = run_dir / "card.md"
-    stdout_of(capsys, "card", str(run_dir), "--out", str(card))
-    text = card.read_text()
+@pytest.mark.parametrize(
+    ("command", "option", "name", "figure"),
+    [
+        ("card", "--out", "card.md", "consistency score"),
+        ("report", "--html", "report.html", "consistency.score"),
+    ],
+)
+def test_card_and_report_show_each_temperature(
+    run_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    option: str,
+    name: str,
+    figure: str,
+) -> None:
+    written = run_dir / name
+    stdout_of(capsys, command, str(run_dir), option, str(written))
+    text = written.read_text()
     for key in TEMPERATURES:
         assert f"none · T={key}" in text
-    assert "consistency score" in text
-
-
-def test_report_shows_each_temperature(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    page = run_dir / "report.html"
-    stdout_of(capsys, "report", str(run_dir), "--html", str(page))
-    text = page.read_text()
-    for key in TEMPERATURES:
-        assert f"none · T={key}" in text
-    assert "consistency.score" in text
+    assert figure in text
