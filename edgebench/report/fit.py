@@ -42,7 +42,7 @@ class Fitted:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
-        if _natural_width(console, self.table) <= width:
+        if natural_width(console, self.table) <= width:
             yield self.table
             return
         for layout in (_by_arm, _split):
@@ -55,7 +55,7 @@ class Fitted:
         yield from _stacked(console, self.table, self.labels, width)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement(1, min(options.max_width, _natural_width(console, self.table)))
+        return Measurement(1, min(options.max_width, natural_width(console, self.table)))
 
 
 def fitted(*tables: Table | None) -> Group:
@@ -63,7 +63,8 @@ def fitted(*tables: Table | None) -> Group:
     return Group(*(Fitted(t) for t in tables if t is not None))
 
 
-def _natural_width(console: Console, table: Table) -> int:
+def natural_width(console: Console, table: Table) -> int:
+    """The width `table` takes with no cell wrapped or cut."""
     options = console.options.update(width=_UNBOUNDED)
     return Measurement.get(console, options, table).maximum
 
@@ -102,7 +103,7 @@ def _by_arm(console: Console, table: Table, labels: int, width: int) -> list[Tex
         for column in part.columns:
             column._cells = column._cells[a:b]
         part.rows = table.rows[a:b]
-        if _natural_width(console, part) > width:
+        if natural_width(console, part) > width:
             return None
         cells = [_plain(c._cells[a]).plain for c in table.columns[: labels - 1]]
         parts += [_head(_named(table, cells), width), part]
@@ -117,14 +118,14 @@ def _split(console: Console, table: Table, labels: int, width: int) -> list[Tabl
     current: list[Column] = []
     for column in rest:
         trial = _part(table, [*keep, *current, column], False)
-        if _natural_width(console, trial) <= width:
+        if natural_width(console, trial) <= width:
             current.append(column)
             continue
         if not current:
             return None
         groups.append(current)
         current = [column]
-        if _natural_width(console, _part(table, [*keep, column], False)) > width:
+        if natural_width(console, _part(table, [*keep, column], False)) > width:
             return None
     groups.append(current)
     if len(groups) > MAX_PARTS:

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.table import Column, Table
 
 from edgebench.report.coverage import coverage_table
 from edgebench.report.facts import (
@@ -28,7 +29,7 @@ from edgebench.report.facts import (
     SKIPPED_LABEL,
     indicative,
 )
-from edgebench.report.fit import fitted
+from edgebench.report.fit import fitted, natural_width
 from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
 
@@ -80,8 +81,8 @@ class RichProgress:
         self._arm_left = total
         if self._t_run is None:
             self._t_run = self.clock()
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
+        self._progress = _FittedProgress(
+            TextColumn("[bold]{task.description}", table_column=Column(overflow="fold")),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[stats]}"),
@@ -130,6 +131,35 @@ class RichProgress:
             return
         with contextlib.suppress(OSError):  # a terminal gone with SIGHUP takes no last frame
             self._progress.stop()
+
+
+class _FittedProgress(Progress):
+    """One line per arm when it fits the console; else two: the arm's name, count and a
+    bar filling what is left, then its figures and ETAs. At 80 columns rich would cut the
+    count and ETA to "2…" and the arm's name mid-word."""
+
+    # The wide line's columns: name, bar, count, then the figures and ETAs.
+    NAME, BAR, COUNT = 0, 1, 2
+
+    def _table(self, columns: Sequence[ProgressColumn], expand: bool = False) -> Table:
+        grid = Table.grid(
+            *(c.get_table_column().copy() for c in columns), padding=(0, 1), expand=expand
+        )
+        for task in self.tasks:
+            if task.visible:
+                grid.add_row(*(column(task) for column in columns))
+        return grid
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        columns = [c for c in self.columns if isinstance(c, ProgressColumn)]
+        line = self._table(columns)
+        live = getattr(self, "live", None)  # None while Progress is being made: no task yet
+        if live is None or natural_width(live.console, line) <= live.console.width:
+            yield line
+            return
+        bar = BarColumn(bar_width=None, table_column=Column(ratio=1))
+        yield self._table([columns[self.NAME], columns[self.COUNT], bar], expand=True)
+        yield self._table(columns[self.COUNT + 1 :])
 
 
 class _ArmFigures:
