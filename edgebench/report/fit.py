@@ -88,6 +88,8 @@ def _sections(table: Table, labels: int) -> list[tuple[int, int]]:
         for row in range(table.row_count)
         if any(_plain(c._cells[row]).plain for c in arm_columns)
     ]
+    if starts and starts[0] != 0:  # rows before the first labels: an arm of their own
+        starts.insert(0, 0)
     return [(a, b) for a, b in zip(starts, [*starts[1:], table.row_count], strict=True)]
 
 
