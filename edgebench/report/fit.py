@@ -1,6 +1,6 @@
 """Tables that keep every name and number whole at any width (a Pi over SSH at 80
 columns). A table too wide for the console is shown, in the first way that fits:
-1. one table per arm, its labels (model, constraint) moved into the table's title;
+1. one table per arm, its labels (model, constraint) on a line above it;
 2. in at most `MAX_PARTS` consecutive tables of its columns, each repeating the labels;
 3. one block per row: its labels on a line, then `header value` pairs.
 Rich would instead squeeze columns until names and numbers end in "…"."""
@@ -52,7 +52,7 @@ class Fitted:
                     yield _plain(self.table.title)
                 yield from parts
                 return
-        yield from _stacked(console, self.table, self.labels, width)
+        yield from _stacked(self.table, self.labels, width)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, min(options.max_width, natural_width(console, self.table)))
@@ -172,7 +172,7 @@ def _plain(cell: object) -> Text:
     return Text.from_markup(cell) if isinstance(cell, str) else Text(str(cell))
 
 
-def _stacked(console: Console, table: Table, labels: int, width: int) -> Iterator[Text | Table]:
+def _stacked(table: Table, labels: int, width: int) -> Iterator[Text | Table]:
     """One block per row: its labels on a line (an arm's labels carried down to its
     other rows), then `header value` pairs, as many to a line as fit, aligned across
     blocks."""
