@@ -11,6 +11,7 @@ import typer
 from edgebench.cli.output import stdout_console
 from edgebench.report.compare import compare_rows, compare_table, differences_table
 from edgebench.report.coverage import coverage_table
+from edgebench.report.fit import fitted
 from edgebench.summary import load_run
 
 
@@ -32,11 +33,8 @@ def compare(
     if as_json:
         typer.echo(json.dumps(compare_rows(summaries), indent=2))
         return
-    console = stdout_console()
-    console.print(compare_table(summaries))
-    differences = differences_table(summaries)  # arm minus arm, paired intervals
-    if differences is not None:
-        console.print(differences)
-    coverage = coverage_table(summaries)  # schema engines per subset (JSONSchemaBench)
-    if coverage is not None:
-        console.print(coverage)
+    # Arm minus arm with paired intervals; schema engines per subset (JSONSchemaBench).
+    # Each table fits the terminal, names and numbers whole (report/fit.py).
+    stdout_console().print(
+        fitted(compare_table(summaries), differences_table(summaries), coverage_table(summaries))
+    )

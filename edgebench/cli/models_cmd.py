@@ -28,6 +28,7 @@ from edgebench.models.onnx_model import (
 )
 from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry, tuning_of
 from edgebench.models.resolve import resolve_model
+from edgebench.report.fit import Fitted
 from edgebench.runner.model_check import OK, check_models
 
 models_app = typer.Typer(
@@ -37,8 +38,9 @@ models_app = typer.Typer(
 )
 
 
-def _print(renderable: Table) -> None:
-    stdout_console().print(renderable)
+def _print(renderable: Table, labels: int = 1) -> None:
+    """`renderable` fitted to the terminal: names and figures never cut (report/fit.py)."""
+    stdout_console().print(Fitted(renderable, labels))
 
 
 # The columns of `models list` (table heading, --json key).
@@ -88,7 +90,10 @@ def list_models(as_json: JsonOpt = False) -> None:
     caption = f"* default model ({DEFAULT_MODEL}). Convert one: edgebench models convert NAME"
     table = Table(title="edgebench models", caption=caption)
     for column, _ in _LIST_COLUMNS:
-        table.add_column(column, justify="right" if column == "size MB" else "left")
+        # The name is what a user copies: one line, never cut.
+        table.add_column(
+            column, justify="right" if column == "size MB" else "left", no_wrap=column == "name"
+        )
     for row in rows:
         default = " *" if row[0] == DEFAULT_MODEL else ""
         table.add_row(row[0] + default, *row[1:])

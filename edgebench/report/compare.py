@@ -13,12 +13,15 @@ from edgebench.report.facts import (
     DIFFERENCE_HEADERS,
     INDICATIVE,
     INTERVAL_NOTE,
+    METRIC_LABELS,
     NO_VALUE,
     difference_rows,
     indicative,
 )
 from edgebench.runfolder.records import ArmSummary, Summary
 from edgebench.scoring.extract import describe_parse
+from edgebench.summary import result_arms
+from edgebench.summary.consistency import FAMILY as CONSISTENCY
 
 Read = Callable[[ArmSummary], Any]
 
@@ -73,13 +76,51 @@ COST: tuple[tuple[str, str, Read, int], ...] = (
 MODEL_RATIO = ("×1st", "decode_ratio_to_first_model", lambda a: a.decode_ratio_to_first_model, 2)
 
 
+def _consistency(figure: str) -> Read:
+    def read(arm: ArmSummary) -> Any:
+        family = arm.families.get(CONSISTENCY)
+        return family.overall.get(figure) if family is not None else None
+
+    return read
+
+
+# A consistency run's arms (one per temperature): how much the N answers to a prompt
+# agree, mean over prompts (summary/consistency.py).
+CONSISTENCY_COLUMNS: tuple[tuple[str, str, Read, int], ...] = (
+    ("cons", "consistency", _consistency("score"), 3),
+    ("STED", "sted_mean", _consistency("sted_mean"), 3),
+)
+# Their intervals: the consistency family's figure of each column.
+_CONSISTENCY_FIGURES = {"consistency": "score", "sted_mean": "sted_mean"}
+_KNOWN = {"edgejson": ACCURACY, "deepjson": DEEPJSON_ACCURACY, "schemas": SCHEMAS_ACCURACY}
+
+
+def _task_columns(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], ...]:
+    """The task's headline scores: the known tasks' columns; for another family shared
+    by every run (roundtrip: CSA, NTED), its own figures, valid JSON first."""
+    families = {s.task_family for s in summaries}
+    if len(families) != 1:
+        return ACCURACY
+    (family,) = families
+    if family in _KNOWN:
+        return _KNOWN[family]
+    figures = dict.fromkeys(
+        k for s in summaries for a in s.arms for k in a.metrics if k not in ("n", "n_skipped")
+    )
+    ordered = sorted(figures, key=lambda k: k != "valid_json")
+    return tuple(
+        ("valid" if k == "valid_json" else METRIC_LABELS.get(k, k), k, _metric(k), 3)
+        for k in ordered
+    )
+
+
 def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], ...]:
-    """The table's columns: DeepJSONEval's scores when every run has them."""
-    if summaries and all(s.task_family == "deepjson" for s in summaries):
-        return DEEPJSON_ACCURACY + COST
-    if summaries and all(s.task_family == "schemas" for s in summaries):
-        return SCHEMAS_ACCURACY + COST
-    return ACCURACY + COST
+    """The table's columns: the task's scores (DeepJSONEval's when every run has them),
+    a consistency run's consistency figures, then what they cost."""
+    columns = _task_columns(summaries)
+    if any(s.consistency is not None for s in summaries):
+        columns += CONSISTENCY_COLUMNS
+    return columns + COST
 
 
 def parse_label(summary: Summary) -> str:
@@ -96,8 +137,13 @@ def _cell(value: Any, digits: int) -> str:
 
 
 def _intervals(arm: ArmSummary) -> dict[str, list[float] | None]:
+    """The 95% intervals by column key: the task's figures, a consistency arm's own."""
     task = arm.task
-    return dict(task.ci95) if task is not None else {}
+    result = dict(task.ci95) if task is not None else {}
+    consistency = arm.families.get(CONSISTENCY)
+    if consistency is not None:
+        result.update({k: consistency.ci95.get(f) for k, f in _CONSISTENCY_FIGURES.items()})
+    return result
 
 
 def _differences(summary: Summary, arm: ArmSummary) -> list[dict[str, Any]]:
@@ -119,15 +165,18 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
     task's figures' 95% bootstrap intervals; `differences`: this arm minus another on the
-    same examples, with paired intervals; `indicative`: n < 50."""
+    same examples, with paired intervals; `indicative`: n < 50. A consistency run has a
+    row per temperature (`temperature`; None for greedy runs): `n` counts its
+    generations at that temperature."""
     columns = (*columns_for(summaries), MODEL_RATIO)
     rows = []
     for summary in summaries:
-        for arm in summary.arms:
+        for arm in result_arms(summary):
             row: dict[str, Any] = {
                 "run": summary.run_id,
                 "model": arm.model,
                 "constraint": arm.constraint,
+                "temperature": arm.temperature,
                 "parse": parse_label(summary),
                 "n": arm.n_scored,  # the examples the rates are over
                 "n_skipped": arm.n_skipped,  # not decoded: too long for the context
@@ -182,6 +231,9 @@ def compare_table(summaries: list[Summary]) -> Table:
     if len(parses) > 1:
         table.add_column("parse", no_wrap=True)
     table.add_column("constraint", no_wrap=True)
+    sampled = any(row["temperature"] is not None for row in rows)
+    if sampled:
+        table.add_column("T", no_wrap=True)
     table.add_column("n", justify="right")
     table.add_column("skipped", justify="right")
     table.add_column("invalid", justify="right")
@@ -190,7 +242,8 @@ def compare_table(summaries: list[Summary]) -> Table:
         table.add_column(header, justify="right", overflow="fold" if key in with_ci else "ellipsis")
     skipped = []
     for row in rows:
-        cells = [row["constraint"], "skip" if row["skipped"] else str(row["n"])]
+        temperature = [_cell(row["temperature"], 2)] if sampled else []
+        cells = [row["constraint"], *temperature, "skip" if row["skipped"] else str(row["n"])]
         counts = (row["n_skipped"], row["n_invalid_data"])
         cells += [NO_VALUE if row["skipped"] else str(count) for count in counts]
         counted = len(cells)
@@ -223,6 +276,12 @@ def compare_table(summaries: list[Summary]) -> Table:
     )
     if several_models:
         caption += " ×1st: decode tok/s over the first model's, same mode, same run."
+    if sampled:
+        caption += (
+            " T: a consistency run's sampling temperature; its n counts generations; cons: "
+            "consistency score, STED: pairwise STED similarity, each the mean over prompts "
+            "(intervals over prompts)."
+        )
     if len(parses) > 1:
         caption += (
             " parse: the runs took the JSON from their answers differently (--parse), so "

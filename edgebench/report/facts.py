@@ -36,6 +36,7 @@ METRIC_LABELS = {
     "sted": "STED",
     "sted_structural": "STED struct",
     "sted_semantic": "STED sem",
+    "sted_mean": "STED mean",
     "schema_validation_accuracy": "Schema valid",
     "fma_exact": "FMA",
     "fma_fuzzy": "FMA fuzzy",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.runfolder.records import ArmSummary, Figures, SampleRecord
-from edgebench.summary import LoadedRun, load_run
+from edgebench.summary import LoadedRun, load_run, result_arms
 
 __all__ = [
     "Arm",
@@ -42,7 +42,10 @@ class Arm:
 
     @property
     def constraint(self) -> str:
-        return self.result.constraint
+        """The constraint mode; a consistency run's arm says its temperature too."""
+        temperature = self.result.temperature
+        mode = self.result.constraint
+        return mode if temperature is None else f"{mode} · T={temperature:g}"
 
     @property
     def key(self) -> str:
@@ -79,19 +82,20 @@ class Arm:
         return task.groups_ci95 if task is not None else {}
 
 
+def _of(result: ArmSummary, sample: SampleRecord) -> bool:
+    """`sample` is one of the arm's: its model and mode (and temperature, consistency)."""
+    drawn = sample.sampling.temperature if sample.sampling is not None else None
+    return (sample.model, sample.constraint) == (result.model, result.constraint) and (
+        result.temperature is None or drawn == result.temperature
+    )
+
+
 def arms(run: LoadedRun) -> list[Arm]:
-    """Every (model, constraint mode) of a run, in the order the run made them."""
+    """Every (model, constraint mode) of a run, in the order the run made them; a
+    consistency run's at each temperature."""
     return [
-        Arm(
-            run,
-            result,
-            [
-                s
-                for s in run.samples
-                if (s.model, s.constraint) == (result.model, result.constraint)
-            ],
-        )
-        for result in run.summary.arms
+        Arm(run, result, [s for s in run.samples if _of(result, s)])
+        for result in result_arms(run.summary)
     ]
 
 

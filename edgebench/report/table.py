@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.table import Column, Table
 
 from edgebench.report.coverage import coverage_table
 from edgebench.report.facts import (
@@ -27,6 +29,7 @@ from edgebench.report.facts import (
     SKIPPED_LABEL,
     indicative,
 )
+from edgebench.report.fit import fitted, natural_width
 from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
 
@@ -78,8 +81,8 @@ class RichProgress:
         self._arm_left = total
         if self._t_run is None:
             self._t_run = self.clock()
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
+        self._progress = _FittedProgress(
+            TextColumn("[bold]{task.description}", table_column=Column(overflow="fold")),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[stats]}"),
@@ -130,6 +133,35 @@ class RichProgress:
             self._progress.stop()
 
 
+class _FittedProgress(Progress):
+    """One line per arm when it fits the console; else two: the arm's name, count and a
+    bar filling what is left, then its figures and ETAs. At 80 columns rich would cut the
+    count and ETA to "2…" and the arm's name mid-word."""
+
+    # The wide line's columns: name, bar, count, then the figures and ETAs.
+    NAME, BAR, COUNT = 0, 1, 2
+
+    def _table(self, columns: Sequence[ProgressColumn], expand: bool = False) -> Table:
+        grid = Table.grid(
+            *(c.get_table_column().copy() for c in columns), padding=(0, 1), expand=expand
+        )
+        for task in self.tasks:
+            if task.visible:
+                grid.add_row(*(column(task) for column in columns))
+        return grid
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        columns = [c for c in self.columns if isinstance(c, ProgressColumn)]
+        line = self._table(columns)
+        live = getattr(self, "live", None)  # None while Progress is being made: no task yet
+        if live is None or natural_width(live.console, line) <= live.console.width:
+            yield line
+            return
+        bar = BarColumn(bar_width=None, table_column=Column(ratio=1))
+        yield self._table([columns[self.NAME], columns[self.COUNT], bar], expand=True)
+        yield self._table(columns[self.COUNT + 1 :])
+
+
 class _ArmFigures:
     """One arm's running headline score (mean over scored examples) and decode speed."""
 
@@ -167,32 +199,57 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+@dataclass(frozen=True)
+class _Section:
+    """The rows of one arm in a table of several: its label cells (model, constraint) on
+    its first row, then `_section_rows`."""
+
+    labels: tuple[str, ...]
+    rows: list[tuple[str, dict[str, Any], bool, bool]]
+
+
 def _group_table(
     title: str,
     names: list[str],
-    rows: dict[str, dict[str, Any]],
-    overall: dict[str, Any] | None,
+    sections: list[_Section],
     group: str | None,
-    more_rows: dict[str, dict[str, Any]] | None = None,
+    label_headers: tuple[str, ...] = (),
 ) -> Table:
-    """One row per group value (then, in a section of their own, `more_rows`) and a bold
-    overall row (when given): `n` (the examples scored), the examples skipped, then one
+    """One row per group value, a bold overall row, arm by arm: the arm's labels (when
+    the table holds several), `n` (the examples scored), the examples skipped, then one
     column per figure (no value where a row has no scored example)."""
     table = Table(title=escape(title), title_justify="left")
+    for header in label_headers:
+        table.add_column(escape(header), no_wrap=True)
     table.add_column(escape(group or ""))
     table.add_column("n", justify="right")
     table.add_column(SKIPPED_LABEL, justify="right")
     for name in names:
         table.add_column(_header(name), justify="right")
-    for section in (rows, more_rows or {}):
-        for position, (value, scores) in enumerate(section.items()):
-            last = position == len(section) - 1
-            table.add_row(escape(value), *_row_cells(scores, names), end_section=last)
-    if overall is None:
-        return table
-    cells = (f"[bold]{cell}" for cell in _row_cells(overall, names))
-    table.add_row("[bold]overall", *cells, end_section=True)
+    for section in sections:
+        for position, (value, scores, bold, last) in enumerate(section.rows):
+            labels = section.labels if position == 0 else ("",) * len(section.labels)
+            style = "[bold]" if bold else ""
+            cells = (f"{style}{cell}" for cell in _row_cells(scores, names))
+            table.add_row(*map(escape, labels), f"{style}{escape(value)}", *cells, end_section=last)
     return table
+
+
+def _section_rows(
+    rows: dict[str, dict[str, Any]],
+    more_rows: dict[str, dict[str, Any]] | None = None,
+    overall: dict[str, Any] | None = None,
+) -> list[tuple[str, dict[str, Any], bool, bool]]:
+    """(value, figures, bold, ends a section): a group's rows, a second group's (a
+    section of their own) and the bold overall."""
+    blocks = [[(v, f, False) for v, f in rows.items()]]
+    blocks.append([(v, f, False) for v, f in (more_rows or {}).items()])
+    blocks.append([("overall", overall, True)] if overall is not None else [])
+    return [
+        (value, figures, bold, position == len(block) - 1)
+        for block in blocks
+        for position, (value, figures, bold) in enumerate(block)
+    ]
 
 
 def _row_cells(scores: dict[str, Any], names: list[str]) -> list[str]:
@@ -200,23 +257,69 @@ def _row_cells(scores: dict[str, Any], names: list[str]) -> list[str]:
     return counts + [_fmt(scores.get(m)) for m in names]
 
 
-def accuracy_table(summary: Summary, arm: ArmSummary) -> Table:
+@dataclass(frozen=True)
+class _Arms:
+    """The arms a run's tables show (those that ran), and how each is labelled: by model
+    when there are several models, by constraint mode when there are several arms."""
+
+    summary: Summary
+    arms: list[ArmSummary]
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        several_models = len({a.model for a in self.arms}) > 1
+        return (("model",) if several_models else ()) + (
+            ("constraint",) if len(self.arms) > 1 else ()
+        )
+
+    def labels(self, arm: ArmSummary) -> tuple[str, ...]:
+        return tuple(arm.model if h == "model" else arm.constraint for h in self.headers)
+
+    def title(self, what: str) -> str:
+        """ "what" of the run's only arm with its model and counts, or of every arm."""
+        if len(self.arms) == 1:
+            arm = self.arms[0]
+            return (
+                f"{arm.model} · {what} · {counts_label(arm, self.summary)} · "
+                f"constraint {arm.constraint}"
+            )
+        return f"{self.every} · {what} · {self.summary.n_invalid_data} invalid data"
+
+    @property
+    def every(self) -> str:
+        """Whose rows a table of several arms holds."""
+        models = list(dict.fromkeys(a.model for a in self.arms))
+        if len(models) == 1:
+            return f"{models[0]} · every constraint mode"
+        return "every model and constraint mode"
+
+
+def _shown_arms(summary: Summary) -> _Arms:
+    """Every arm that ran (a mode its runtime cannot apply has no figures; `compare`
+    lists it as skipped); the first arm when none ran."""
+    ran = [a for a in summary.arms if a.task is not None]
+    return _Arms(summary, ran or summary.arms[:1])
+
+
+def accuracy_table(shown: _Arms) -> Table:
     """The task's own scores (EdgeJSON: JSONExact, F1, ...; roundtrip: CSA, NTED, ...)
-    by the group that says the most (depth, complexity ...)."""
-    groups = arm.groups
-    group = table_group(groups)
-    title = (
-        f"{arm.model} · {summary.task} · {counts_label(arm, summary)} · constraint {arm.constraint}"
-    )
-    overall = arm.metrics
-    names = [k for k in overall if k not in COUNT_KEYS]
-    rows = groups.get(group) or {} if group else {}
+    by the group that says the most (depth, complexity ...), for every arm."""
+    first = shown.arms[0]
+    group = table_group(first.groups)
+    names = [k for k in first.metrics if k not in COUNT_KEYS]
     second_group = _SECOND_GROUP.get(group or "", "")
-    second = _in_order(groups.get(second_group) or {}, _ROW_ORDER.get(second_group, ()))
-    table = _group_table(title, names, rows, overall, group, second)
-    if arm.n_skipped:
+    sections = []
+    for arm in shown.arms:
+        groups = arm.groups
+        rows = groups.get(group) or {} if group else {}
+        second = _in_order(groups.get(second_group) or {}, _ROW_ORDER.get(second_group, ()))
+        sections.append(_Section(shown.labels(arm), _section_rows(rows, second, arm.metrics)))
+    table = _group_table(shown.title(shown.summary.task), names, sections, group, shown.headers)
+    skipped = {a.n_skipped for a in shown.arms}
+    if any(skipped):
+        count = f"{max(skipped)}" if len(skipped) == 1 else "some"
         table.caption = (
-            f"{arm.n_skipped} examples skipped, not scored: their prompt does not fit "
+            f"{count} examples skipped, not scored: their prompt does not fit "
             "the context limit (reasons in samples.jsonl)"
         )
     return table
@@ -235,52 +338,83 @@ def _in_order(rows: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
     return dict(sorted(rows.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
 
-def element_type_table(rows: dict[str, dict[str, Any]]) -> Table:
-    """Key-matching per leaf element type, pooled over fields."""
+def element_type_table(shown: _Arms) -> Table | None:
+    """Key-matching per leaf element type, pooled over fields, for every arm that has it."""
+    with_types = [a for a in shown.arms if "element_type" in a.groups]
+    if not with_types:
+        return None
     table = Table(title="key matching by leaf element type", title_justify="left")
+    for header in shown.headers:
+        table.add_column(escape(header), no_wrap=True)
     for column in ("element type", "examples", "fields", "Key match"):
         table.add_column(column, justify="left" if column == "element type" else "right")
-    for kind, row in rows.items():
-        table.add_row(escape(kind), str(row["n"]), str(row["fields"]), _fmt(row["key_matching"]))
+    for arm in with_types:
+        rows = arm.groups["element_type"]
+        for position, (kind, row) in enumerate(rows.items()):
+            labels = shown.labels(arm) if position == 0 else ("",) * len(shown.headers)
+            table.add_row(
+                *map(escape, labels),
+                escape(kind),
+                str(row["n"]),
+                str(row["fields"]),
+                _fmt(row["key_matching"]),
+                end_section=position == len(rows) - 1,
+            )
     return table
 
 
-def family_tables(summary: Summary, arm: ArmSummary) -> list[Table]:
-    """One table per metric family other than the task's own (`--metrics`): by group
-    (complexity, depth) for a run of one arm, one row per arm for several."""
+def family_tables(shown: _Arms) -> list[Table]:
+    """One table per metric family other than the task's own (`--metrics`), by group
+    (complexity, depth) and overall, for every arm."""
     tables = []
-    for name, result in arm.families.items():
+    for name, result in shown.arms[0].families.items():
         if result.role == "task":
             continue
-        names = list(result.higher_is_better)
-        title = f"metric family {name}"
-        if len(summary.arms) > 1:
-            rows = {
-                other.key: other.families[name].overall
-                for other in summary.arms
-                if name in other.families
-            }
-            tables.append(_group_table(title, names, rows, None, "arm"))
-            continue
         group = table_group(result.groups)
-        rows = result.groups.get(group) or {} if group else {}
-        tables.append(_group_table(title, names, rows, result.overall, group))
+        sections = []
+        for arm in shown.arms:
+            family = arm.families.get(name)
+            if family is None:
+                continue
+            rows = family.groups.get(group) or {} if group else {}
+            sections.append(_Section(shown.labels(arm), _section_rows(rows, None, family.overall)))
+        title = f"metric family {name}"
+        if len(shown.arms) > 1:
+            title += f" · {shown.every}"
+        names = list(result.higher_is_better)
+        tables.append(_group_table(title, names, sections, group, shown.headers))
     return tables
 
 
-def perf_table(perf: Perf) -> Table:
+_PERF_ROWS = (
+    ("latency (s)", "latency_s", 3),
+    ("prefill tok/s", "prefill_tok_s", 1),
+    ("decode tok/s", "decode_tok_s", 1),
+)
+
+
+def perf_table(shown: _Arms) -> Table:
+    """p50, p95 and mean of TTFT, latency, prefill and decode tokens/s, arm by arm."""
     table = Table(title="performance", title_justify="left")
+    for header in shown.headers:
+        table.add_column(escape(header), no_wrap=True)
     table.add_column("measure")
     for column in ("p50", "p95", "mean"):
         table.add_column(column, justify="right")
-    rows = (
-        ("TTFT warm (s)" if perf.ttft_warm else "TTFT (s)", perf.ttft_s, 3),
-        ("latency (s)", perf.latency_s, 3),
-        ("prefill tok/s", perf.prefill_tok_s, 1),
-        ("decode tok/s", perf.decode_tok_s, 1),
-    )
-    for label, dist, digits in rows:
-        table.add_row(label, *(_fmt(v, digits) for v in (dist.p50, dist.p95, dist.mean)))
+    for arm in shown.arms:
+        perf = arm.perf
+        rows = (
+            ("TTFT warm (s)" if perf.ttft_warm else "TTFT (s)", perf.ttft_s, 3),
+            *((label, getattr(perf, key), digits) for label, key, digits in _PERF_ROWS),
+        )
+        for position, (label, dist, digits) in enumerate(rows):
+            labels = shown.labels(arm) if position == 0 else ("",) * len(shown.headers)
+            table.add_row(
+                *map(escape, labels),
+                label,
+                *(_fmt(v, digits) for v in (dist.p50, dist.p95, dist.mean)),
+                end_section=position == len(rows) - 1,
+            )
     return table
 
 
@@ -300,30 +434,36 @@ def totals_line(perf: Perf) -> str:
     return " · ".join(parts)
 
 
-def render_summary(summary: Summary) -> Group:
-    """Accuracy and speed of the run's first arm in detail; with several arms (models or
-    constraint modes), then all of them side by side."""
-    arm = summary.arms[0]
-    groups = arm.groups
-    parts: list[Any] = [
-        accuracy_table(summary, arm),
-        *([element_type_table(groups["element_type"])] if "element_type" in groups else []),
-        *family_tables(summary, arm),
-        perf_table(arm.perf),
-        totals_line(arm.perf),
+def _totals(shown: _Arms) -> list[str]:
+    """The totals line of each arm, after the arm's labels when there are several."""
+    if len(shown.arms) == 1:
+        return [escape(totals_line(shown.arms[0].perf))]
+    return [
+        f"[bold]{escape(' · '.join(shown.labels(arm)))}[/]: {escape(totals_line(arm.perf))}"
+        for arm in shown.arms
     ]
+
+
+def render_summary(summary: Summary) -> Group:
+    """Every arm (model x constraint mode) that ran, labelled: the task's scores and each
+    metric family's by group, speed in detail; with several arms, then all of them side by
+    side with their paired differences. Every table fits the console (report/fit.py)."""
+    shown = _shown_arms(summary)
+    tables: list[Table | None] = [
+        accuracy_table(shown),
+        element_type_table(shown),
+        *family_tables(shown),
+        perf_table(shown),
+    ]
+    parts: list[Any] = [fitted(*tables), *_totals(shown)]
     if len(summary.arms) > 1:
         from edgebench.report.compare import compare_table, differences_table
 
-        parts.append(compare_table([summary]))
-        differences = differences_table([summary])  # arm minus arm, paired intervals
-        if differences is not None:
-            parts.append(differences)
-    coverage = coverage_table([summary])
-    if coverage is not None:
-        parts.append(coverage)
-    if indicative(arm.n_scored):  # the last line a user reads
-        parts.append(f"[bold yellow]⚠ {INDICATIVE}[/]: {arm.n_scored} examples scored.")
+        parts.append(fitted(compare_table([summary]), differences_table([summary])))
+    parts.append(fitted(coverage_table([summary])))
+    n_scored = min(a.n_scored for a in shown.arms)
+    if indicative(n_scored):  # the last line a user reads
+        parts.append(f"[bold yellow]⚠ {INDICATIVE}[/]: {n_scored} examples scored.")
     return Group(*parts)
 
 
@@ -363,8 +503,8 @@ def consistency_table(summary: Summary) -> Table:
 
 
 def render_consistency(summary: Summary) -> Group:
-    perf = summary.arms[0].perf
-    return Group(consistency_table(summary), perf_table(perf), totals_line(perf))
+    shown = _shown_arms(summary)
+    return Group(fitted(consistency_table(summary), perf_table(shown)), *_totals(shown))
 
 
 def render(summary: Summary) -> Group:

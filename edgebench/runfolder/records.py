@@ -672,6 +672,8 @@ class ArmSummary(Record):
     decode_ratio_to_first_model: float | None  # p50 decode tok/s over the first model's, same mode
     # schemas compiled, refused and crashed per group; None: the arm has no schema engine
     coverage: CoverageSummary | None = None
+    # a consistency run's arm at one sampling temperature (`consistency.arms`); None: greedy
+    temperature: float | None = None
 
     @property
     def key(self) -> str:
@@ -739,6 +741,10 @@ class ConsistencySummary(Record):
     higher_is_better: dict[str, bool]  # figure -> direction
     by_temperature: dict[str, TemperatureConsistency]  # temperature -> means over prompts
     by_prompt: dict[str, dict[str, PromptConsistency]]  # temperature -> example id -> ...
+    # every arm at each temperature, as `arms` are for a greedy run (every family over
+    # that temperature's generations, speed, memory), plus the family `consistency`: the
+    # consistency scores over prompts with intervals (empty: before 2.5)
+    arms: list[ArmSummary] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from edgebench.metrics.score import families_of
 from edgebench.runfolder.read import read_run
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
+    ArmSummary,
     BootstrapRecord,
     ConsistencySummary,
     Manifest,
@@ -60,6 +61,14 @@ def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
         ),
         differences=paired_differences(manifest, samples, families),
     )
+
+
+def result_arms(summary: Summary) -> list[ArmSummary]:
+    """The arms a run's results are shown for: a consistency run's arm at each of its
+    temperatures (`consistency.arms`), else the run's arms."""
+    if summary.consistency is not None and summary.consistency.arms:
+        return summary.consistency.arms
+    return summary.arms
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,17 @@ from typing import Any
 
 from edgebench.metrics.base import Family
 from edgebench.runfolder.records import (
+    ArmSummary,
     ConsistencySummary,
+    FamilySummary,
     Manifest,
     PromptConsistency,
     SampleRecord,
     TemperatureConsistency,
 )
 from edgebench.scoring.sted import MODES, StedParams, consistency_score, pairwise_similarities
+from edgebench.summary.arms import arm_summary
+from edgebench.summary.uncertainty import bootstrap_ci
 
 # summary names of the three STED variants
 VARIANT_KEYS = {
@@ -29,8 +33,74 @@ VARIANT_KEYS = {
 }
 
 
+# The family a consistency run's arms add at each temperature: its figure -> the
+# PromptConsistency field it is the mean of over prompts.
+FAMILY = "consistency"
+FAMILY_FIGURES = {
+    "score": "consistency",
+    "structural": "consistency_structural",
+    "semantic": "consistency_semantic",
+    "sted_mean": "sted_mean",
+}
+
+
 def temperature_key(temperature: float) -> str:
     return f"{temperature:g}"
+
+
+def consistency_family(
+    prompts: dict[str, PromptConsistency], parameters: dict[str, Any]
+) -> FamilySummary:
+    """The consistency figures of one temperature as a metric family: each the mean over
+    prompts, with its 95% bootstrap interval over prompts (a prompt is the unit: its N
+    generations are not independent)."""
+    overall: dict[str, Any] = {"n": len(prompts)}
+    ci95: dict[str, list[float] | None] = {}
+    for figure, field in FAMILY_FIGURES.items():
+        values = [v for p in prompts.values() if (v := getattr(p, field)) is not None]
+        overall[figure] = _mean(list(values))
+        ci95[figure] = bootstrap_ci(values)
+    return FamilySummary(
+        role="extra",
+        higher_is_better=dict.fromkeys(FAMILY_FIGURES, True),
+        parameters=parameters,
+        overall=overall,
+        groups={},
+        ci95=ci95,
+    )
+
+
+def temperature_arms(
+    manifest: Manifest,
+    samples: list[SampleRecord],
+    by_prompt: dict[str, dict[str, PromptConsistency]],
+    families: Sequence[Family],
+    parameters: dict[str, Any],
+) -> list[ArmSummary]:
+    """Every arm at each temperature, summarised as a greedy run's arm is (over that
+    temperature's generations, skipped ones counted), with the `consistency` family
+    added: so `compare`, the card and the report show a consistency run through the same
+    path as any run."""
+    result = []
+    temperatures = manifest.consistency.temperatures if manifest.consistency else []
+    for arm in manifest.arms:
+        for temperature in temperatures:  # as the plan has it: what samples carry
+            drawn = [
+                s
+                for s in samples
+                if (s.model, s.constraint) == (arm.model, arm.constraint)
+                and s.sampling is not None
+                and s.sampling.temperature == temperature
+            ]
+            summary = arm_summary(manifest, arm, drawn, families)
+            prompts = by_prompt.get(temperature_key(temperature), {})
+            extra = {FAMILY: consistency_family(prompts, parameters)} if summary.families else {}
+            result.append(
+                dataclasses.replace(
+                    summary, temperature=temperature, families={**summary.families, **extra}
+                )
+            )
+    return result
 
 
 def prompt_consistency(outputs: list[tuple[bool, Any]], params: StedParams) -> PromptConsistency:
@@ -101,12 +171,14 @@ def summarize_consistency(
             task_metrics=task.aggregate([(s.scores or {}).get(task.name, {}) for s in generations]),
         )
         by_prompt[key] = prompts
+    parameters = dataclasses.asdict(params)
     return ConsistencySummary(
         samples_per_prompt=plan.samples_per_prompt,
         temperatures=plan.temperatures,
         seeds=plan.seeds,
-        parameters=dataclasses.asdict(params),
+        parameters=parameters,
         higher_is_better=dict.fromkeys((*VARIANT_KEYS.values(), "sted_mean"), True),
         by_temperature=by_temperature,
         by_prompt=by_prompt,
+        arms=temperature_arms(manifest, samples, by_prompt, families, parameters),
     )

@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rich.console import Console
-from rich.table import Table
 
 from edgebench.backends.fake import FakeBackend
 from edgebench.report.compare import compare_table
@@ -16,6 +14,7 @@ from edgebench.report.table import render_summary
 from edgebench.summary import load_run
 from tests.helpers.cli import stdout_of
 from tests.helpers.cli_model import RoundtripCli, roundtrip_cli
+from tests.helpers.tables import assert_whole, tables_in
 
 # Long labels and two models, two modes: the side-by-side table is far over 160 columns.
 MODELS = ("a-model-with-a-rather-long-name-q4_k_m", "another-model-whose-name-is-long-q8_0")
@@ -48,23 +47,6 @@ def two_model_run(cli: RoundtripCli, capsys: pytest.CaptureFixture[str]) -> str:
     )
 
 
-def cells(table: Table) -> list[str]:
-    """Every header and cell of `table` as plain text."""
-    texts = []
-    for column in table.columns:
-        texts.append(str(column.header))
-        texts.extend(str(cell) for cell in column._cells)
-    return [Console().render_str(t).plain for t in texts if t]
-
-
-def assert_whole(table: Table, shown: str) -> None:
-    """Every header and every value of `table` is in `shown`, none cut."""
-    assert "…" not in shown, shown
-    for text in cells(table):
-        for line in text.splitlines():  # a rate and its interval are two lines of a cell
-            assert line in shown, (line, shown)
-
-
 def test_piped_compare_keeps_every_column_and_number(
     cli: RoundtripCli, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -79,8 +61,7 @@ def test_piped_run_keeps_every_table_whole(
     cli: RoundtripCli, capsys: pytest.CaptureFixture[str]
 ) -> None:
     shown = two_model_run(cli, capsys)
-    group = render_summary(load_run(cli.out).summary)
-    tables = [r for r in group.renderables if isinstance(r, Table)]
+    tables = tables_in(render_summary(load_run(cli.out).summary))
     assert tables
     for table in tables:
         assert_whole(table, shown)

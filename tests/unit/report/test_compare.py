@@ -23,6 +23,7 @@ ROW_KEYS = {
     "run",
     "model",
     "constraint",
+    "temperature",
     "parse",
     "n",
     "n_skipped",

@@ -34,12 +34,12 @@ def _worker(model: ModelUnderTest, mode: str) -> Worker:
     return InProcessWorker(backend)
 
 
-def _arm_lines(run_fake: RunFake) -> list[str]:
+def _arm_lines(run_fake: RunFake, width: int = 300, lines_per_arm: int = 1) -> list[str]:
     """Two models, two modes, three examples each; the last frame of each arm's bar, with
-    a clock that moves 10 s at every reading."""
+    a clock that moves 10 s at every reading (each frame's lines joined by a space)."""
     out = io.StringIO()
     ticks = itertools.count(0.0, 10.0)
-    progress = RichProgress(Console(file=out, width=300), clock=lambda: next(ticks))
+    progress = RichProgress(Console(file=out, width=width), clock=lambda: next(ticks))
     run_fake(
         examples=echo_examples(3),
         models=[fake_model("good"), fake_model("poor")],
@@ -48,8 +48,12 @@ def _arm_lines(run_fake: RunFake) -> list[str]:
         progress=progress,
     )
     lines = [line.rstrip() for line in out.getvalue().splitlines() if line.strip()]
-    assert len(lines) == 4, lines
-    return lines
+    assert len(lines) == 4 * lines_per_arm, lines
+    assert "…" not in out.getvalue() and max(len(line) for line in lines) <= width, lines
+    return [
+        " ".join(lines[start : start + lines_per_arm])
+        for start in range(0, len(lines), lines_per_arm)
+    ]
 
 
 def test_each_arm_shows_its_own_accuracy_and_speed(run_fake: RunFake) -> None:
@@ -69,6 +73,18 @@ def test_the_run_eta_covers_the_arms_still_to_come(run_fake: RunFake) -> None:
     assert lines[1].endswith("· run ETA 0:01:00"), lines[1]
     assert lines[2].endswith("· run ETA 0:00:30"), lines[2]
     assert "run ETA" not in lines[3]  # the last arm: its own ETA says it all
+
+
+def test_at_80_columns_each_arm_takes_two_whole_lines(run_fake: RunFake) -> None:
+    """The name, count and bar on one line, the figures and ETAs on the next: nothing
+    cut to "…" (once the count and ETA collapsed to "2…")."""
+    frames = _arm_lines(run_fake, width=80, lines_per_arm=2)
+    arms = itertools.product(("good", "poor"), ("none", "json"))
+    for frame, (model, mode) in zip(frames, arms, strict=True):
+        assert f"{model}, {mode} 3/3" in frame, frame
+        assert "ETA 0:00:00" in frame, frame
+    assert all("exact 0.67 · 100 tok/s" in frame for frame in frames[:2]), frames
+    assert frames[0].endswith("· run ETA 0:01:30"), frames[0]
 
 
 class GoneTerminal(io.StringIO):
