@@ -12,6 +12,7 @@ from edgebench.cli.options import (
     ModelsOpt,
     default_threads,
     join_models,
+    out_option,
     parse_int_list,
     parse_model_list,
 )
@@ -104,12 +105,9 @@ def bench(
     ] = True,
     out: Annotated[
         Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            metavar="FILE",
-            help="The bench's JSON record to write, every model and repetition "
-            "(default: runs/<time>-<model>-bench.json); `card` and `report` read it.",
+        out_option(
+            "The bench's JSON record to write, every model and repetition "
+            "(default: runs/<time>-<model>-bench.json); `card` and `report` read it."
         ),
     ] = None,
     output_format: Annotated[

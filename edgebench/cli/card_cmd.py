@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from edgebench.cli.options import out_option
 from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.report.bench_section import (
@@ -44,9 +45,7 @@ def card(
     run_dir: RunDirArg,
     out: Annotated[
         Path | None,
-        typer.Option(
-            "--out", "-o", metavar="FILE", help="Card file to write (default: RUN_DIR/card.md)."
-        ),
+        out_option("Card file to write (default: RUN_DIR/card.md)."),
     ] = None,
     model: Annotated[
         str | None,
@@ -103,12 +102,7 @@ def report(
     ],
     out: Annotated[
         Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            metavar="FILE",
-            help="The HTML page to write (one self-contained file; default: report.html).",
-        ),
+        out_option("The HTML page to write (one self-contained file; default: report.html)."),
     ] = None,
     html: Annotated[Path | None, typer.Option("--html", hidden=True)] = None,  # the old name
     title: Annotated[

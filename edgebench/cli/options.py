@@ -185,14 +185,16 @@ StrictDataOpt = Annotated[
         "(default: leave such rows out, listed in manifest.json).",
     ),
 ]
+
+
+def out_option(help_text: str, metavar: str = "FILE") -> Any:
+    """`-o/--out PATH`: the one spelling of "where to write it" on every command."""
+    return typer.Option("--out", "-o", metavar=metavar, help=help_text)
+
+
 OutOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--out",
-        "-o",
-        metavar="DIR",
-        help="Run folder to create (default: runs/<time>-<model>-<task>).",
-    ),
+    out_option("Run folder to create (default: runs/<time>-<model>-<task>).", metavar="DIR"),
 ]
 MetricsOpt = Annotated[
     str | None,
