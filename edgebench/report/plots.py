@@ -18,7 +18,7 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.report.facts import device_label, metric_label
-from edgebench.report.rundata import Arm, numeric
+from edgebench.report.rundata import Arm, numeric, run_labels
 
 # The accuracy metrics plotted when a run has them, most telling first; a run with
 # other metric families plots its first ones instead.
@@ -78,12 +78,16 @@ def plotted_metrics(arms: Sequence[Arm]) -> list[str]:
 
 def arm_labels(arms: Sequence[Arm]) -> list[str]:
     """The shortest labels that tell the arms apart: the constraint mode, then the
-    model, then the run."""
+    model, then the run folder, then both."""
     candidates = (
         lambda a: a.constraint,
         lambda a: f"{a.model} · {a.constraint}",
-        lambda a: f"{a.run.run_id} · {a.model} · {a.constraint}",
+        lambda a: f"{folder_label[id(a.run)]} · {a.constraint}",
+        lambda a: f"{folder_label[id(a.run)]} · {a.model} · {a.constraint}",
     )
+    # Runs by their folder's unique label, not the recorded run id a copied folder keeps.
+    runs = list({id(arm.run): arm.run for arm in arms}.values())
+    folder_label = dict(zip(map(id, runs), run_labels([r.path for r in runs]), strict=True))
     for make in candidates:
         labels = [_plain(make(arm)) for arm in arms]
         if len(set(labels)) == len(labels):
@@ -379,6 +383,10 @@ ACCURACY_SPEED_MEMORY_CAPTION = (
 )
 
 
+# More points than this and their labels would overlap: numbered, the text in a legend.
+INLINE_LABELS = 3
+
+
 def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
     """Each arm as a point: accuracy against p50 decode tokens/s, the marker's area
     proportional to peak RSS, whiskers the accuracy's interval."""
@@ -405,8 +413,10 @@ def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
         if whisker:
             ax.errorbar([speed], [accuracy], yerr=whisker, fmt="none", ecolor=color, capsize=4)
         rss_text = f"peak RSS {rss:.0f} MB" if rss is not None else "peak RSS ?"
+        text = f"{tick}\n{_plain(metric_label(metric))} {accuracy:.2f} · {rss_text}"
+        crowded = len(points) > INLINE_LABELS
         ax.annotate(
-            f"{tick}\n{_plain(metric_label(metric))} {accuracy:.2f} · {rss_text}",
+            str(i + 1) if crowded else text,  # a crowded plot: a number, the text below
             (speed, accuracy),
             fontsize=8,
             ha="left",
@@ -414,6 +424,10 @@ def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
             xytext=(math.sqrt(size / math.pi) + 4, 0),  # right of the marker, clear of whiskers
             textcoords="offset points",
         )
+        if crowded:
+            ax.scatter([], [], s=40, alpha=0.55, color=color, label=f"{i + 1}: {text}")
+    if len(points) > INLINE_LABELS:
+        _legend_below(figure, ax, 2)
     ax.set_xlabel("decode tokens/s (p50), higher is better")
     ax.set_ylabel(f"{_plain(metric_label(metric))}, higher is better")
     ax.set_ylim(-0.05, 1.2)

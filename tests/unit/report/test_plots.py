@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from html import unescape
@@ -101,6 +102,25 @@ def test_the_overview_comes_first_one_labelled_point_per_arm(run: LoadedRun) -> 
         assert label.endswith(f"{rss:.0f} MB" if rss is not None else "?")
     # The accuracy's interval as a whisker where it has width (mask's: 4 right of 5).
     assert any(isinstance(c, ErrorbarContainer) for c in ax.containers)
+
+
+def test_copies_of_one_run_are_told_apart_by_folder_and_a_crowded_overview_numbers_points(
+    run: LoadedRun, tmp_path: Path
+) -> None:
+    """Two folders copied from one run keep its run id: the plots name them by folder.
+    Four points and more would overlap their labels: numbers on the plot, text below."""
+    copies = []
+    for name in ("laptop", "pi"):
+        shutil.copytree(run.path, tmp_path / name)
+        copies.append(load_run(tmp_path / name))
+    both = arms(copies[0]) + arms(copies[1])
+    assert plots.arm_labels(both) == ["laptop · none", "laptop · mask", "pi · none", "pi · mask"]
+    overview = plots.drawn_plots(both)[0]
+    assert texts(overview.figure) == ["1", "2", "3", "4"]
+    (legend,) = overview.figure.legends
+    entries = [t.get_text() for t in legend.get_texts()]
+    assert [e.split(":", 1)[0] for e in entries] == ["1", "2", "3", "4"]
+    assert entries[3].startswith("4: pi · mask (n=5)\nField F1 ")
 
 
 def bars_of(ax: Any) -> list[Any]:
