@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from edgebench.cli.options import (
+    JsonOpt,
     ModelsOpt,
     default_threads,
     join_models,
@@ -17,6 +18,7 @@ from edgebench.cli.options import (
     parse_model_list,
 )
 from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
+from edgebench.errors import UserError
 from edgebench.report.bench_table import (
     RENDERERS,
     BenchRichProgress,
@@ -120,6 +122,7 @@ def bench(
             "(with a header) or json (the list of rows), like llama-bench's -o.",
         ),
     ] = "table",
+    as_json: JsonOpt = False,
 ) -> None:
     """Prompt processing (ppN) and generation (tgN) speed, mean ± std, like llama-bench.
 
@@ -133,7 +136,9 @@ def bench(
 
     Example: edgebench bench -m smollm2-135m-instruct,gemma3-270m -p 512 -n 128 --format md
     """
-    render = RENDERERS.get(check_format(output_format))
+    if as_json and output_format not in ("table", "json"):
+        raise UserError(f"--json prints JSON: it cannot go with --format {output_format}")
+    render = RENDERERS.get(check_format("json" if as_json else output_format))
     settings = BenchSettings(
         model=join_models(model),
         threads=parse_int_list(threads, "--threads", 1) if threads else (default_threads(),),

@@ -120,6 +120,25 @@ def test_a_bad_format_is_a_one_line_error(
     assert_one_line_error(code, err, "--format", "table, md, csv, json")
 
 
+def test_json_prints_the_rows_as_format_json_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`--json`, as on every command that prints results: the rows of `--format json`."""
+    fake_start_worker(monkeypatch, SpeedWorkers())
+    a, _ = two_models(tmp_path)
+    code, stdout, err = bench_out(capsys, "-m", str(a), *SMALL, "--json")
+    assert code == 0, err
+    rows = [BenchRow.from_json(row) for row in json.loads(stdout)]
+    assert [(r.model, r.test) for r in rows] == [("alpha", "pp8"), ("alpha", "tg2")]
+
+
+def test_json_with_another_format_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, err = run_cli(capsys, "bench", "--json", "--format", "md", *SMALL)
+    assert_one_line_error(code, err, "--json", "--format md")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_stop_signal_keeps_what_was_measured(
     capsys: pytest.CaptureFixture[str],
