@@ -3,11 +3,14 @@ keeps one wheel per flag set, and never reuses a wheel or an install made with o
 
 The real install.sh runs with PYTHON set to a stub that logs the pip calls (nothing is
 compiled or installed) and keeps the build stamp in a file; build_flags.py itself runs for
-real, without site-packages, as it does before edgebench is installed."""
+real, without site-packages, as it does before edgebench is installed. The ARM flags
+chosen for a Raspberry Pi 5 and a Pi 4 go through a real aarch64 cross compiler (Debian's
+gcc-aarch64-linux-gnu) where one is installed."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.system import build_flags
+from tests.unit.system.test_build_flags import PI4, PI5, options
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(build_flags.__file__)
@@ -140,3 +144,31 @@ def test_an_unreadable_cpuinfo_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"build_flags: cannot read {tmp_path / 'missing'}: No such file or directory"
     ]
+
+
+CROSS_GCC = shutil.which("aarch64-linux-gnu-gcc")
+# The macros ggml's ARM kernels are compiled under (ggml-cpu/arch/arm/*.c, simd-mappings.h).
+ARM_MACROS = ("__ARM_FEATURE_DOTPROD", "__ARM_FEATURE_FP16_VECTOR_ARITHMETIC")
+
+
+@pytest.mark.skipif(CROSS_GCC is None, reason="no aarch64 cross compiler (gcc-aarch64-linux-gnu)")
+@pytest.mark.parametrize(("board", "cpuinfo", "expected"), [
+    ("Raspberry Pi 5", PI5, set(ARM_MACROS)),
+    ("Raspberry Pi 4", PI4, set()),
+])  # fmt: skip
+def test_an_aarch64_compiler_gets_the_boards_features(
+    board: str, cpuinfo: str, expected: set[str]
+) -> None:
+    """The -march chosen for the board switches on exactly the ARM features ggml's fast
+    quantized dot products are compiled under (checked with a real aarch64 compiler)."""
+    march = options(build_flags.choose(cpuinfo, "aarch64"))["GGML_CPU_ARM_ARCH"]
+    assert CROSS_GCC is not None
+    done = subprocess.run(
+        [CROSS_GCC, f"-march={march}", "-dM", "-E", "-"],
+        input="",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    defined = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("#define")}
+    assert defined & set(ARM_MACROS) == expected, board
