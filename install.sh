@@ -42,7 +42,8 @@ if [ -n "${EDGEBENCH_CMAKE_ARGS:-}" ]; then
   flags="$EDGEBENCH_CMAKE_ARGS"
 fi
 
-if "$PYTHON" edgebench/system/build_flags.py --installed "$flags"; then
+# --opt=VALUE: a lone "-DGGML_NATIVE=ON" would otherwise read as an option.
+if "$PYTHON" edgebench/system/build_flags.py --installed="$flags"; then
   echo "edgebench: llama-cpp-python $LLAMA_VERSION already built with these flags ($build): $flags"
 else
   key="$("$PYTHON" -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' "$LLAMA_VERSION $flags")"
@@ -56,7 +57,7 @@ else
   fi
   echo "edgebench: installing llama-cpp-python $LLAMA_VERSION ($build build) from $wheels"
   "$PYTHON" -m pip install --force-reinstall --no-deps "$wheels"/llama_cpp_python-*.whl
-  "$PYTHON" edgebench/system/build_flags.py --stamp "$flags" --build "$build"
+  "$PYTHON" edgebench/system/build_flags.py --stamp="$flags" --build "$build"
 fi
 
 echo "edgebench: installing edgebench[$extras]"

@@ -35,8 +35,8 @@ if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
   exit 0
 fi
 case "$2" in
-  --installed) [ -f "$STUB_STAMP" ] && [ "$(cat "$STUB_STAMP")" = "$3" ]; exit $? ;;
-  --stamp) echo "stamp $5" >> "$STUB_LOG"; printf '%s' "$3" > "$STUB_STAMP"; exit 0 ;;
+  --installed=*) [ -f "$STUB_STAMP" ] && [ "$(cat "$STUB_STAMP")" = "${{2#*=}}" ]; exit $? ;;
+  --stamp=*) echo "stamp $4" >> "$STUB_LOG"; printf '%s' "${{2#*=}}" > "$STUB_STAMP"; exit 0 ;;
 esac
 exec {python} -S "$@"
 """
@@ -102,11 +102,18 @@ def test_the_portable_build_by_flag_and_back_without_compiling_again(install: In
     assert install(EDGEBENCH_BUILD="portable")[0].startswith("pip install | /")
 
 
-def test_edgebench_cmake_args_win(install: Installer) -> None:
-    mine = "-DGGML_NATIVE=OFF -DGGML_CPU_ARM_ARCH=armv8.2-a+dotprod"
+@pytest.mark.parametrize("mine", ["-DGGML_NATIVE=OFF -DGGML_AVX512=ON", "-DGGML_NATIVE=ON"])
+def test_edgebench_cmake_args_win(install: Installer, mine: str) -> None:
     calls = install(EDGEBENCH_CMAKE_ARGS=mine)
     assert calls[0] == f"pip wheel | llama-cpp-python==0.3.36 | CMAKE_ARGS={mine}"
     assert calls[-2:] == ["stamp override", f"pip install | .[llama] | CMAKE_ARGS={mine}"]
+    assert install(EDGEBENCH_CMAKE_ARGS=mine) == [f"pip install | .[llama] | CMAKE_ARGS={mine}"]
+
+
+def test_a_lone_flag_is_a_value_for_the_chooser_not_an_option() -> None:
+    # The real script, not the stub: "-DGGML_NATIVE=ON" alone after --installed=.
+    done = run_script("--installed=-DGGML_NATIVE=ON")
+    assert done.returncode == 1, done.stderr  # no llama_cpp without site-packages: not built
 
 
 def test_an_unknown_build_is_one_line(tmp_path: Path) -> None:
