@@ -18,7 +18,7 @@
 #
 # pip caches a built wheel by the sdist, not by CMAKE_ARGS, so edgebench keeps its own
 # wheel per flag set ($EDGEBENCH_WHEELS, default ~/.cache/edgebench/wheels): a set is
-# compiled once (3-5 minutes on 2 cores), reinstalled in seconds after that, and never
+# compiled once (4-7 minutes on 2 cores), reinstalled in seconds after that, and never
 # mixed up with a wheel compiled with other flags.
 set -euo pipefail
 cd "$(dirname "$0")"
