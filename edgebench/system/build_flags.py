@@ -66,7 +66,7 @@ ARM_EXTENSIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 _ARM_BASES = ("armv8-a", "armv8.2-a", "armv8.6-a")
 
-X86_MACHINES = ("x86_64", "amd64", "i686", "i386")
+X86_MACHINES = ("x86_64", "amd64")
 ARM_MACHINES = ("aarch64", "arm64")
 
 
