@@ -59,6 +59,7 @@ from edgebench.constraints.ignored import gbnf_ignored
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
+from edgebench.system.build_flags import read_stamp
 
 _LOG_ERROR = 3
 _MAX_BATCH = 512
@@ -626,8 +627,11 @@ def _first_error_line(text: str) -> str | None:
 
 
 def build_info(L: Any) -> dict[str, Any]:
-    """Which llama.cpp this is: versions, the ggml commit it was built from, and the
-    CPU features it was compiled for (`llama_print_system_info`)."""
+    """Which llama.cpp this is: versions, the ggml commit it was built from, the CPU
+    features it was compiled for (`llama_print_system_info`) and, when install.sh built
+    it, the CMake flags and which build (native, portable, override) they were."""
+    package = Path(L.__file__).parent
+    stamp = read_stamp(package) or {}
     info: dict[str, Any] = {
         "name": "llama.cpp",
         "llama_cpp_python": getattr(L, "__version__", None),
@@ -635,9 +639,11 @@ def build_info(L: Any) -> dict[str, Any]:
         "ggml_version": None,
         "ggml_commit": None,
         "system_info": L.llama_print_system_info().decode("utf-8", "replace").strip(),
+        "cmake_args": stamp.get("cmake_args"),
+        "edgebench_build": stamp.get("build"),
     }
     # ggml's version functions are not bound by llama-cpp-python: ask its own library.
-    lib_dir = Path(L.__file__).parent / "lib"
+    lib_dir = package / "lib"
     for lib_path in sorted(lib_dir.glob("*ggml-base*"))[:1]:
         with contextlib.suppress(OSError, AttributeError):
             ggml = ctypes.CDLL(str(lib_path))
