@@ -35,10 +35,14 @@ def doctor(
 
     Example: edgebench doctor --no-probe --json
     """
-    if probe and not as_json:
-        stderr_console().print(f"speed probe: about {PROBE_SECONDS:g} s ...", highlight=False)
+    console = stderr_console()
     with stop_signals():  # SIGTERM and SIGHUP stop the probe's worker as Ctrl-C does
-        report = diagnose(threads or default_threads(), model=model, probe=probe)
+        report = diagnose(
+            threads or default_threads(),
+            model=model,
+            probe=probe,
+            announce=lambda line: console.print(line, markup=False, highlight=False),
+        )
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:

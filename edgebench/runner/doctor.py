@@ -27,6 +27,7 @@ from edgebench.isolation import (
     call_isolated,
     describe_exit,
 )
+from edgebench.models.registry import DEFAULT_MODEL, load_registry
 from edgebench.models.resolve import resolve_model
 from edgebench.runner.bench import SpeedWorker, bench_context, pin_environment
 from edgebench.runner.prepare import model_under_test
@@ -102,15 +103,20 @@ def speed_probe(
     *,
     seconds: float = PROBE_SECONDS,
     make_worker: Callable[[ModelUnderTest, int], SpeedWorker] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> Probe:
     """tg64 of `spec` (None: the default model) repeated for about `seconds`, in a
     worker. A model not in the cache is not pulled: the probe says how to pull it."""
-    try:
-        resolve_model(spec, pull_missing=False)
-    except UserError as exc:
-        return Probe("unavailable", f"no speed probe: {exc}", model=spec, threads=threads)
-    model = model_under_test(spec)
+    name = DEFAULT_MODEL if spec is None else spec.strip()
+    if name in load_registry():  # a registry model may not be pulled yet: said, not pulled
+        try:
+            resolve_model(name, pull_missing=False)
+        except UserError as exc:
+            return Probe("unavailable", f"no speed probe: {exc}", model=name, threads=threads)
+    model = model_under_test(spec)  # any other spec: its errors are the user's to fix
     n_ctx = bench_context((PROBE_TEST,), None, model.n_ctx_train)
+    if announce is not None:
+        announce(f"speed probe: {PROBE_TEST.name} of {model.label}, about {seconds:g} s")
     started = now()
     with temporary_environ(pin_environment(True)):  # as `bench` pins its threads
         worker = (make_worker or _start)(model, threads)
@@ -158,13 +164,16 @@ def diagnose(
     build: tuple[dict[str, Any] | None, str | None] | None = None,
     make_worker: Callable[[ModelUnderTest, int], SpeedWorker] | None = None,
     seconds: float = PROBE_SECONDS,
+    announce: Callable[[str], None] | None = None,
 ) -> DoctorReport:
     """Everything `edgebench doctor` prints (`build`: given by tests, else asked)."""
     device = device_info(threads, root=root)
     runtime, build_error = build if build is not None else llama_build()
     device.update(runtime=runtime, **build_facts(device["cpu_flags"], runtime))
     if probe:
-        measured = speed_probe(model, threads, seconds=seconds, make_worker=make_worker)
+        measured = speed_probe(
+            model, threads, seconds=seconds, make_worker=make_worker, announce=announce
+        )
     else:
         measured = Probe("skipped", "speed probe skipped (--no-probe)", model=model)
     return DoctorReport(device=device, build_error=build_error, probe=measured)

@@ -13,7 +13,7 @@ import pytest
 from edgebench.runner import doctor
 from edgebench.system.device import device_info
 from tests.helpers.bench_fakes import SpeedWorkers
-from tests.helpers.cli import stdout_of
+from tests.helpers.cli import cli_error, stdout_of
 from tests.helpers.device_trees import laptop_tree, pi5_tree
 from tests.helpers.gguf_factory import isolate, write_gguf
 
@@ -137,6 +137,14 @@ def test_probe_without_the_model_in_the_cache_says_how_to_pull_it(
         "unavailable  no speed probe: model 'smollm2-135m-instruct' is not in the cache: "
         "run `edgebench models pull smollm2-135m-instruct`" in out
     )
+
+
+def test_a_model_that_does_not_exist_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    on_device(monkeypatch, pi5_tree(tmp_path))
+    assert "no-such-model" in cli_error(capsys, "doctor", "-m", "no-such-model")
+    assert "model file not found" in cli_error(capsys, "doctor", "-m", str(tmp_path / "x.gguf"))
 
 
 def test_probe_measures_tg64_in_a_worker(
