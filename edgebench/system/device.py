@@ -62,6 +62,7 @@ SIMD_FLAGS = (
     "avx_vnni",
     "avx512f",
     "avx512bw",
+    "avx512vbmi",
     "avx512_vnni",
     "avx512_bf16",
     "amx_tile",

@@ -34,16 +34,16 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_network: list[
 
 def on_device(
     monkeypatch: pytest.MonkeyPatch,
-    root: Path,
+    tree: Path,
     build: tuple[dict[str, Any] | None, str | None] = (BUILD, None),
     throttled: str | None = None,
 ) -> None:
-    """doctor reads the fake tree at `root` (vcgencmd answers `throttled`) and this build."""
+    """doctor reads the fake tree `tree` (vcgencmd answers `throttled`) and this build."""
 
-    def fake_device(threads: int, root_: Path = root) -> dict[str, Any]:
-        return device_info(threads, root=root, runner=lambda argv: throttled)
+    def fake_device(threads: int, root: Path) -> dict[str, Any]:  # `root`: the real one
+        return device_info(threads, root=tree, runner=lambda argv: throttled)
 
-    monkeypatch.setattr(doctor, "device_info", lambda threads, root: fake_device(threads))
+    monkeypatch.setattr(doctor, "device_info", fake_device)
     monkeypatch.setattr(doctor, "llama_build", lambda: build)
 
 
