@@ -11,6 +11,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from edgebench.backends.answer_end import FINISH_LOOP, AnswerWatch
 from edgebench.backends.base import (
@@ -62,6 +63,7 @@ class FakeBackend:
         sampled: list[str] | None = None,
         echo: bool = False,
         delay_s: float = 0.0,
+        system_info: str | None = None,
     ) -> None:
         self.queue: deque[str] = deque(outputs or [])
         self.default_output = default_output
@@ -93,6 +95,8 @@ class FakeBackend:
         self.n_ctx = 0
         self.cached = 0  # tokens in the (pretend) KV cache
         self.evaluated: list[list[int]] = []  # every probe_eval call
+        # what llama.cpp's llama_print_system_info() would say, in the build it reports
+        self.system_info = system_info
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
@@ -103,7 +107,10 @@ class FakeBackend:
 
     def load(self, n_ctx: int) -> LoadInfo:
         self.n_ctx = n_ctx
-        return LoadInfo(n_ctx=n_ctx, runtime={"name": "fake", "build": {"name": "fake"}})
+        build: dict[str, Any] = {"name": "fake"}
+        if self.system_info is not None:
+            build["system_info"] = self.system_info
+        return LoadInfo(n_ctx=n_ctx, runtime={"name": "fake", "build": build})
 
     # -- speed probe: a batch costs per_prompt_token per token, one token per_output_token
     VOCAB = ProbeVocab(size=1000, bos=1)

@@ -654,6 +654,11 @@ def build_info(L: Any) -> dict[str, Any]:
     return info
 
 
+def installed_build() -> dict[str, Any]:
+    """`build_info` of the installed llama-cpp-python, without loading a model."""
+    return build_info(_import_llama_cpp())
+
+
 def _c_string(function: Any) -> str | None:
     try:
         value = function()

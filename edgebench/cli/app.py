@@ -21,6 +21,7 @@ from edgebench.cli import (
     compare_cmd,
     consistency_cmd,
     data_cmd,
+    doctor_cmd,
     models_cmd,
     run_cmd,
     score_cmd,
@@ -47,6 +48,7 @@ app.command()(run_cmd.run)
 app.command()(compare_cmd.compare)
 app.command()(card_cmd.card)
 app.command()(card_cmd.report)
+app.command()(doctor_cmd.doctor)
 app.command()(consistency_cmd.consistency)
 app.command()(score_cmd.score)
 app.command()(bench_cmd.bench)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.5"
+SCHEMA_VERSION = "2.6"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -216,12 +216,17 @@ class Device(Record):
     cpu_temp_sensor: str | None = None  # where the temperature was read
     throttling: dict[str, Any] | None = None  # Raspberry Pi firmware flags
     cpu_cur_mhz: int | None = None  # CPU clock before the run
+    thermal_zones: dict[str, float] | None = None  # every thermal zone's °C before the run
     load_avg_1m: float | None = None  # 1-minute load average before the run
     cpus_allowed: int | None = None  # CPUs this process may run on
     platform: str | None = None  # Python's platform string
     python: str | None = None  # Python version
     python_implementation: str | None = None  # CPython, PyPy ...
     runtime: dict[str, Any] | None = None  # the inference library's name, version and build
+    # llama.cpp's CPU features (its system info, parsed), with `runtime`:
+    build_features: list[str] | None = None  # the features the build uses (AVX2, DOTPROD ...)
+    build_missing: list[str] | None = None  # CPU features (/proc/cpuinfo names) it does not
+    build_hint: str | None = None  # how to rebuild it for them, when some are missing
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from edgebench.runfolder.records import SCHEMA_VERSION
 from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import is_user_error, start_worker
+from edgebench.system.build_features import build_facts
 from edgebench.system.device import ROOT, current_thermal_state, device_info
 from edgebench.system.memory import MemoryPeak
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
@@ -306,7 +307,9 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
     memory = slot.worker.close() if slot.worker is not None else None
     record = slot.record
     if report["device"]["runtime"] is None:
-        report["device"]["runtime"] = runtime_build(record.get("runtime"))
+        build = runtime_build(record.get("runtime"))
+        device = report["device"]
+        device.update(runtime=build, **build_facts(device["cpu_flags"], build))
     record["memory"] = memory.to_dict() if memory else None
     record["wall_s"] = now() - slot.started
     record["thermal_after"] = current_thermal_state(root)

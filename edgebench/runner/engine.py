@@ -78,6 +78,7 @@ from edgebench.runner.workers import (
     start_worker,
 )
 from edgebench.summary import summarize
+from edgebench.system.build_features import build_facts
 from edgebench.system.device import device_info
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
@@ -618,7 +619,9 @@ class _Run:
                 self.progress.stop()
         record = arm.record
         if self.manifest.device.runtime is None and record.runtime is not None:
-            device = replace(self.manifest.device, runtime=runtime_build(record.runtime))
+            build = runtime_build(record.runtime)
+            cpu_flags = self.manifest.device.cpu_flags
+            device = replace(self.manifest.device, runtime=build, **build_facts(cpu_flags, build))
             self.manifest = replace(self.manifest, device=device)
         record = replace(
             record,

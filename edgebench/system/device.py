@@ -62,6 +62,7 @@ SIMD_FLAGS = (
     "avx_vnni",
     "avx512f",
     "avx512bw",
+    "avx512vbmi",
     "avx512_vnni",
     "avx512_bf16",
     "amx_tile",
@@ -318,6 +319,17 @@ def cpu_temperature(tree: SystemTree) -> tuple[float | None, str | None]:
     return None, None
 
 
+def thermal_zones(tree: SystemTree) -> dict[str, float] | None:
+    """Every thermal zone's temperature (°C), keyed "thermal_zone0 (cpu-thermal)"."""
+    zones = {}
+    for zone in tree.glob("sys/class/thermal/thermal_zone*"):
+        millis = tree.number(tree.relative(zone / "temp"))
+        if millis is not None:
+            kind = tree.text(tree.relative(zone / "type"))
+            zones[f"{zone.name} ({kind})" if kind else zone.name] = millis / 1000
+    return zones or None
+
+
 def decode_throttled(value: int, source: str) -> dict[str, Any]:
     return {
         "raw": hex(value),
@@ -404,6 +416,7 @@ def device_info(
         "board_model": board_model(tree),
         "power_source": power_source(tree),
         **thermal_state(tree, runner if _is_raspberry_pi(tree) else None),
+        "thermal_zones": thermal_zones(tree),
         **(
             _process_facts()
             if real
