@@ -347,19 +347,12 @@ class MaskedGreedy:
 
     def _choose(self, logits: np.ndarray, mask: TokenMask, steps: StepClock) -> int:
         start = clock()
-        if self.guard is None and self.draw is None:  # greedy: no list of candidates needed
-            best = mask.best(logits)
-            if best is None:
-                raise RuntimeError("llguidance allows no token")
-            steps.add(APPLY, start)
-            return best
         allowed = np.flatnonzero(mask.allowed())
         if allowed.size == 0:
             raise RuntimeError("llguidance allows no token")
         scores = logits[allowed]  # a copy: the guard may strike tokens out
-        if self.guard is None:  # sampling
-            assert self.draw is not None
-            best = self.draw(scores)
+        if self.guard is None:
+            best = np.argmax(scores) if self.draw is None else self.draw(scores)
             steps.add(APPLY, start)
             return int(allowed[best])
         steps.add(APPLY, start)

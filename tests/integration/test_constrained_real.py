@@ -305,39 +305,3 @@ def test_every_bundled_grammar_parses_in_llama_cpp(smollm2: Path) -> None:
     finally:
         backend.close()
     assert len(schemas) == len(list(gbnf.bundled_grammar_folder("edgejson").glob("*.gbnf")))
-
-
-def test_greedy_mask_picks_the_same_tokens_as_the_gathered_argmax(
-    smollm2: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`TokenMask.best` (one masked pass over the logits when most tokens are allowed) is
-    a faster way to the token the loop took before: the argmax over the allowed tokens'
-    logits. On the real model, a short schema with free text gives the same answer,
-    forced tokens included, and times each phase."""
-    from edgebench.constraints.llguidance_mask import TokenMask
-
-    schema = {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "people": {"type": "integer"}},
-        "required": ["city", "people"],
-    }
-    prompt = "Describe Paris as JSON with its name and population.\n"
-    backend = LlamaCppBackend(str(smollm2), n_threads=2, constraint_mode="mask", guard=False)
-    backend.load(512)
-    request = request_for("mask", schema, "city")
-    assert request is not None
-    settings = DecodeSettings(max_tokens=40, constraint=request)
-    fast = backend.generate(prompt, settings)
-
-    def gathered(self: TokenMask, logits: Any) -> int | None:
-        import numpy as np
-
-        allowed = np.flatnonzero(self.allowed())
-        return int(allowed[np.argmax(logits[allowed])]) if allowed.size else None
-
-    monkeypatch.setattr(TokenMask, "best", gathered)
-    slow = backend.generate(prompt, settings)
-    backend.close()
-    assert fast.error is None and fast.forced_tokens > 0
-    assert (fast.text, fast.generated_tokens) == (slow.text, slow.generated_tokens)
-    assert {"mask", "apply", "decode"} <= set(fast.step_ns)
