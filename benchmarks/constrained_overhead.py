@@ -1,6 +1,7 @@
 """What does forcing the schema cost per token? Every constraint mode in one process.
 
-Usage: python benchmarks/constrained_overhead.py [--limit N] [--threads 2] [--max-tokens N]
+Usage: python benchmarks/constrained_overhead.py [--task edgejson|deepjson] [--limit N]
+       [--threads 2] [--max-tokens N] [--modes none,mask]
 
 For each mode (none, json, gbnf, outlines, mask; the schema modes also without the
 keyword guard, and mask without fast-forwarding) the default model decodes the same
@@ -8,7 +9,11 @@ built-in EdgeJSON examples, one mode after the other in this process, and the sc
 prints: decode tokens/s (p50 over examples and pooled: all decode tokens / all decode
 seconds), its ratio to `none` from this same process, forward passes per second,
 latency, schema compliance, token-limit hits, and grammar compile times (first compile of
-each distinct schema, then the cached one). Results go to docs/performance.md.
+each distinct schema, then the cached one). A second table gives the time per call of
+each decode-loop phase (`backends/step_clock.py`: mask, apply, guard, advance, forced,
+sample, decode), p50/p99 over every call of the mode, and the rest of the decode time
+per token that no phase covers (Python between the phases), with the clock's own cost
+per call measured first. Results go to docs/performance.md.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ import statistics
 import time
 from typing import Any
 
+import numpy as np
+
 from edgebench.backends.base import DecodeSettings, now
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.llama_outlines import OutlinesLlamaBackend
+from edgebench.backends.step_clock import PHASES, StepClock, clock
 from edgebench.constraints import ConstraintRequest, request_for
 from edgebench.metrics import get_family
 from edgebench.metrics.score import score_output
@@ -67,8 +75,26 @@ def compile_twice(backend: Any, requests: list[ConstraintRequest | None]) -> lis
     return list(records.values())
 
 
+def clock_cost_ns(calls: int = 200_000) -> float:
+    """What timing one phase costs: a `clock()` and a `StepClock.add`, per call."""
+    steps = StepClock()
+    t0 = time.perf_counter_ns()
+    for _ in range(calls):
+        steps.add("x", clock())
+    return (time.perf_counter_ns() - t0) / calls
+
+
+def phase_cells(step_ns: dict[str, list[int]]) -> dict[str, str]:
+    """p50/p99 µs per call of each phase over every call of a mode."""
+    cells = {}
+    for phase, values in step_ns.items():
+        p50, p99 = (v / 1e3 for v in np.percentile(values, [50, 99]))
+        cells[phase] = f"{p50:.0f}/{p99:.0f}" if p50 >= 10 else f"{p50:.1f}/{p99:.0f}"
+    return cells
+
+
 def measure(args: argparse.Namespace) -> None:
-    task = get_task("edgejson")
+    task = get_task(args.task)
     family = get_family(task.metric_family)
     settings = RunSettings(limit=args.limit, threads=args.threads, max_tokens=args.max_tokens)
     dataset, _ = load_examples(task, settings)
@@ -82,9 +108,14 @@ def measure(args: argparse.Namespace) -> None:
     budgets = [budget.for_example(ex) for ex in examples]
     n_ctx = size_context(examples, counts[: len(prompts)], budgets, None, 8192)
     print(f"{len(examples)} examples, max_tokens up to {max(budgets)}, n_ctx {n_ctx}", flush=True)
+    overhead_ns = clock_cost_ns()
+    print(f"the step clock costs {overhead_ns:.0f} ns per timed call", flush=True)
+    modes = set(args.modes.split(",")) if args.modes else None
 
     results = []
     for label, mode, fast_forward, guard in ROWS:
+        if modes is not None and label not in modes:
+            continue
         backend = make_backend(str(model.path), mode, args.threads, fast_forward, guard)
         backend.load(n_ctx)
         requests = [request_for(mode, ex.schema, ex.schema_id) for ex in examples]
@@ -94,6 +125,8 @@ def measure(args: argparse.Namespace) -> None:
         backend.generate(prompts[0], DecodeSettings(max_tokens=8, constraint=requests[0]))
         rates, latencies, decode_tokens, decode_seconds, passes = [], [], 0, 0.0, 0
         compliant = cut = 0
+        step_ns: dict[str, list[int]] = {}
+        timed_calls = 0
         stop = model.prompt_format.stop if mode == "none" else ()
         t0 = now()
         for example, prompt, request, max_tokens in zip(
@@ -103,7 +136,8 @@ def measure(args: argparse.Namespace) -> None:
                 prompt, DecodeSettings(max_tokens=max_tokens, stop=stop, constraint=request)
             )
             scored = score_output([family], gen.text, example.expected, example.schema)
-            compliant += scored.scores[family.name]["schema_compliance"]
+            scores = scored.scores[family.name]
+            compliant += scores.get("schema_compliance", scores.get("syntax", 0))
             cut += gen.finish_reason == "length"
             timings = compute_timings(gen)
             latencies.append(timings.latency_s)
@@ -112,7 +146,11 @@ def measure(args: argparse.Namespace) -> None:
                 decode_tokens += gen.generated_tokens - gen.forced_prefix_tokens - 1
                 decode_seconds += gen.t_end - gen.t_first_token
                 passes += gen.forward_passes or 0
+                for phase, values in gen.step_ns.items():
+                    step_ns.setdefault(phase, []).extend(values)
+                    timed_calls += len(values)
         backend.close()
+        phase_s = sum(sum(v) for v in step_ns.values()) / 1e9
         results.append(
             {
                 "label": label,
@@ -126,6 +164,11 @@ def measure(args: argparse.Namespace) -> None:
                 "compile_first_ms": 1000 * statistics.median(first) if first else None,
                 "compile_max_ms": 1000 * max(first) if first else None,
                 "compile_cached_ms": 1000 * statistics.median(cached) if cached else None,
+                "phases": phase_cells(step_ns),
+                # decode time no phase covers, per decode token (the first mask and
+                # choice come before the first token's timestamp: a slight undercount)
+                "rest_us": max(decode_seconds - phase_s, 0.0) * 1e6 / decode_tokens,
+                "clock_us": timed_calls * overhead_ns / 1e3 / decode_tokens,
             }
         )
         print(f"  {label}: {results[-1]['pooled']:.1f} tok/s pooled", flush=True)
@@ -163,6 +206,14 @@ def print_table(results: list[dict[str, Any]], args: argparse.Namespace) -> None
             f"{compile_cell} | "
             f"{ms(r['compile_cached_ms'], 3)} |"
         )
+    phases = [p for p in PHASES if any(p in r["phases"] for r in results)]
+    print()
+    print(f"| mode | {' | '.join(phases)} | rest µs/token | clock µs/token |")
+    print("|---|" + "---|" * (len(phases) + 2))
+    for r in results:
+        cells = " | ".join(r["phases"].get(p, "-") for p in phases)
+        print(f"| {r['label']} | {cells} | {r['rest_us']:.0f} | {r['clock_us']:.2f} |")
+    print("(µs per call p50/p99 over every call of the mode)")
 
 
 def main() -> None:
@@ -170,6 +221,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N examples (default all)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=None)
+    parser.add_argument("--task", default="edgejson", help="edgejson or deepjson (built-in)")
+    parser.add_argument("--modes", default=None, help="row labels to run, comma-separated")
     measure(parser.parse_args())
 
 

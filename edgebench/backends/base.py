@@ -112,6 +112,9 @@ class Generation:
     # Prompt tokens whose KV came from an earlier request (the prefix cache): not
     # evaluated for this one.
     cached_prompt_tokens: int = 0
+    # Nanoseconds per call of each decode-loop phase (`step_clock`: mask, apply, guard,
+    # advance, forced, sample, decode), for the runtimes that time them.
+    step_ns: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

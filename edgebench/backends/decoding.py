@@ -17,6 +17,16 @@ import numpy as np
 
 from edgebench.backends.answer_end import AnswerWatch, EndPolicy
 from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, DecodeSettings, Generation, now
+from edgebench.backends.step_clock import (
+    ADVANCE,
+    APPLY,
+    DECODE,
+    FORCED,
+    GUARD,
+    MASK,
+    StepClock,
+    clock,
+)
 from edgebench.constraints.closing import shortest_completion
 from edgebench.constraints.guard import KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
@@ -91,6 +101,7 @@ class DecodeState:
     unclosed: bytes | None = None  # the text before closing, once closing began
     closing_tokens: int = 0
     closed: bool = False
+    steps: StepClock = field(default_factory=StepClock)  # time per phase of each step
 
     @classmethod
     def under(cls, policy: EndPolicy) -> DecodeState:
@@ -147,6 +158,7 @@ class DecodeState:
             else None,
             closing_tokens=self.closing_tokens,
             closed=self.closed,
+            step_ns=self.steps.ns,
         )
 
 
@@ -254,7 +266,9 @@ class MaskedGreedy:
             unevaluated = [token, *forced]
             if ended or state.output_tokens >= max_tokens:
                 break
+            start = clock()
             evaluate(unevaluated)
+            state.steps.add(DECODE, start)
             unevaluated = []
             state.passes += 1
         if self.closing is not None:
@@ -263,17 +277,22 @@ class MaskedGreedy:
     def _next(self, logits: Callable[[], np.ndarray], state: DecodeState) -> int | None:
         """The next token, counted as sampled and consumed by the matcher; None when the
         answer ends here (the grammar is complete, or an end token was chosen)."""
-        matcher, mask = self.matcher, self.mask
+        matcher, mask, steps = self.matcher, self.mask, state.steps
+        start = clock()
         mask.fill(matcher)
+        steps.add(MASK, start)
         if matcher.is_error():
             raise RuntimeError(f"llguidance: {matcher.get_error()}")
         if matcher.is_accepting() and mask.allows_only(self.eos):
             return None  # the object is complete: only end-of-text is legal, no pass needed
-        token = self._choose(logits(), mask)
+        token = self._choose(logits(), mask, steps)
         state.sampled()
         if token == self.eos or self.is_end(token):
             return None
-        if not matcher.consume_token(token):
+        start = clock()
+        consumed = matcher.consume_token(token)
+        steps.add(ADVANCE, start)
+        if not consumed:
             raise RuntimeError(f"llguidance refused token {token}: {matcher.get_error()}")
         return token
 
@@ -305,7 +324,9 @@ class MaskedGreedy:
                 state.forced += taken
             else:  # the engine wants something else here: the model picks
                 if unevaluated:
+                    start = clock()
                     evaluate(unevaluated)
+                    state.steps.add(DECODE, start)
                     state.passes += 1
                     unevaluated = []
                 token = self._next(logits, state)
@@ -324,15 +345,21 @@ class MaskedGreedy:
             return
         state.closed = matcher.is_accepting()
 
-    def _choose(self, logits: np.ndarray, mask: TokenMask) -> int:
+    def _choose(self, logits: np.ndarray, mask: TokenMask, steps: StepClock) -> int:
+        start = clock()
         allowed = np.flatnonzero(mask.allowed())
         if allowed.size == 0:
             raise RuntimeError("llguidance allows no token")
         scores = logits[allowed]  # a copy: the guard may strike tokens out
         if self.guard is None:
             best = np.argmax(scores) if self.draw is None else self.draw(scores)
+            steps.add(APPLY, start)
             return int(allowed[best])
-        return self.guard.pick(scores, allowed, self.piece, self._ends, self.draw)
+        steps.add(APPLY, start)
+        start = clock()
+        token = self.guard.pick(scores, allowed, self.piece, self._ends, self.draw)
+        steps.add(GUARD, start)
+        return token
 
     def _ends(self, token: int) -> bool:
         return token == self.eos or self.is_end(token)
@@ -342,10 +369,13 @@ class MaskedGreedy:
         and whether a policy ended the answer on one of them."""
         if not self.fast_forward:
             return [], False
+        start = clock()
         forced = self.matcher.compute_ff_tokens()[: max_tokens - state.output_tokens]
+        consumed = not forced or self.matcher.consume_tokens(forced)
+        state.steps.add(FORCED, start)
         if not forced:
             return [], False
-        if not self.matcher.consume_tokens(forced):
+        if not consumed:
             raise RuntimeError(f"llguidance refused its forced tokens: {self.matcher.get_error()}")
         ended = False
         for token in forced:

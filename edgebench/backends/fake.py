@@ -33,6 +33,7 @@ class FakeTimings:
     per_prompt_token: float = 0.001
     per_output_token: float = 0.01
     compile_first: float = 0.005  # seconds reported for compiling a new constraint
+    per_mask: float = 0.00005  # seconds per token mask (constrained requests)
 
 
 # What a prompt marker makes the fake do, as a misbehaving runtime would.
@@ -186,6 +187,12 @@ class FakeBackend:
         t_first = t_start + prompt_tokens * self.timings.per_prompt_token
         t_end = t_first + max(generated + closing_tokens - 1, 0) * self.timings.per_output_token
         self.clock = t_end + 1.0
+        # One forward pass per token after the first; a mask per sampled token when
+        # constrained (the fake's steps fit inside its decode interval only as figures).
+        steps = generated + closing_tokens
+        step_ns = {"decode": [round(self.timings.per_output_token * 1e9)] * max(steps - 1, 0)}
+        if request is not None:
+            step_ns["mask"] = [round(self.timings.per_mask * 1e9)] * steps
         return Generation(
             # Verbatim unless cut at the budget, so tests can queue any text (newlines,
             # fences); a closed answer is followed by its closing text.
@@ -201,6 +208,7 @@ class FakeBackend:
             unclosed_text=unclosed,
             closing_tokens=closing_tokens,
             closed=unclosed is not None,
+            step_ns={k: v for k, v in step_ns.items() if v},
         )
 
     def close(self) -> None:

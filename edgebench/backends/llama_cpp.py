@@ -52,6 +52,7 @@ from edgebench.backends.decoding import (
     softmax_draw,
 )
 from edgebench.backends.speed import ProbeVocab
+from edgebench.backends.step_clock import DECODE, GUARD, MASK, SAMPLE, clock
 from edgebench.constraints import gbnf
 from edgebench.constraints.gbnf_depth import nesting_refusal
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
@@ -442,9 +443,11 @@ class LlamaCppBackend:
         piece_buf = ctypes.create_string_buffer(64)
         stops = [s.encode("utf-8") for s in settings.stop]
         longest_stop = max((len(s) for s in stops), default=0)
-        out = state.out
+        out, steps = state.out, state.steps
         while True:
+            start = clock()
             token = L.llama_sampler_sample(chain, self.ctx, -1)
+            steps.add(SAMPLE, start)
             state.sampled()
             if L.llama_vocab_is_eog(self.vocab, token):
                 state.finish = FINISH_STOP
@@ -456,7 +459,9 @@ class LlamaCppBackend:
                 return
             if ended or state.output_tokens >= settings.max_tokens:
                 return
+            start = clock()
             self._decode([token])
+            steps.add(DECODE, start)
             state.passes += 1
 
     def _guarded_sampler_loop(
@@ -476,11 +481,15 @@ class LlamaCppBackend:
         grammar = L.llama_sampler_chain_get(chain, 0)
         candidates = self._candidate_buffer()
         piece_buf = ctypes.create_string_buffer(64)
-        is_end = self._is_end
+        is_end, steps = self._is_end, state.steps
         while True:
+            start = clock()
             scores = candidates.refill(self._last_logits())
-            L.llama_sampler_apply(grammar, candidates.pointer)
+            L.llama_sampler_apply(grammar, candidates.pointer)  # llama.cpp's grammar mask
+            steps.add(MASK, start)
+            start = clock()
             token = guard.pick(scores, None, lambda t: self._piece(t, piece_buf), is_end, draw)
+            steps.add(GUARD, start)
             L.llama_sampler_accept(chain, token)
             state.sampled()
             if is_end(token):
@@ -489,7 +498,9 @@ class LlamaCppBackend:
             ended = state.emit(token, self._piece(token, piece_buf))
             if ended or state.output_tokens >= settings.max_tokens:
                 return
+            start = clock()
             self._decode([token])
+            steps.add(DECODE, start)
             state.passes += 1
 
     def _masked(

@@ -12,6 +12,7 @@ from edgebench.cli.output import stdout_console
 from edgebench.report.compare import compare_rows, compare_table, differences_table
 from edgebench.report.coverage import coverage_table
 from edgebench.report.fit import fitted
+from edgebench.report.steps import step_table
 from edgebench.summary import load_run
 
 
@@ -25,7 +26,8 @@ def compare(
     ] = False,
 ) -> None:
     """Put constraint modes side by side: accuracy, TTFT, decode tok/s and its ratio to
-    `none`, grammar compile times; for schema engines, their coverage per subset.
+    `none`, grammar compile times, time per decode-loop call (mask, guard, forward
+    pass); for schema engines, their coverage per subset.
 
     Example: edgebench compare runs/20261122T101500-smollm2-135m-instruct-edgejson
     """
@@ -33,8 +35,14 @@ def compare(
     if as_json:
         typer.echo(json.dumps(compare_rows(summaries), indent=2))
         return
-    # Arm minus arm with paired intervals; schema engines per subset (JSONSchemaBench).
+    # Arm minus arm with paired intervals; time per decode-loop phase; schema engines
+    # per subset (JSONSchemaBench).
     # Each table fits the terminal, names and numbers whole (report/fit.py).
     stdout_console().print(
-        fitted(compare_table(summaries), differences_table(summaries), coverage_table(summaries))
+        fitted(
+            compare_table(summaries),
+            differences_table(summaries),
+            step_table(summaries),
+            coverage_table(summaries),
+        )
     )

@@ -165,7 +165,8 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
     task's figures' 95% bootstrap intervals; `differences`: this arm minus another on the
-    same examples, with paired intervals; `indicative`: n < 50. A consistency run has a
+    same examples, with paired intervals; `indicative`: n < 50; `step_times`: the decode
+    loop's phases (report/steps.py). A consistency run has a
     row per temperature (`temperature`; None for greedy runs): `n` counts its
     generations at that temperature."""
     columns = (*columns_for(summaries), MODEL_RATIO)
@@ -185,6 +186,8 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
             }
             row.update({key: None if arm.skip_reason else read(arm) for _, key, read, _ in columns})
             row["ttft_warm"] = arm.perf.ttft_warm
+            # per decode-loop phase: calls, mean, the median answer's p50 and p99 (µs)
+            row["step_times"] = {k: v.to_json() for k, v in arm.perf.step_times.items()}
             row["ci95"] = {} if arm.skip_reason else _intervals(arm)
             row["differences"] = _differences(summary, arm)
             row["indicative"] = indicative(arm.n_scored)

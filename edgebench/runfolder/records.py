@@ -468,6 +468,20 @@ class Timings(Record):
 
 
 @dataclass(frozen=True)
+class PhaseTimes(Record):
+    """One decode-loop phase over one answer (MaskBench's time between masks, per call):
+    mask (the grammar engine's allowed tokens), apply (the allowed tokens' logits and the
+    best of them), guard (the keyword guard), advance (the engine taking the chosen
+    token), forced (the engine finding and taking its forced tokens), sample (a
+    runtime's own sampler chain) or decode (the model's forward pass, llama_decode)."""
+
+    calls: int  # times the phase ran (decode: forward passes after the prompt)
+    total_ms: float  # all of them
+    p50_us: float  # median call
+    p99_us: float  # 99th percentile call (linear interpolation)
+
+
+@dataclass(frozen=True)
 class SampleRecord(Record):
     """One line of samples.jsonl: one example decoded by one arm (one draw, when sampling).
 
@@ -522,6 +536,9 @@ class SampleRecord(Record):
     # the schema engine on this example's schema: compiled, refused (the engine's error),
     # or crashed (compiling killed or hung the worker); None: no schema constraint
     compile_outcome: CompileOutcome | None = None
+    # time per decode-loop phase (PhaseTimes) where the runtime times them; empty before
+    # format 2.6 and for runtimes that do not
+    step_times: dict[str, PhaseTimes] = field(default_factory=dict)
 
     @property
     def job_key(self) -> JobKey:
@@ -555,6 +572,17 @@ class Distribution(Record):
 
 
 @dataclass(frozen=True)
+class PhaseSummary(Record):
+    """One decode-loop phase over an arm's answers (see PhaseTimes)."""
+
+    calls: int  # over the arm
+    mean_us: float  # all calls' time / calls
+    p50_us: float  # median over answers of each answer's p50
+    p99_us: float  # median over answers of each answer's p99
+    samples: int  # answers that timed the phase
+
+
+@dataclass(frozen=True)
 class Perf(Record):
     """Speed, memory and token totals of one arm."""
 
@@ -580,6 +608,8 @@ class Perf(Record):
     closing_tokens_total: int = 0  # tokens the closing added
     ttft_warm: bool = False  # TTFT with a prefix cache (--prefix-cache)
     cached_prompt_tokens_total: int = 0  # prompt tokens the prefix cache served
+    # decode-loop phase -> its time per call over the arm (format 2.6; empty when untimed)
+    step_times: dict[str, PhaseSummary] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from edgebench.backends.base import (
     FINISH_SKIPPED,
     FINISH_UNSUPPORTED,
@@ -16,7 +18,7 @@ from edgebench.backends.base import (
 from edgebench.constraints import CompileReport
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import ScoredOutput, score_output
-from edgebench.runfolder.records import ParseStep, SampleRecord, Timings
+from edgebench.runfolder.records import ParseStep, PhaseTimes, SampleRecord, Timings
 from edgebench.runner.jobs import Job
 from edgebench.scoring.extract import LENIENT, Extraction
 from edgebench.tasks.base import Example
@@ -37,6 +39,23 @@ def compute_timings(gen: Generation) -> Timings:
     decode_steps = gen.generated_tokens - gen.forced_prefix_tokens - 1
     decode = decode_steps / decode_time if decode_steps > 0 and decode_time > 0 else None
     return Timings(ttft_s=ttft, latency_s=latency, prefill_tok_s=prefill, decode_tok_s=decode)
+
+
+def step_times(step_ns: dict[str, list[int]]) -> dict[str, PhaseTimes]:
+    """Each decode-loop phase's calls, total, p50 and p99 (from nanoseconds per call)."""
+    times: dict[str, PhaseTimes] = {}
+    for phase, values in step_ns.items():
+        if not values:
+            continue
+        array = np.asarray(values, dtype=float)
+        p50, p99 = np.percentile(array, [50, 99])
+        times[phase] = PhaseTimes(
+            calls=len(values),
+            total_ms=round(float(array.sum()) / 1e6, 3),
+            p50_us=round(float(p50) / 1e3, 2),
+            p99_us=round(float(p99) / 1e3, 2),
+        )
+    return times
 
 
 SCORING_FAILED = "scoring failed: "
@@ -109,6 +128,7 @@ def build_sample(
         closing_tokens=gen.closing_tokens,
         cached_prompt_tokens=gen.cached_prompt_tokens,
         compile_outcome=compile_report.outcome if compile_report else None,
+        step_times=step_times(gen.step_ns),
     )
 
 

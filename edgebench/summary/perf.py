@@ -20,6 +20,8 @@ from edgebench.runfolder.records import (
     Distribution,
     GuardSummary,
     Perf,
+    PhaseSummary,
+    PhaseTimes,
     SampleRecord,
 )
 
@@ -72,7 +74,28 @@ def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
         closing_tokens_total=sum(s.closing_tokens for s in samples),
         ttft_warm=any(s.cached_prompt_tokens for s in samples),
         cached_prompt_tokens_total=sum(s.cached_prompt_tokens for s in samples),
+        step_times=step_summary(samples),
     )
+
+
+def step_summary(samples: list[SampleRecord]) -> dict[str, PhaseSummary]:
+    """Each decode-loop phase over the arm: calls, mean per call (all calls pooled), and
+    the median answer's p50 and p99 (answers keep their percentiles, not every call)."""
+    phases: dict[str, list[PhaseTimes]] = {}
+    for sample in samples:
+        for phase, times in sample.step_times.items():
+            phases.setdefault(phase, []).append(times)
+    summary: dict[str, PhaseSummary] = {}
+    for phase, answers in phases.items():
+        calls = sum(t.calls for t in answers)
+        summary[phase] = PhaseSummary(
+            calls=calls,
+            mean_us=round(sum(t.total_ms for t in answers) * 1e3 / calls, 2),
+            p50_us=round(float(np.median([t.p50_us for t in answers])), 2),
+            p99_us=round(float(np.median([t.p99_us for t in answers])), 2),
+            samples=len(answers),
+        )
+    return summary
 
 
 def compile_summary(records: list[CompileRecord]) -> CompileSummary:

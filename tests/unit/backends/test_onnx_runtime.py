@@ -178,3 +178,26 @@ def test_llguidance_reads_a_gguf_style_byte_level_tokenizer_as_bytes() -> None:
     # A tokenizer without a ByteLevel pre-tokenizer is left alone.
     tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
     assert plain_byte_level(tok.to_str()) == tok.to_str()
+
+
+def test_the_masked_loop_times_each_phase_once_per_call(tmp_path: Path, table: np.ndarray) -> None:
+    """One mask, one apply and one advance per sampled token; one decode per forward pass
+    after the prompt; the forced-token lookup after each token the matcher took."""
+    pytest.importorskip("llguidance")
+    backend = backend_for_table(tmp_path / "m", table, mode="mask")
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["name", "n"],
+    }
+    request = request_for("mask", schema, "s")
+    assert request is not None and backend.compile_constraint(request).ok
+    gen = backend.generate(PROMPT, DecodeSettings(max_tokens=24, constraint=request))
+    steps = gen.step_ns
+    assert gen.error is None and gen.forced_tokens > 0  # the keys were forced
+    sampled = gen.generated_tokens - gen.forced_tokens
+    assert len(steps["mask"]) >= sampled and len(steps["apply"]) == sampled
+    assert len(steps["decode"]) == gen.forward_passes
+    assert len(steps["advance"]) <= sampled  # an end token is chosen, never taken
+    assert all(ns > 0 for phase in steps.values() for ns in phase)
+    assert "guard" not in steps  # nothing in this schema for the keyword guard

@@ -33,6 +33,7 @@ ROW_KEYS = {
     "closed",
     "wall_s",
     "ttft_warm",
+    "step_times",
     "valid_json",
     "schema_compliance",
     "json_exact",
@@ -210,3 +211,33 @@ def test_runs_extracted_differently_get_a_parse_column(
     assert "parse lenient" not in out
     assert "no published scorer for echo" in out
     assert "their accuracy columns are not comparable" in " ".join(out.split())
+
+
+def test_compare_shows_each_arms_time_per_decode_loop_call(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fake times a 50 µs mask per token under a constraint and one forward pass per
+    token after the first (5 ms for `mask`, 10 ms for the others)."""
+    out = compare_out(capsys, str(run_dir))
+    table = out[out.index("decode loop, µs p50/p99") :]
+    rows = {line.split("│")[1].strip(): line for line in table.splitlines() if "│" in line}
+    assert "10000/10000" in rows["none"] and "50/50" not in rows["none"]
+    assert "50/50" in rows["mask"] and "5000/5000" in rows["mask"]
+    assert "decode: llama_decode" in table  # the caption says what each phase is
+    by_mode = {row["constraint"]: row for row in compare_json(capsys, run_dir)}
+    assert by_mode["mask"]["step_times"]["mask"]["p50_us"] == 50.0
+    assert by_mode["mask"]["step_times"]["decode"]["calls"] > 0
+    assert "mask" not in by_mode["none"]["step_times"]
+
+
+def test_compare_of_a_run_without_step_times_has_no_step_table(run_dir: Path) -> None:
+    """Runs written before format 2.6 timed no phases: no table, no empty rows."""
+    from dataclasses import replace
+
+    from edgebench.report.steps import step_table
+    from edgebench.summary import load_run
+
+    summary = load_run(run_dir).summary
+    untimed = [replace(a, perf=replace(a.perf, step_times={})) for a in summary.arms]
+    assert step_table([summary]) is not None
+    assert step_table([replace(summary, arms=untimed)]) is None

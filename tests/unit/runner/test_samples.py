@@ -80,3 +80,26 @@ def test_a_lost_example_is_scored_as_a_wrong_answer_and_marked_for_resume() -> N
     assert sample.worker_failure and sample.error == "the model worker was killed by SIGKILL"
     assert sample.scores is not None and sample.scores["edgejson"]["json_exact"] == 0
     assert sample.timings.ttft_s is None and sample.timings.decode_tok_s is None
+
+
+def test_a_sample_record_keeps_each_decode_phases_calls_total_and_percentiles() -> None:
+    job = Job(0, example(0), "p", 64)
+    mask_ns = [10_000] * 98 + [500_000, 900_000]  # 100 masks, two slow ones
+    timed = gen(text=RIGHT, step_ns={"mask": mask_ns, "decode": [8_000_000] * 10, "guard": []})
+    sample = build_sample(job, "m", "mask", timed, select_families("edgejson", (), {}))
+    mask = sample.step_times["mask"]
+    assert (mask.calls, mask.p50_us) == (100, 10.0)
+    assert mask.total_ms == pytest.approx(2.38)
+    assert mask.p99_us == pytest.approx(504.0)  # rank 98.01: 500 µs + 1% of the way to 900
+    assert sample.step_times["decode"].p99_us == 8000.0
+    assert "guard" not in sample.step_times  # a phase that never ran is not recorded
+
+
+def test_a_sample_line_written_before_format_2_6_reads_without_step_times() -> None:
+    from edgebench.runfolder.records import SampleRecord
+
+    job = Job(0, example(0), "p", 64)
+    sample = build_sample(job, "m", "none", gen(text=RIGHT), select_families("edgejson", (), {}))
+    line = sample.to_json()
+    del line["step_times"]
+    assert SampleRecord.from_json(line).step_times == {}
