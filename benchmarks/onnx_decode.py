@@ -158,7 +158,7 @@ def main() -> None:
     model = model_under_test(args.model)
     task = get_task("edgejson")
     examples, _ = load_examples(task, RunSettings(limit=args.prompts))
-    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples]
+    prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples[: args.prompts]]
     backend = OnnxBackend(str(model.path), n_threads=args.threads)
     backend.load(2048)
     print(
