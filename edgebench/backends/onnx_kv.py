@@ -51,7 +51,26 @@ def _step_inputs(tokens: list[int], start: int) -> dict[str, np.ndarray]:
     }
 
 
-class NumpyKV:
+class _Steps:
+    """A forward pass as the three parts the benchmark times apart."""
+
+    def forward(self, tokens: list[int]) -> np.ndarray:
+        """Evaluate `tokens` after what is cached; the logits of the last one."""
+        self.prepare(tokens)
+        self.run()
+        return self.collect()
+
+    def prepare(self, tokens: list[int]) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+    def collect(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+class NumpyKV(_Steps):
     """The cache as numpy arrays in and out of `session.run` (the old loop)."""
 
     def __init__(self, session: Any, layers: int, kv_shape: tuple[int, int], dtype: Any) -> None:
@@ -65,12 +84,6 @@ class NumpyKV:
         self._feed: dict[str, np.ndarray] = {}
         self._outputs: list[np.ndarray] = []
         self._count = 0
-
-    def forward(self, tokens: list[int]) -> np.ndarray:
-        """Evaluate `tokens` after what is cached; the logits of the last one."""
-        self.prepare(tokens)
-        self.run()
-        return self.collect()
 
     def prepare(self, tokens: list[int]) -> None:
         self._count = len(tokens)
@@ -94,7 +107,7 @@ class NumpyKV:
         return outputs[0][0, -1].copy()
 
 
-class BoundKV:
+class BoundKV(_Steps):
     """The cache in preallocated buffers bound to the session (onnxruntime IO binding).
 
     `_kv[side, i]` holds tensor i (layer i // 2, key or value) flat, its first
@@ -128,12 +141,6 @@ class BoundKV:
         self._logits = self._step_logits
         self._inputs: dict[str, np.ndarray] = {}  # alive until the step has run
         self._count = 0
-
-    def forward(self, tokens: list[int]) -> np.ndarray:
-        """Evaluate `tokens` after what is cached; the logits of the last one."""
-        self.prepare(tokens)
-        self.run()
-        return self.collect()
 
     def prepare(self, tokens: list[int]) -> None:
         self._count = len(tokens)
