@@ -4,7 +4,7 @@ decode step's time goes.
 
 Usage: flock /tmp/edgebench-cpu.lock python benchmarks/onnx_decode.py
            [--model smollm2-135m-instruct@onnx-int4] [--threads 2] [--rounds 3]
-           [--depths 0,512] [--prompts 3] [--steps 128] [--genai]
+           [--depths 0,512] [--prompts 3] [--steps 128] [--genai-python PY]
 
 Two measurements, each loop alternating first and second round by round so a drift of
 the shared machine hits both:
@@ -18,19 +18,24 @@ the shared machine hits both:
         detokenizing (the backend decodes all ids so far once per token, for stop strings
         and the answer-ending policies) and the rest (Python around them). The token ids
         of the two loops must be identical; the benchmark fails otherwise.
---genai also times onnxruntime-genai's own loop on the same folder, when it is installed
-and can load it (it needs a genai_config.json, which `models convert` does not write).
+--genai-python PY also times onnxruntime-genai's own greedy loop on the same folder and
+prompt ids (benchmarks/onnx_genai_loop.py run by PY, an interpreter with onnxruntime-genai:
+it would break edgebench's venv, so use a throwaway one).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -99,9 +104,9 @@ def timed_greedy(
 
 def step_breakdown(
     backend: OnnxBackend, prompts: list[str], steps: int, rounds: int
-) -> tuple[dict[str, dict[str, float]], dict[str, float], int]:
+) -> tuple[dict[str, dict[str, float]], dict[str, float], list[list[int]]]:
     """Seconds per part summed over prompts and rounds, decode tok/s per loop (total
-    steps over total step time) and the number of prompts whose ids matched."""
+    steps over total step time) and the greedy ids (the same for both loops)."""
     spent = {name: dict.fromkeys(("prefill", *PARTS), 0.0) for name in loops(backend)}
     ids: dict[str, list[list[int]]] = {name: [] for name in loops(backend)}
     names = list(loops(backend))
@@ -120,27 +125,24 @@ def step_breakdown(
         sys.exit(f"greedy ids differ between the loops on {len(prompts) - same} prompt(s)")
     n = steps * len(prompts) * rounds
     rates = {name: n / sum(spent[name][p] for p in PARTS) for name in names}
-    return spent, rates, same
+    return spent, rates, ids["new"]
 
 
-def genai_rate(folder: Any, prompt_ids: list[int], steps: int) -> str:
-    """onnxruntime-genai's own greedy loop on the same folder, or why it cannot run."""
-    try:
-        import onnxruntime_genai as og
-    except ImportError:
-        return "onnxruntime-genai is not installed"
-    try:
-        model = og.Model(str(folder))
-    except Exception as exc:  # its own error type
-        return f"og.Model refused the folder: {str(exc).splitlines()[0]}"
-    params = og.GeneratorParams(model)
-    params.set_search_options(max_length=len(prompt_ids) + steps, do_sample=False)
-    generator = og.Generator(model, params)
-    generator.append_tokens(prompt_ids)
-    start = time.perf_counter()
-    for _ in range(steps):
-        generator.generate_next_token()
-    return f"{steps / (time.perf_counter() - start):.1f} tok/s"
+def genai_loop(
+    python: str, folder: Any, prompt_ids: list[list[int]], args: Any
+) -> list[dict[str, Any]]:
+    """onnxruntime-genai's own loop (benchmarks/onnx_genai_loop.py under `python`), one
+    row per (round, prompt); exits with its error when it cannot run."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as ids_file:
+        json.dump(prompt_ids, ids_file)
+        ids_file.flush()
+        script = Path(__file__).with_name("onnx_genai_loop.py")
+        argv = [python, str(script), str(folder), ids_file.name]
+        argv += [str(args.steps), str(args.threads), str(args.rounds)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"onnxruntime-genai failed: {done.stderr.strip().splitlines()[-1:]}")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
 def main() -> None:
@@ -151,7 +153,7 @@ def main() -> None:
     parser.add_argument("--depths", default="0,512")
     parser.add_argument("--prompts", type=int, default=3)
     parser.add_argument("--steps", type=int, default=128)
-    parser.add_argument("--genai", action="store_true")
+    parser.add_argument("--genai-python", help="an interpreter with onnxruntime-genai")
     args = parser.parse_args()
     depths = [int(d) for d in args.depths.split(",")]
 
@@ -181,7 +183,8 @@ def main() -> None:
         name = SpeedTest("tg", 128, depth).name
         print(f"| {name} | {old:.1f} | {new:.1f} | {new / old:.2f}x |")
 
-    spent, step_rates, same = step_breakdown(backend, prompts, args.steps, args.rounds)
+    spent, step_rates, new_ids = step_breakdown(backend, prompts, args.steps, args.rounds)
+    same = len(new_ids)
     n = args.steps * len(prompts) * args.rounds
     lengths = [len(backend.encode(p)) for p in prompts]
     print(
@@ -200,9 +203,19 @@ def main() -> None:
         f"({step_rates['new'] / step_rates['old']:.2f}x) |"
     )
     print(f"\ngreedy ids identical on {same}/{len(prompts)} prompts")
-    if args.genai:
+    if args.genai_python:
+        prompt_ids = [backend.encode(p) for p in prompts]
+        rows = genai_loop(args.genai_python, model.path, prompt_ids, args)
+        rate = statistics.median(row["tok_s"] for row in rows)
+        # genai stops at end-of-text; the loops above decode past it.
+        same = sum(
+            row["ids"] == ids[: len(row["ids"])]
+            for row, ids in zip(rows[: len(new_ids)], new_ids, strict=True)
+        )
         print(
-            f"onnxruntime-genai: {genai_rate(model.path, backend.encode(prompts[0]), args.steps)}"
+            f"onnxruntime-genai's loop: {rate:.1f} tok/s median over {len(rows)} requests "
+            f"({rate / step_rates['new']:.2f}x the new loop's steps); greedy ids equal to "
+            f"the new loop's (up to its end-of-text) on {same}/{len(prompts)} prompts"
         )
     backend.close()
 
