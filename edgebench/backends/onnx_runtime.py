@@ -3,9 +3,10 @@ transformers at run time.
 
 The graph is optimum's `text-generation-with-past` export: inputs input_ids,
 attention_mask, position_ids and past_key_values.N.key/value, outputs logits and
-present.N.key/value. edgebench runs its own decode loop over `InferenceSession.run` with
-the KV cache in numpy arrays, fresh for every request, and timestamps the first and last
-sampled token itself, like the llama.cpp backend. Decoding is greedy, or with
+present.N.key/value. edgebench runs its own decode loop over the session with the KV
+cache in preallocated buffers bound through onnxruntime's IO binding (backends/onnx_kv.py),
+fresh for every request, and timestamps the first and last sampled token itself, like the
+llama.cpp backend. Decoding is greedy, or with
 `DecodeSettings(temperature > 0, seed)` (`edgebench consistency`) a seeded draw from the
 softmax of the logits (`decoding.softmax_draw`, the same helper the llama.cpp backend
 uses where it picks tokens itself; unconstrained and under the constraints alike).
@@ -24,7 +25,7 @@ sampler) and `outlines` are skips recorded by the runner (backends/__init__.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from edgebench.backends.decoding import (
     schema_guard,
     softmax_draw,
 )
+from edgebench.backends.onnx_kv import BoundKV, KVCache, NumpyKV
 from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
@@ -136,7 +138,7 @@ class _Compiled:
 class _Timer:
     """Runs a request's forward passes and times them: the first is the prefill."""
 
-    def __init__(self, kv: KVSession) -> None:
+    def __init__(self, kv: KVCache) -> None:
         self.kv = kv
         self.logits: np.ndarray | None = None
         self.prefill_ms = 0.0
@@ -155,43 +157,6 @@ class _Timer:
     def last_logits(self) -> np.ndarray:
         assert self.logits is not None
         return self.logits
-
-
-class KVSession:
-    """One request's forward passes: the session, its KV cache (numpy) and position."""
-
-    def __init__(self, session: Any, layers: int, kv_shape: tuple[int, int], dtype: Any) -> None:
-        self.session = session
-        self.layers = layers
-        heads, head_dim = kv_shape
-        empty = np.zeros((1, heads, 0, head_dim), dtype=dtype)
-        self.past: dict[str, np.ndarray] = {}
-        for n in range(layers):
-            self.past[f"past_key_values.{n}.key"] = empty
-            self.past[f"past_key_values.{n}.value"] = empty
-        self.length = 0
-        self.output_names = ["logits"] + [
-            f"present.{n}.{kind}" for n in range(layers) for kind in ("key", "value")
-        ]
-
-    def forward(self, tokens: list[int]) -> np.ndarray:
-        """Evaluate `tokens` after what is cached; the logits of the last one."""
-        count = len(tokens)
-        total = self.length + count
-        feed = {
-            "input_ids": np.asarray([tokens], dtype=np.int64),
-            "attention_mask": np.ones((1, total), dtype=np.int64),
-            "position_ids": np.arange(self.length, total, dtype=np.int64)[None, :],
-            **self.past,
-        }
-        outputs = self.session.run(self.output_names, feed)
-        for n in range(self.layers):
-            self.past[f"past_key_values.{n}.key"] = outputs[1 + 2 * n]
-            self.past[f"past_key_values.{n}.value"] = outputs[2 + 2 * n]
-        self.length = total
-        # A copy, so the prefill's logits for every prompt position (n x vocab floats,
-        # ~100 MB for 500 tokens) are freed now rather than at the next step.
-        return outputs[0][0, -1].copy()
 
 
 class OnnxBackend:
@@ -227,7 +192,11 @@ class OnnxBackend:
         self.kv_shape = (0, 0)
         self.kv_dtype: Any = np.float32
         self.n_ctx = 0
-        self._probe_kv: KVSession | None = None  # the speed probe's cache (edgebench bench)
+        self.vocab = 0  # the logits' width
+        # The KV cache each request gets: IO-bound buffers once loaded (NumpyKV, the old
+        # loop, is what benchmarks/onnx_decode.py compares against).
+        self.kv_cache: Callable[[], KVCache] = self._numpy_kv
+        self._probe_kv: KVCache | None = None  # the speed probe's cache (edgebench bench)
 
     # -- tokens --------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
@@ -266,6 +235,7 @@ class OnnxBackend:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserError(f"onnxruntime could not load {graph}: {reason}") from None
         self._read_signature()
+        self.kv_cache = self._bound_kv
         if self.tokenizer is None:
             self.tokenizer = load_tokenizer(self.folder)
         self.n_ctx = n_ctx
@@ -329,13 +299,30 @@ class OnnxBackend:
         heads, head_dim = first.shape[1], first.shape[3]
         if not isinstance(heads, int) or not isinstance(head_dim, int):
             raise UserError(f"{self.model.graph}: KV cache inputs have no fixed head shape")
+        # The logits' width, for the decode step's preallocated buffer: onnxruntime's
+        # shape inference fixes it for an optimum export; else the provenance's vocabulary.
+        logits = {o.name: o for o in self.session.get_outputs()}.get("logits")
+        vocab = logits.shape[-1] if logits is not None else None
+        if not isinstance(vocab, int):
+            vocab = self.model.tokens.get("vocab_size")
+        if logits is None or not isinstance(vocab, int):
+            raise UserError(f"{self.model.graph}: no logits output of a known vocabulary size")
+        self.vocab = vocab
         self.layers = len(keys)
         self.kv_shape = (heads, head_dim)
         self.kv_dtype = np.float16 if "float16" in first.type else np.float32
 
-    def new_session(self) -> KVSession:
+    def new_session(self) -> KVCache:
         """A fresh KV cache: every request starts from nothing."""
-        return KVSession(self.session, self.layers, self.kv_shape, self.kv_dtype)
+        return self.kv_cache()
+
+    def _numpy_kv(self) -> NumpyKV:
+        return NumpyKV(self.session, self.layers, self.kv_shape, self.kv_dtype)
+
+    def _bound_kv(self) -> BoundKV:
+        return BoundKV(
+            self.session, self.layers, self.kv_shape, self.kv_dtype, self.vocab, self.n_ctx
+        )
 
     # -- constraints ---------------------------------------------------------------
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:

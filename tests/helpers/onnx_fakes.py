@@ -143,3 +143,73 @@ def backend_for_table(folder: Path, table: np.ndarray, mode: str = "none") -> An
     if mode != "none":
         backend._load_llguidance()
     return backend
+
+
+# --- a tiny decoder graph with a KV cache ---------------------------------------------------
+
+
+def tiny_decoder_graph(
+    path: Path,
+    *,
+    layers: int = 2,
+    heads: int = 2,
+    head_dim: int = 3,
+    vocab: int = 11,
+) -> Path:
+    """A graph with optimum's with-past signature whose logits depend on the whole cache:
+    each layer's present key/value is Concat(past, the new tokens' embedding), and the
+    logits are the new token's embedding plus the sum of every cached key, projected to
+    the vocabulary, plus a per-position bias. A cache fed back wrong changes the tokens."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(1)
+    width = heads * head_dim
+    weights = {
+        "E": rng.normal(size=(vocab, width)).astype(np.float32),
+        "W": rng.normal(size=(width, vocab)).astype(np.float32),
+        "P": rng.normal(scale=0.1, size=(4096, vocab)).astype(np.float32),
+        "new_shape": np.array([1, -1, heads, head_dim], dtype=np.int64),
+        "flat_shape": np.array([1, 1, width], dtype=np.int64),
+        "axis2": np.array([2], dtype=np.int64),
+    }
+    nodes = [
+        helper.make_node("Gather", ["E", "input_ids"], ["emb"]),  # (1, n, width)
+        helper.make_node("Reshape", ["emb", "new_shape"], ["emb4"]),
+        helper.make_node("Transpose", ["emb4"], ["new_kv"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["emb", "W"], ["token_logits"]),  # (1, n, vocab)
+        helper.make_node("Gather", ["P", "position_ids"], ["position_bias"]),
+        helper.make_node("Add", ["token_logits", "position_bias"], ["logits0"]),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "n"]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, "total"]),
+        helper.make_tensor_value_info("position_ids", TensorProto.INT64, [1, "n"]),
+    ]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "n", vocab])]
+    last = "logits0"
+    for n in range(layers):
+        for kind in ("key", "value"):
+            past, present = f"past_key_values.{n}.{kind}", f"present.{n}.{kind}"
+            shape = [1, heads, "past", head_dim]
+            inputs.append(helper.make_tensor_value_info(past, TensorProto.FLOAT, shape))
+            outputs.append(
+                helper.make_tensor_value_info(present, TensorProto.FLOAT, [1, heads, "t", head_dim])
+            )
+            nodes.append(helper.make_node("Concat", [past, "new_kv"], [present], axis=2))
+        summed, flat, context = f"sum{n}", f"flat{n}", f"context{n}"
+        nodes += [
+            helper.make_node("ReduceSum", [f"present.{n}.key", "axis2"], [summed], keepdims=0),
+            helper.make_node("Reshape", [summed, "flat_shape"], [flat]),
+            helper.make_node("MatMul", [flat, "W"], [context]),
+            helper.make_node("Add", [last, context], [f"logits{n + 1}"]),
+        ]
+        last = f"logits{n + 1}"
+    nodes.append(helper.make_node("Identity", [last], ["logits"]))
+    initializers = [numpy_helper.from_array(value, name) for name, value in weights.items()]
+    graph = helper.make_graph(nodes, "decoder", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(model.SerializeToString())
+    return path

@@ -1,5 +1,6 @@
 """SmolLM2 converted to ONNX (once per session, from the cached GGUF, offline) and run on
-onnxruntime: the same greedy tokens as transformers, and a real two-runtime run."""
+onnxruntime: the same greedy tokens as transformers, the IO-bound decode loop's tokens
+equal to the old numpy loop's, and a real two-runtime run."""
 
 from __future__ import annotations
 
@@ -101,6 +102,26 @@ def test_onnx_fp32_greedy_tokens_equal_the_transformers_model(
         ids = backend.encode(prompt)
         expected = transformers_greedy(reference, ids, NEW_TOKENS)
         assert backend.greedy_token_ids(ids, NEW_TOKENS) == expected
+    backend.close()
+
+
+def test_onnx_int4_io_bound_loop_gives_the_old_loops_tokens(
+    onnx_models: dict[str, Path], prompts: list[str]
+) -> None:
+    """The KV cache in IO-bound buffers (the default) against the old numpy loop
+    (backends/onnx_kv.py): the same greedy ids, prompt after prompt on one session."""
+    from edgebench.backends.onnx_kv import BoundKV
+    from edgebench.backends.onnx_runtime import OnnxBackend
+
+    backend = OnnxBackend(str(onnx_models["int4"]), n_threads=2)
+    backend.load(2048)
+    assert isinstance(backend.new_session(), BoundKV)
+    for prompt in prompts:
+        ids = backend.encode(prompt)
+        new = backend.greedy_token_ids(ids, NEW_TOKENS)
+        backend.kv_cache = backend._numpy_kv
+        assert backend.greedy_token_ids(ids, NEW_TOKENS) == new
+        backend.kv_cache = backend._bound_kv
     backend.close()
 
 

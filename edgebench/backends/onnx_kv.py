@@ -1,0 +1,195 @@
+"""The KV cache of one ONNX request: the past keys and values of optimum's
+`text-generation-with-past` graph (inputs past_key_values.N.key/value, outputs
+present.N.key/value, each (1, heads, length, head_dim)), fed back step after step.
+
+`BoundKV` (what the backend uses) keeps the cache in two preallocated buffers per
+tensor and binds them to the session with onnxruntime's IO binding: step k reads its
+past from one buffer and the graph writes its present straight into the other, so no
+step allocates or copies the cache in Python (the graph's own Concat of past and new
+still does, inside onnxruntime). `NumpyKV` is the loop edgebench had before: the cache as
+numpy arrays passed to `session.run` and taken back from it each step. It stays for the
+side-by-side benchmark (benchmarks/onnx_decode.py), for the integration test that
+checks both give the same tokens, and for sessions without IO binding (the unit tests'
+fake sessions).
+
+Each cache splits a forward pass into `prepare` (inputs and outputs for the step),
+`run` (onnxruntime) and `collect` (the cache for the next step, the last logits), so
+the benchmark can time the three apart; `forward` does all three.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+_FIRST_CAPACITY = 256  # tokens; the buffers double when a request outgrows them
+
+
+class KVCache(Protocol):
+    length: int
+
+    def forward(self, tokens: list[int]) -> np.ndarray: ...
+
+    def prepare(self, tokens: list[int]) -> None: ...
+
+    def run(self) -> None: ...
+
+    def collect(self) -> np.ndarray: ...
+
+
+def kv_names(layers: int, prefix: str) -> list[str]:
+    """`prefix`.N.key and .value for every layer, in the graph's order."""
+    return [f"{prefix}.{n}.{kind}" for n in range(layers) for kind in ("key", "value")]
+
+
+def _step_inputs(tokens: list[int], start: int) -> dict[str, np.ndarray]:
+    """input_ids and position_ids of `tokens` evaluated after `start` cached positions."""
+    return {
+        "input_ids": np.asarray([tokens], dtype=np.int64),
+        "position_ids": np.arange(start, start + len(tokens), dtype=np.int64)[None, :],
+    }
+
+
+class _Steps:
+    """A forward pass as the three parts the benchmark times apart."""
+
+    def forward(self, tokens: list[int]) -> np.ndarray:
+        """Evaluate `tokens` after what is cached; the logits of the last one."""
+        self.prepare(tokens)
+        self.run()
+        return self.collect()
+
+    def prepare(self, tokens: list[int]) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+    def collect(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+class NumpyKV(_Steps):
+    """The cache as numpy arrays in and out of `session.run` (the old loop)."""
+
+    def __init__(self, session: Any, layers: int, kv_shape: tuple[int, int], dtype: Any) -> None:
+        self.session = session
+        heads, head_dim = kv_shape
+        empty = np.zeros((1, heads, 0, head_dim), dtype=dtype)
+        self.past_names = kv_names(layers, "past_key_values")
+        self.past: dict[str, np.ndarray] = {name: empty for name in self.past_names}
+        self.output_names = ["logits", *kv_names(layers, "present")]
+        self.length = 0
+        self._feed: dict[str, np.ndarray] = {}
+        self._outputs: list[np.ndarray] = []
+        self._count = 0
+
+    def prepare(self, tokens: list[int]) -> None:
+        self._count = len(tokens)
+        total = self.length + self._count
+        self._feed = {
+            **_step_inputs(tokens, self.length),
+            "attention_mask": np.ones((1, total), dtype=np.int64),
+            **self.past,
+        }
+
+    def run(self) -> None:
+        self._outputs = self.session.run(self.output_names, self._feed)
+
+    def collect(self) -> np.ndarray:
+        outputs, self._outputs, self._feed = self._outputs, [], {}
+        for name, present in zip(self.past_names, outputs[1:], strict=True):
+            self.past[name] = present
+        self.length += self._count
+        # A copy, so the prefill's logits for every prompt position (n x vocab floats,
+        # ~100 MB for 500 tokens) are freed now rather than at the next step.
+        return outputs[0][0, -1].copy()
+
+
+class BoundKV(_Steps):
+    """The cache in preallocated buffers bound to the session (onnxruntime IO binding).
+
+    `_kv[side, i]` holds tensor i (layer i // 2, key or value) flat, its first
+    heads x length x head_dim values being the (1, heads, length, head_dim) tensor; a
+    step reads side `_side` and writes the other, then the sides swap. The decode step's
+    logits go to one reused (1, 1, vocab) buffer, the prefill's to a buffer of its own."""
+
+    def __init__(
+        self,
+        session: Any,
+        layers: int,
+        kv_shape: tuple[int, int],
+        dtype: Any,
+        vocab: int,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.session = session
+        self.binding = session.io_binding()
+        self.heads, self.head_dim = kv_shape
+        self.dtype = np.dtype(dtype)
+        self.vocab = vocab
+        self.past_names = kv_names(layers, "past_key_values")
+        self.present_names = kv_names(layers, "present")
+        self.length = 0
+        self.max_tokens = max_tokens
+        self.capacity = 0
+        self._kv = np.empty((2, len(self.past_names), 0), dtype=self.dtype)
+        self._side = 0
+        self._ones = np.ones((1, 0), dtype=np.int64)
+        self._step_logits = np.empty((1, 1, vocab), dtype=np.float32)
+        self._logits = self._step_logits
+        self._inputs: dict[str, np.ndarray] = {}  # alive until the step has run
+        self._count = 0
+
+    def prepare(self, tokens: list[int]) -> None:
+        self._count = len(tokens)
+        total = self.length + self._count
+        if total > self.capacity:
+            self._grow(total)
+        bind = self.binding
+        self._inputs = _step_inputs(tokens, self.length)
+        self._inputs["attention_mask"] = self._ones[:, :total]
+        for name, value in self._inputs.items():
+            bind.bind_cpu_input(name, value)
+        past, present = self._kv[self._side], self._kv[1 - self._side]
+        for n, (past_name, present_name) in enumerate(
+            zip(self.past_names, self.present_names, strict=True)
+        ):
+            self._bind(bind.bind_input, past_name, past[n], self.length)
+            self._bind(bind.bind_output, present_name, present[n], total)
+        if self._count == 1:
+            self._logits = self._step_logits
+        else:
+            self._logits = np.empty((1, self._count, self.vocab), dtype=np.float32)
+        bind.bind_output(
+            "logits", "cpu", 0, np.float32, list(self._logits.shape), self._logits.ctypes.data
+        )
+
+    def _bind(self, method: Any, name: str, flat: np.ndarray, length: int) -> None:
+        shape = [1, self.heads, length, self.head_dim]
+        method(name, "cpu", 0, self.dtype.type, shape, flat.ctypes.data)
+
+    def run(self) -> None:
+        self.session.run_with_iobinding(self.binding)
+
+    def collect(self) -> np.ndarray:
+        self._side = 1 - self._side
+        self.length += self._count
+        self._inputs = {}
+        logits = self._logits[0, -1].copy()  # the buffer is rewritten by the next step
+        self._logits = self._step_logits  # the prefill's (n x vocab) buffer is freed
+        return logits
+
+    def _grow(self, needed: int) -> None:
+        """Room for at least `needed` tokens (doubling, up to the request's limit when
+        one was given); the cached positions move to the new buffers."""
+        capacity = max(needed, _FIRST_CAPACITY, 2 * self.capacity)
+        if self.max_tokens is not None:
+            capacity = max(needed, min(capacity, self.max_tokens))
+        width = self.heads * self.head_dim
+        kv = np.empty((2, len(self.past_names), width * capacity), dtype=self.dtype)
+        used = width * self.length
+        kv[self._side, :, :used] = self._kv[self._side, :, :used]
+        self._kv, self.capacity = kv, capacity
+        self._ones = np.ones((1, capacity), dtype=np.int64)
