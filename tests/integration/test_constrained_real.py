@@ -265,15 +265,20 @@ def test_keyword_guard_makes_every_engine_keep_bounds_and_unique_items(
     checker = get_checker(RIVER, source="river")
     free = _decode(smollm2, mode, False, RIVER, RIVER_TEXT)
     guarded = _decode(smollm2, mode, True, RIVER, RIVER_TEXT)
-    # The engine alone: gbnf and outlines let 700 through; llguidance keeps the bound
-    # but repeats "flood" until the token budget ends the answer.
-    if mode == "mask":
-        assert free.finish_reason == "length"
-    else:
-        assert checker.errors(json.loads(free.text))
+    # The engine alone: gbnf and outlines let 700 through. llguidance keeps the bound;
+    # whether the model then repeats "flood" until the budget depends on the llama.cpp
+    # build (the AVX2 build's greedy answer does, the AVX-512 build's answers
+    # {"level_cm": 7, "tags": ["high"]}): kernels round differently, near-ties flip.
+    free_broke = free.finish_reason == "length" or bool(checker.errors(json.loads(free.text)))
+    if mode != "mask":
+        assert free_broke
     answer = json.loads(guarded.text)
     assert checker.errors(answer) == [] and guarded.finish_reason == "stop"
-    assert guarded.guard_vetoes > 0 and guarded.guard_dead_ends == 0
+    assert guarded.guard_dead_ends == 0
+    if free_broke:
+        assert guarded.guard_vetoes > 0
+    else:  # nothing to refuse: the guard leaves the engine's answer as it is
+        assert guarded.guard_vetoes == 0 and guarded.text == free.text
 
 
 def test_guarded_grammar_sampling_picks_what_llama_cpp_picks(smollm2: Path) -> None:
