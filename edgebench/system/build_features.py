@@ -55,40 +55,35 @@ def parse_system_info(text: str) -> BuildFeatures:
 
 @dataclass(frozen=True)
 class Feature:
-    """A CPU feature llama.cpp has kernels for: the /proc/cpuinfo flags it needs, the
-    name the build reports it under, and how a build turns it on."""
+    """A CPU feature llama.cpp has kernels for: the /proc/cpuinfo flags it needs and the
+    name the build reports it under (how a build turns it on: build_flags.py)."""
 
     flag: str  # the name a user knows (/proc/cpuinfo)
     needs: tuple[str, ...]  # every /proc/cpuinfo flag it needs
     build_name: str  # in llama_print_system_info()
-    cmake: str  # x86: a GGML_* option set ON; ARM: an -march extension (+dotprod)
 
 
 # AMX is left out: VMs advertise it without allowing it (SIGILL); the flag chooser of
 # the install decides that with what the kernel enables (XSAVE state), not this table.
+# The flags each needs are the install's own (build_flags.X86_OPTIONS), keyed by option.
+_NEEDS = dict(build_flags.X86_OPTIONS)
 X86_FEATURES = (
-    Feature("avx", ("avx",), "AVX", "GGML_AVX"),
-    Feature("avx2", ("avx2",), "AVX2", "GGML_AVX2"),
-    Feature("fma", ("fma",), "FMA", "GGML_FMA"),
-    Feature("f16c", ("f16c",), "F16C", "GGML_F16C"),
-    Feature("bmi2", ("bmi2",), "BMI2", "GGML_BMI2"),
-    Feature("avx_vnni", ("avx_vnni",), "AVX_VNNI", "GGML_AVX_VNNI"),
-    # GGML_AVX512 compiles with -mavx512f -mavx512cd -mavx512vl -mavx512dq -mavx512bw
-    Feature(
-        "avx512f",
-        ("avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw"),
-        "AVX512",
-        "GGML_AVX512",
-    ),
-    Feature("avx512vbmi", ("avx512f", "avx512vbmi"), "AVX512_VBMI", "GGML_AVX512_VBMI"),
-    Feature("avx512_vnni", ("avx512f", "avx512_vnni"), "AVX512_VNNI", "GGML_AVX512_VNNI"),
-    Feature("avx512_bf16", ("avx512f", "avx512_bf16"), "AVX512_BF16", "GGML_AVX512_BF16"),
+    Feature("avx", _NEEDS["GGML_AVX"], "AVX"),
+    Feature("avx2", _NEEDS["GGML_AVX2"], "AVX2"),
+    Feature("fma", _NEEDS["GGML_FMA"], "FMA"),
+    Feature("f16c", _NEEDS["GGML_F16C"], "F16C"),
+    Feature("bmi2", _NEEDS["GGML_BMI2"], "BMI2"),
+    Feature("avx_vnni", _NEEDS["GGML_AVX_VNNI"], "AVX_VNNI"),
+    Feature("avx512f", _NEEDS["GGML_AVX512"], "AVX512"),  # f, cd, vl, dq and bw
+    Feature("avx512vbmi", _NEEDS["GGML_AVX512_VBMI"], "AVX512_VBMI"),
+    Feature("avx512_vnni", _NEEDS["GGML_AVX512_VNNI"], "AVX512_VNNI"),
+    Feature("avx512_bf16", _NEEDS["GGML_AVX512_BF16"], "AVX512_BF16"),
 )
 ARM_FEATURES = (
-    Feature("dotprod", ("asimddp",), "DOTPROD", "dotprod"),
-    Feature("fp16", ("asimdhp",), "FP16_VA", "fp16"),
-    Feature("i8mm", ("i8mm",), "MATMUL_INT8", "i8mm"),
-    Feature("sve", ("sve",), "SVE", "sve"),
+    Feature("dotprod", ("asimddp",), "DOTPROD"),
+    Feature("fp16", ("asimdhp",), "FP16_VA"),
+    Feature("i8mm", ("i8mm",), "MATMUL_INT8"),
+    Feature("sve", ("sve",), "SVE"),
 )
 
 
