@@ -32,6 +32,7 @@ from edgebench.report.rundata import (
     LoadedRun,
     arms,
     flatten,
+    labels_by_run,
     numeric,
     run_labels,
     sample_scores,
@@ -110,14 +111,6 @@ def _rate(value: Any, interval: list[float] | None) -> Cell:
     return replace(_num(value, 3), note=facts.interval_text(interval))
 
 
-def _labels_by_run(all_arms: list[Arm]) -> dict[int, str]:
-    """Each run's unique row label (its folder name), by the run's identity."""
-    runs = list({id(arm.run): arm.run for arm in all_arms}.values())
-    return {
-        id(run): label for run, label in zip(runs, run_labels([r.path for r in runs]), strict=True)
-    }
-
-
 def _table(columns: list[Column], rows: list[list[Cell]], **extra: Any) -> dict[str, Any]:
     return {
         "columns": columns,
@@ -155,7 +148,7 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
         ),
         *(Column(key, perf[key][0], first=False) for key in perf if key not in first_perf),
     ]
-    labels = _labels_by_run(all_arms)
+    labels = labels_by_run(all_arms)
     rows = []
     for arm in all_arms:
         values, intervals = arm.metrics, arm.intervals
@@ -193,7 +186,7 @@ def family_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
         for name, family in arm.result.families.items()
         if family.role == "extra"
     )
-    labels = _labels_by_run(all_arms)
+    labels = labels_by_run(all_arms)
     tables = []
     for name in names:
         present = [arm for arm in all_arms if name in arm.result.families]

@@ -18,7 +18,7 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.report.facts import device_label, metric_label
-from edgebench.report.rundata import Arm, numeric, run_labels
+from edgebench.report.rundata import Arm, labels_by_run, numeric
 
 # The accuracy metrics plotted when a run has them, most telling first; a run with
 # other metric families plots its first ones instead.
@@ -86,8 +86,7 @@ def arm_labels(arms: Sequence[Arm]) -> list[str]:
         lambda a: f"{folder_label[id(a.run)]} · {a.model} · {a.constraint}",
     )
     # Runs by their folder's unique label, not the recorded run id a copied folder keeps.
-    runs = list({id(arm.run): arm.run for arm in arms}.values())
-    folder_label = dict(zip(map(id, runs), run_labels([r.path for r in runs]), strict=True))
+    folder_label = labels_by_run(arms)
     for make in candidates:
         labels = [_plain(make(arm)) for arm in arms]
         if len(set(labels)) == len(labels):

@@ -18,6 +18,7 @@ __all__ = [
     "LoadedRun",
     "arms",
     "flatten",
+    "labels_by_run",
     "load_run",
     "numeric",
     "run_labels",
@@ -161,3 +162,9 @@ def run_labels(folders: Sequence[Path]) -> list[str]:
         seen[text] += 1
         unique.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
     return unique
+
+
+def labels_by_run(all_arms: Sequence[Arm]) -> dict[int, str]:
+    """Each run's unique label (run_labels of its folder), keyed by the run's identity."""
+    runs = list({id(arm.run): arm.run for arm in all_arms}.values())
+    return dict(zip(map(id, runs), run_labels([run.path for run in runs]), strict=True))
