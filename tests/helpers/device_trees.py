@@ -92,18 +92,27 @@ def cpu_files(cores: list[int], governor: str, max_khz: int, cur_khz: int) -> di
     return files
 
 
+def raspberry_pi_files(
+    model: str, cpuinfo: str, temp: str, throttled: str, max_khz: int, cur_khz: int
+) -> dict[str, str]:
+    """A Raspberry Pi's files: device-tree model, CPU thermal zone (millidegrees), the
+    firmware's get_throttled (hex), four cores' cpufreq."""
+    return {
+        **linux_files("pi5", cpuinfo),
+        "proc/device-tree/model": f"{model}\x00",
+        "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
+        "sys/class/thermal/thermal_zone0/temp": f"{temp}\n",
+        "sys/devices/platform/soc/soc:firmware/get_throttled": f"{throttled}\n",
+        **cpu_files([0, 1, 2, 3], "ondemand", max_khz, cur_khz),
+    }
+
+
 def pi5_tree(tmp_path: Path) -> Path:
     cpuinfo = (
         "\n".join(PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4)) + "\n" + PI5_BOARD
     )
-    files = {
-        **linux_files("pi5", cpuinfo),
-        "proc/device-tree/model": "Raspberry Pi 5 Model B Rev 1.0\x00",
-        "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
-        "sys/class/thermal/thermal_zone0/temp": "51350\n",
-        "sys/devices/platform/soc/soc:firmware/get_throttled": "50005\n",
-        **cpu_files([0, 1, 2, 3], "ondemand", 2_400_000, 1_500_000),
-    }
+    model = "Raspberry Pi 5 Model B Rev 1.0"
+    files = raspberry_pi_files(model, cpuinfo, "51350", "50005", 2_400_000, 1_500_000)
     return write(tmp_path / "pi5", files)
 
 
@@ -186,18 +195,11 @@ class FakeVcgencmd:
 
 
 def pi4_tree(tmp_path: Path) -> Path:
-    """A Raspberry Pi 4: thermal zone, cpufreq, the firmware's get_throttled; no PMIC ADC."""
-    cpuinfo = "\n".join(
-        PI5_CORE.format(n=n, features=PI5_FEATURES).replace("0xd0b", "0xd08") for n in range(4)
-    )
-    files = {
-        **linux_files("pi5", cpuinfo + "\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n"),
-        "proc/device-tree/model": "Raspberry Pi 4 Model B Rev 1.4\x00",
-        "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
-        "sys/class/thermal/thermal_zone0/temp": "58426\n",
-        "sys/devices/platform/soc/soc:firmware/get_throttled": "0\n",
-        **cpu_files([0, 1, 2, 3], "ondemand", 1_800_000, 1_800_000),
-    }
+    """A Raspberry Pi 4 (Cortex-A72): no PMIC ADC, so no current sensing."""
+    model = "Raspberry Pi 4 Model B Rev 1.4"
+    cores = (PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4))
+    cpuinfo = "\n".join(core.replace("0xd0b", "0xd08") for core in cores) + f"\nModel\t: {model}\n"
+    files = raspberry_pi_files(model, cpuinfo, "58426", "0", 1_800_000, 1_800_000)
     return write(tmp_path / "pi4", files)
 
 
