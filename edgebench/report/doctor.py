@@ -5,28 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from edgebench.report.bench_table import flags
+from edgebench.system.device import throttle_events
 
 Section = tuple[str, list[tuple[str, str]]]
-
-# `vcgencmd get_throttled` bits as device.py decodes them, in words.
-_THROTTLE_WORDS = {
-    "under_voltage": "under-voltage",
-    "freq_capped": "clock capped",
-    "throttled": "throttled",
-    "soft_temp_limit": "soft temperature limit",
-}
 
 
 def throttle_words(throttling: dict[str, Any] | None) -> str:
     """'now: none; since boot: under-voltage, throttled (0x50005)' from the decoded flags."""
     if not throttling:
         return "not reported (a Raspberry Pi's firmware reports it)"
-
-    def active(suffix: str) -> str:
-        named = [w for key, w in _THROTTLE_WORDS.items() if throttling.get(f"{key}_{suffix}")]
-        return ", ".join(named) or "none"
-
-    return f"now: {active('now')}; since boot: {active('occurred')} ({throttling.get('raw')})"
+    events = throttle_events(throttling)
+    now, since_boot = (", ".join(events[when]) or "none" for when in ("now", "since_boot"))
+    return f"now: {now}; since boot: {since_boot} ({throttling.get('raw')})"
 
 
 def _or_unknown(value: Any, unit: str = "") -> str:

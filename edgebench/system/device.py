@@ -102,6 +102,14 @@ _THROTTLE_BITS = {
     "soft_temp_limit_occurred": 19,
 }
 
+# The same events in words, as `throttle_events` lists them.
+THROTTLE_WORDS = {
+    "under_voltage": "under-voltage",
+    "freq_capped": "arm frequency capped",
+    "throttled": "throttled",
+    "soft_temp_limit": "soft temperature limit",
+}
+
 CommandRunner = Callable[[list[str]], str | None]
 
 
@@ -111,9 +119,13 @@ class SystemTree:
     def __init__(self, root: Path = ROOT) -> None:
         self.root = root
 
+    def read(self, path: str) -> str:
+        """The file's text; OSError (PermissionError for a root-only file) when unreadable."""
+        return (self.root / path).read_text(encoding="utf-8", errors="replace").strip()
+
     def text(self, path: str) -> str | None:
         try:
-            return (self.root / path).read_text(encoding="utf-8", errors="replace").strip()
+            return self.read(path)
         except OSError:
             return None
 
@@ -338,16 +350,36 @@ def decode_throttled(value: int, source: str) -> dict[str, Any]:
     }
 
 
-def throttling(tree: SystemTree, runner: CommandRunner | None) -> dict[str, Any] | None:
+def throttle_events(flags: dict[str, Any]) -> dict[str, list[str]]:
+    """The decoded flags in words: {"now": [...], "since_boot": [...]}."""
+    return {
+        when: [words for key, words in THROTTLE_WORDS.items() if flags.get(f"{key}_{suffix}")]
+        for when, suffix in (("now", "now"), ("since_boot", "occurred"))
+    }
+
+
+def throttling(
+    tree: SystemTree, runner: CommandRunner | None, files_first: bool = False
+) -> dict[str, Any] | None:
     """The Raspberry Pi firmware's throttling flags: `vcgencmd get_throttled` when it
-    runs, else the firmware driver's `get_throttled` file in /sys."""
-    if runner is not None:
-        out = runner(["vcgencmd", "get_throttled"])  # "throttled=0x50000"
-        if out and "=" in out:
-            try:
-                return decode_throttled(int(out.split("=", 1)[1], 16), "vcgencmd get_throttled")
-            except ValueError:
-                pass
+    runs, else the firmware driver's `get_throttled` file in /sys. `files_first` reads
+    the file first (a poll once a second should not start a process when a file says it)."""
+    if files_first:
+        return _throttling_file(tree) or _throttling_vcgencmd(runner)
+    return _throttling_vcgencmd(runner) or _throttling_file(tree)
+
+
+def _throttling_vcgencmd(runner: CommandRunner | None) -> dict[str, Any] | None:
+    out = runner(["vcgencmd", "get_throttled"]) if runner is not None else None
+    if out and "=" in out:  # "throttled=0x50000"
+        try:
+            return decode_throttled(int(out.split("=", 1)[1], 16), "vcgencmd get_throttled")
+        except ValueError:
+            pass
+    return None
+
+
+def _throttling_file(tree: SystemTree) -> dict[str, Any] | None:
     for pattern in (
         "sys/devices/platform/*firmware*/get_throttled",
         "sys/devices/platform/*/*firmware*/get_throttled",
@@ -380,7 +412,7 @@ def current_thermal_state(
 ) -> dict[str, Any]:
     """`thermal_state` now (vcgencmd is asked on a Raspberry Pi only)."""
     tree = SystemTree(root)
-    return thermal_state(tree, runner if _is_raspberry_pi(tree) else None)
+    return thermal_state(tree, runner if is_raspberry_pi(tree) else None)
 
 
 # -- the block --------------------------------------------------------------------
@@ -415,7 +447,7 @@ def device_info(
         **os_facts(tree),
         "board_model": board_model(tree),
         "power_source": power_source(tree),
-        **thermal_state(tree, runner if _is_raspberry_pi(tree) else None),
+        **thermal_state(tree, runner if is_raspberry_pi(tree) else None),
         "thermal_zones": thermal_zones(tree),
         **(
             _process_facts()
@@ -470,5 +502,15 @@ def virtualised(
     return cpu_hypervisor
 
 
-def _is_raspberry_pi(tree: SystemTree) -> bool:
+def is_raspberry_pi(tree: SystemTree) -> bool:
     return "raspberry pi" in (board_model(tree) or "").lower()
+
+
+def machine(
+    tree: SystemTree | None, runner: CommandRunner | None
+) -> tuple[SystemTree, CommandRunner | None]:
+    """What a reader reads: a given tree with the runner given (None: no commands),
+    or, when no tree is given, this machine and its real commands."""
+    if tree is None:
+        return SystemTree(ROOT), runner or run_command
+    return tree, runner

@@ -1,9 +1,14 @@
-"""Fake /proc and /sys trees of a Raspberry Pi 5 and a laptop, for the device block's
-readers (system/device.py) and everything built on them (`edgebench doctor`)."""
+"""Fake /proc and /sys trees of a Raspberry Pi 5 and 4, a laptop (with RAPL and a
+battery: intel_laptop_tree) and an AMD desktop, a fake `vcgencmd`, for the device block's
+readers (system/device.py), the power sources and heat (system/power, system/heat.py)
+and everything built on them (`edgebench doctor`)."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
+
+from edgebench.system.device import SystemTree
 
 PI5_CORE = """processor\t: {n}
 BogoMIPS\t: 108.00
@@ -87,18 +92,27 @@ def cpu_files(cores: list[int], governor: str, max_khz: int, cur_khz: int) -> di
     return files
 
 
+def raspberry_pi_files(
+    model: str, cpuinfo: str, temp: str, throttled: str, max_khz: int, cur_khz: int
+) -> dict[str, str]:
+    """A Raspberry Pi's files: device-tree model, CPU thermal zone (millidegrees), the
+    firmware's get_throttled (hex), four cores' cpufreq."""
+    return {
+        **linux_files("pi5", cpuinfo),
+        "proc/device-tree/model": f"{model}\x00",
+        "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
+        "sys/class/thermal/thermal_zone0/temp": f"{temp}\n",
+        "sys/devices/platform/soc/soc:firmware/get_throttled": f"{throttled}\n",
+        **cpu_files([0, 1, 2, 3], "ondemand", max_khz, cur_khz),
+    }
+
+
 def pi5_tree(tmp_path: Path) -> Path:
     cpuinfo = (
         "\n".join(PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4)) + "\n" + PI5_BOARD
     )
-    files = {
-        **linux_files("pi5", cpuinfo),
-        "proc/device-tree/model": "Raspberry Pi 5 Model B Rev 1.0\x00",
-        "sys/class/thermal/thermal_zone0/type": "cpu-thermal\n",
-        "sys/class/thermal/thermal_zone0/temp": "51350\n",
-        "sys/devices/platform/soc/soc:firmware/get_throttled": "50005\n",
-        **cpu_files([0, 1, 2, 3], "ondemand", 2_400_000, 1_500_000),
-    }
+    model = "Raspberry Pi 5 Model B Rev 1.0"
+    files = raspberry_pi_files(model, cpuinfo, "51350", "50005", 2_400_000, 1_500_000)
     return write(tmp_path / "pi5", files)
 
 
@@ -119,3 +133,143 @@ def laptop_tree(tmp_path: Path) -> Path:
         **cpu_files(cores, "powersave", 4_700_000, 1_117_000),
     }
     return write(tmp_path / "laptop", files)
+
+
+# -- power and heat (system/power, system/heat.py) ---------------------------------
+class UserTree(SystemTree):
+    """Reads a fake tree as a user who is not root would: a file without the read bit
+    for others (RAPL's energy_uj is 0400 since Linux 5.10) is a PermissionError, even
+    when the tests run as root."""
+
+    def read(self, path: str) -> str:
+        if not (self.root / path).stat().st_mode & stat.S_IROTH:
+            raise PermissionError(13, "Permission denied", str(self.root / path))
+        return super().read(path)
+
+
+# Pi 5 PMIC rails: (ADC channel of the current, of the voltage, amps, volts), the
+# layout and channel numbers `vcgencmd pmic_read_adc` prints, values of a loaded board.
+PI5_RAILS = {
+    "3V7_WL_SW": (0, 8, 0.0, 3.7925),
+    "3V3_SYS": (1, 9, 0.0712, 3.3118),
+    "1V8_SYS": (2, 10, 0.1874, 1.8002),
+    "DDR_VDD2": (3, 11, 0.0261, 1.1031),
+    "DDR_VDDQ": (4, 12, 0.0, 0.6050),
+    "1V1_SYS": (5, 13, 0.1903, 1.1047),
+    "0V8_SW": (6, 14, 0.3482, 0.8023),
+    "VDD_CORE": (7, 15, 3.6611, 0.8874),
+    "3V3_DAC": (17, 20, 0.00037, 3.3052),
+    "3V3_ADC": (18, 21, 0.00043, 3.3028),
+    "0V8_AON": (16, 19, 0.0058, 0.7975),
+    "HDMI": (22, 23, 0.0137, 5.0702),
+}
+
+
+def pmic_read_adc(rails: dict[str, tuple[int, int, float, float]] = PI5_RAILS) -> str:
+    """The text of `vcgencmd pmic_read_adc`: every current, every voltage, then the 5 V
+    input and the RTC battery, which have a voltage only."""
+    currents = [f"{r + '_A':>12} current({a})={amps:.8f}A" for r, (a, _, amps, _) in rails.items()]
+    volts = [f"{r + '_V':>12} volt({v})={volts:.8f}V" for r, (_, v, _, volts) in rails.items()]
+    inputs = [f"{'EXT5V_V':>12} volt(24)=5.12880000V", f"{'BATT_V':>12} volt(25)=0.00512820V"]
+    return "\n".join(currents + volts + inputs)
+
+
+class FakeVcgencmd:
+    """`vcgencmd` of a Raspberry Pi: answers by subcommand (None: it fails), remembers
+    what was asked."""
+
+    def __init__(self, **answers: str | None) -> None:
+        self.answers = {
+            "pmic_read_adc": pmic_read_adc(),
+            "measure_temp": "temp=63.7'C",
+            "get_throttled": "throttled=0x0",
+        } | answers
+        self.calls: list[list[str]] = []
+
+    def __call__(self, argv: list[str]) -> str | None:
+        self.calls.append(argv)
+        return self.answers.get(argv[1]) if argv[0] == "vcgencmd" else None
+
+    def asked(self, subcommand: str) -> int:
+        return sum(1 for argv in self.calls if argv[1:] == [subcommand])
+
+
+def pi4_tree(tmp_path: Path) -> Path:
+    """A Raspberry Pi 4 (Cortex-A72): no PMIC ADC, so no current sensing."""
+    model = "Raspberry Pi 4 Model B Rev 1.4"
+    cores = (PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4))
+    cpuinfo = "\n".join(core.replace("0xd0b", "0xd08") for core in cores) + f"\nModel\t: {model}\n"
+    files = raspberry_pi_files(model, cpuinfo, "58426", "0", 1_800_000, 1_800_000)
+    return write(tmp_path / "pi4", files)
+
+
+def rapl_zone(zone: str, name: str, energy_uj: int, max_uj: int) -> dict[str, str]:
+    base = f"sys/class/powercap/{zone}/"
+    return {
+        base + "name": f"{name}\n",
+        base + "energy_uj": f"{energy_uj}\n",
+        base + "max_energy_range_uj": f"{max_uj}\n",
+    }
+
+
+RAPL_MAX_UJ = 262_143_328_850  # an Intel package counter's range (about 262 kJ)
+
+
+def battery_files(status: str, **values: int) -> dict[str, str]:
+    """BAT0 with this status and power_now / current_now / voltage_now (µW, µA, µV)."""
+    base = "sys/class/power_supply/BAT0/"
+    return {
+        base + "type": "Battery\n",
+        base + "status": f"{status}\n",
+        **{base + name: f"{value}\n" for name, value in values.items()},
+    }
+
+
+def intel_laptop_tree(tmp_path: Path) -> Path:
+    """The laptop with RAPL (package, its core/uncore parts, DRAM, the platform zone and
+    the MMIO twin of the package) and its battery discharging at 11.5 W."""
+    root = laptop_tree(tmp_path)
+    files = {
+        **rapl_zone("intel-rapl:0", "package-0", 1_000_000, RAPL_MAX_UJ),
+        **rapl_zone("intel-rapl:0:0", "core", 600_000, RAPL_MAX_UJ),
+        **rapl_zone("intel-rapl:0:1", "uncore", 50_000, RAPL_MAX_UJ),
+        **rapl_zone("intel-rapl:0:2", "dram", 200_000, 65_532_610_987),
+        **rapl_zone("intel-rapl:1", "psys", 9_000_000, RAPL_MAX_UJ),
+        **rapl_zone("intel-rapl-mmio:0", "package-0", 1_000_100, RAPL_MAX_UJ),
+        **battery_files("Discharging", power_now=11_500_000, voltage_now=16_900_000),
+    }
+    write(root, files)
+    for path in root.glob("sys/class/powercap/*/energy_uj"):
+        path.chmod(0o400)  # root-only, as since Linux 5.10
+    return root
+
+
+AMD_CORE = """processor\t: {n}
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 33
+model name\t: AMD Ryzen 7 5800X 8-Core Processor
+physical id\t: 0
+core id\t\t: {n}
+flags\t\t: fpu vme sse sse2 ht pni ssse3 fma sse4_1 sse4_2 avx f16c avx2 bmi2
+"""
+
+
+def amd_desktop_tree(tmp_path: Path) -> Path:
+    """A Ryzen desktop on mains: RAPL through the powercap driver, energy_uj root-only;
+    k10temp for the temperature; no battery, no hwmon power sensor."""
+    cpuinfo = "\n".join(AMD_CORE.format(n=n) for n in range(4))
+    files = {
+        **linux_files("laptop", cpuinfo),
+        "sys/class/dmi/id/sys_vendor": "Micro-Star International Co., Ltd.\n",
+        "sys/class/dmi/id/product_name": "MS-7C91\n",
+        "sys/class/hwmon/hwmon1/name": "k10temp\n",
+        "sys/class/hwmon/hwmon1/temp1_input": "48750\n",
+        **rapl_zone("intel-rapl:0", "package-0", 41_000_000, 65_532_610_987),
+        **rapl_zone("intel-rapl:0:0", "core", 30_000_000, 65_532_610_987),
+        **cpu_files([0, 1, 2, 3], "schedutil", 3_800_000, 2_200_000),
+    }
+    root = write(tmp_path / "amd", files)
+    for path in root.glob("sys/class/powercap/*/energy_uj"):
+        path.chmod(0o400)
+    return root

@@ -87,7 +87,7 @@ def test_vcgencmd_throttling_decoded(
 ) -> None:
     on_device(monkeypatch, pi5_tree(tmp_path), throttled="throttled=0x20002")
     out = stdout_of(capsys, "doctor", "--no-probe")
-    assert "now: clock capped; since boot: clock capped (0x20002)" in out
+    assert "now: arm frequency capped; since boot: arm frequency capped (0x20002)" in out
 
 
 def test_json_has_the_device_block_build_facts_and_probe(
