@@ -944,8 +944,8 @@ class BenchRow(Record):
     last_minute_tok_s: float | None = None
     drop_pct: float | None = None
     span_s: float | None = None  # the row's first start to its last end
-    # seconds the two minutes share (span under 2 minutes); the span of a row under one
-    # minute has one window only: no drop (None)
+    # seconds the two minutes share (span under 2 minutes); when both hold the same
+    # repetitions (a span under one minute) there is one window only: no drop (None)
     overlap_s: float | None = None
 
 

@@ -7,8 +7,9 @@ its repetitions, as the row's own mean is; the drop is (first - last) / first in
 positive when the row slowed down.
 
 Under two minutes the first and last minute overlap (the record says by how much: a 90 s
-run's share 30 s); under one minute they are the same window, so there is no drop to
-report (None) and the speeds are those of the whole span.
+run's share 30 s) and the figures are reported as they are; when both minutes hold the
+same repetitions (a span under one minute, or a single repetition longer than one) there
+is one window only: both speeds are its mean and there is no drop (None).
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ def sustained_figures(
     begin, end = min(t_start), max(t_end)
     span = end - begin
     mids = [(a + b) / 2 for a, b in zip(t_start, t_end, strict=True)]
-    first = [r for m, r in zip(mids, tok_s, strict=True) if m <= begin + MINUTE_S]
-    last = [r for m, r in zip(mids, tok_s, strict=True) if m >= end - MINUTE_S]
-    first_speed = statistics.fmean(first) if first else None
-    last_speed = statistics.fmean(last) if last else None
+    first = [i for i, m in enumerate(mids) if m <= begin + MINUTE_S]
+    last = [i for i, m in enumerate(mids) if m >= end - MINUTE_S]
+    first_speed = statistics.fmean(tok_s[i] for i in first) if first else None
+    last_speed = statistics.fmean(tok_s[i] for i in last) if last else None
     drop = None
-    if span > MINUTE_S and first_speed and last_speed is not None:
+    if first != last and first_speed and last_speed is not None:  # two windows to compare
         drop = 100 * (first_speed - last_speed) / first_speed
     return {
         "first_minute_tok_s": first_speed,
