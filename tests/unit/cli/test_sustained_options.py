@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from edgebench.cli.app import main
 from edgebench.cli.options import parse_duration
 from edgebench.errors import UserError
 from edgebench.report.bench_table import SUSTAINED_HEADERS
@@ -80,8 +81,6 @@ def _sustained_bench(
     fake_start_worker(monkeypatch, worker)
     model = write_gguf(tmp_path / "alpha.gguf")
     with pytest.raises(SystemExit) as exit_info:
-        from edgebench.cli.app import main
-
         main(["bench", "-m", str(model), "-t", "1", "-p", "0", "-n", "100", *args])
     captured = capsys.readouterr()
     assert exit_info.value.code in (0, None), captured.err
