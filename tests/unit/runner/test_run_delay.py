@@ -14,9 +14,11 @@ import pytest
 from rich.console import Console
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.report.facts import run_rows
 from edgebench.report.table import RichProgress
 from edgebench.runfolder.read import read_manifest, read_samples
 from edgebench.runner.engine import RunInterrupted
+from edgebench.summary import load_run
 from tests.conftest import RunFake
 from tests.helpers.fakes import example
 from tests.helpers.faults import echo_examples
@@ -180,3 +182,12 @@ def test_each_session_waits_again(run_fake: RunFake, tmp_path: Path) -> None:
     manifest = read_manifest(out)
     assert [w.outcome for w in manifest.wait_cool] == ["already"]
     assert manifest.status == "completed"
+
+
+def test_the_wait_is_among_the_run_facts_of_cards_and_reports(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    time = FakeTime(temperatures=(None,))
+    result = echo_run(run_fake, tmp_path / "run", wait_cool=50.0, waits=time.waits())
+    rows = dict(run_rows(load_run(result.run_dir)))
+    assert rows["wait-cool"].startswith("--wait-cool 50: no CPU temperature is readable")
