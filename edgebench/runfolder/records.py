@@ -933,8 +933,9 @@ class BenchRow(Record):
     size_bytes: int | None = None
     parameters: int | None = None  # parameter count, when the file says
     device: str | None = None  # the device in one line: board, CPU, cores, RAM, OS, runtime
-    # unix seconds (the parent's wall clock) each timed repetition started and ended;
-    # pauses between rows (`--cooldown`) fall between them, never inside
+    # unix seconds (the parent's wall clock) around each timed repetition's call to the
+    # worker (its KV clear and untimed depth fill inside); `--cooldown` pauses fall
+    # between them, never inside
     t_start: list[float] = field(default_factory=list)
     t_end: list[float] = field(default_factory=list)
     # `--duration` rows: mean tokens/s of the repetitions whose midpoint falls in the
