@@ -199,7 +199,7 @@ def bench(
                 settings,
                 models,
                 progress=BenchRichProgress(console),
-                notify=lambda line: console.print(escape(line), highlight=False),
+                notify=lambda line: console.print(escape(line), highlight=False, soft_wrap=True),
             )
     except KeyboardInterrupt as stopped:
         kept = "nothing was measured"
