@@ -73,7 +73,7 @@ def run_fake(tmp_path: Path) -> RunFake:
     `n` echo examples (or `examples=`), in this process, into tmp_path/run (or `out=`).
     Keywords that are not RunSettings: `models`, `task_impl` (the Task; `task` is the
     setting), `examples`, `dataset_record`, `kind`, `factory` (a worker factory instead
-    of the in-process fake), `progress`, `resume`."""
+    of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits)."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
@@ -87,6 +87,7 @@ def run_fake(tmp_path: Path) -> RunFake:
         factory: Any = None,
         progress: Any = None,
         resume: bool = False,
+        waits: Any = None,
         **settings: Any,
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
@@ -101,6 +102,7 @@ def run_fake(tmp_path: Path) -> RunFake:
             worker_factory=factory or in_process(backend),
             progress=progress,
             resume=resume,
+            waits=waits,
         )
 
     return run

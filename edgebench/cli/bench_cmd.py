@@ -9,11 +9,16 @@ import typer
 from rich.markup import escape
 
 from edgebench.cli.options import (
+    DEFAULT_WAIT_COOL_TIMEOUT,
     JsonOpt,
     ModelsOpt,
+    WaitCoolOpt,
+    WaitCoolTimeoutOpt,
+    check_wait_cool,
     default_threads,
     join_models,
     out_option,
+    parse_duration,
     parse_int_list,
     parse_model_list,
 )
@@ -122,6 +127,30 @@ def bench(
             "(with a header) or json (the list of rows), like llama-bench's -o.",
         ),
     ] = "table",
+    duration: Annotated[
+        str | None,
+        typer.Option(
+            "--duration",
+            metavar="TIME",
+            help="Repeat the rows for this much wall time (90s, 10m, 1h or plain seconds) "
+            "instead of --repetitions, and report each row's first-minute and last-minute "
+            "speed and the drop: does it stay fast once the device is hot?",
+        ),
+    ] = None,
+    cooldown: Annotated[
+        float,
+        typer.Option(
+            "--cooldown",
+            "--delay",
+            metavar="SECONDS",
+            min=0,
+            help="Pause this long before each timed repetition but the first (llama-bench's "
+            "--delay), so heat from one row does not slow the next; not timed, but it "
+            "lengthens the wall time.",
+        ),
+    ] = 0.0,
+    wait_cool: WaitCoolOpt = None,
+    wait_cool_timeout: WaitCoolTimeoutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Prompt processing (ppN) and generation (tgN) speed, mean ± std, like llama-bench.
@@ -135,6 +164,10 @@ def bench(
     Example: edgebench bench --threads 1,2 --prompt-tokens 128,512 --gen-tokens 128
 
     Example: edgebench bench -m smollm2-135m-instruct,gemma3-270m -p 512 -n 128 --format md
+
+    Example: edgebench bench --duration 10m --wait-cool 50
+
+    Example: edgebench bench --threads 1,2 --cooldown 30
     """
     if as_json and output_format not in ("table", "json"):
         raise UserError(f"--json prints JSON: it cannot go with --format {output_format}")
@@ -152,13 +185,22 @@ def bench(
         pin=pin,
         interleave=interleave,
         out=out,
+        duration_s=parse_duration(duration, "--duration") if duration is not None else None,
+        cooldown_s=cooldown,
+        wait_cool=check_wait_cool(wait_cool),
+        wait_cool_timeout=wait_cool_timeout or DEFAULT_WAIT_COOL_TIMEOUT,
     )
     plan_tests(settings)  # a bad combination fails before the model is resolved
     console = stderr_console()
     try:
         with stop_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
             models = [model_under_test(spec) for spec in parse_model_list(settings.model)]
-            result = execute_bench(settings, models, progress=BenchRichProgress(console))
+            result = execute_bench(
+                settings,
+                models,
+                progress=BenchRichProgress(console),
+                notify=lambda line: console.print(escape(line), highlight=False, soft_wrap=True),
+            )
     except KeyboardInterrupt as stopped:
         kept = "nothing was measured"
         if isinstance(stopped, BenchInterrupted):

@@ -359,6 +359,69 @@ IgnoreMemoryOpt = Annotated[
     ),
 ]
 
+# Waiting on the machine (runner/cooling.py), on `run` and `bench` alike.
+DEFAULT_WAIT_COOL_TIMEOUT = 600.0
+_HOTTEST_C = 150.0  # no CPU runs hotter: a target above it is a typo
+WaitCoolOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--wait-cool",
+        metavar="CELSIUS",
+        help="Before starting, wait until the CPU temperature (a CPU thermal zone or "
+        "hwmon sensor) is below this, printing it as it falls; with no temperature "
+        "readable it says so and starts at once. Recorded in the results.",
+    ),
+]
+WaitCoolTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--wait-cool-timeout",
+        metavar="SECONDS",
+        min=1,
+        help="Longest --wait-cool wait; past it the run starts anyway and says so "
+        f"(default: {DEFAULT_WAIT_COOL_TIMEOUT:g}).",
+    ),
+]
+DelayOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--delay",
+        "--cooldown",
+        metavar="SECONDS",
+        min=0,
+        help="Pause this long before each example but an arm's first, so the CPU cools "
+        "between them (as llama-bench's --delay); outside every timing, but it lengthens "
+        "the run's wall time (default: 0).",
+    ),
+]
+
+
+def check_wait_cool(target: float | None) -> float | None:
+    """`--wait-cool`: a temperature a CPU can be below, or a one-line error."""
+    if target is not None and not 0 < target < _HOTTEST_C:
+        raise UserError(
+            f"--wait-cool {target:g}: give a temperature in °C between 0 and {_HOTTEST_C:g}"
+        )
+    return target
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smh]?)")
+
+
+def parse_duration(text: str, option: str) -> float:
+    """'90s', '10m', '1h', '1.5m' or plain seconds ('600') -> seconds above 0; anything
+    else is a one-line error naming the option."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if match is None:
+        raise UserError(
+            f"{option} {text!r}: give a time such as 90s, 10m, 1h or plain seconds (600)"
+        )
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    if seconds <= 0:
+        raise UserError(f"{option} {text!r}: must be longer than 0 seconds")
+    return seconds
+
 
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")
@@ -422,6 +485,8 @@ _RANGED = {
     "close_tokens": CloseTokensOpt,
     "timeout": TimeoutOpt,
     "max_crashes": MaxCrashesOpt,
+    "delay": DelayOpt,
+    "wait_cool_timeout": WaitCoolTimeoutOpt,
 }
 
 
@@ -435,10 +500,11 @@ def check_stored_settings(settings: RunSettings, path: Path) -> None:
             raise UserError(f"{path}: settings.{name}: {value} is below the minimum of {minimum}")
     if settings.sample is not None and settings.sample < 1:
         raise UserError(f"{path}: settings.sample: {settings.sample} is below the minimum of 1")
-    try:
-        check_parse_mode(settings.parse)
-    except UserError as exc:
-        raise UserError(f"{path}: settings.parse: {exc}") from None
+    for name, check in (("parse", check_parse_mode), ("wait_cool", check_wait_cool)):
+        try:
+            check(getattr(settings, name))
+        except UserError as exc:
+            raise UserError(f"{path}: settings.{name}: {exc}") from None
 
 
 def parse_int_list(text: str, option: str, minimum: int) -> tuple[int, ...]:

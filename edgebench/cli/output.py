@@ -142,7 +142,7 @@ def run_and_show(
             examples,
             dataset,
             kind=kind,
-            progress=RichProgress(console),
+            progress=RichProgress(console, pause_s=settings.delay),
             resume=resume,
         )
     show_summary(result.summary, render, as_json)

@@ -12,6 +12,7 @@ from edgebench.cli.options import (
     CloseTokensOpt,
     CompileTimeoutOpt,
     DatasetOpt,
+    DelayOpt,
     GuardOpt,
     IgnoreMemoryOpt,
     JsonOpt,
@@ -38,7 +39,10 @@ from edgebench.cli.options import (
     TaskOpt,
     ThreadsOpt,
     TimeoutOpt,
+    WaitCoolOpt,
+    WaitCoolTimeoutOpt,
     WarmupOpt,
+    check_wait_cool,
     join_models,
     parse_model_list,
     run_settings,
@@ -94,6 +98,9 @@ def run(
     prefix_cache: PrefixCacheOpt = None,
     parse: ParseOpt = None,
     prompt: PromptOpt = None,
+    delay: DelayOpt = None,
+    wait_cool: WaitCoolOpt = None,
+    wait_cool_timeout: WaitCoolTimeoutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
@@ -120,10 +127,13 @@ def run(
 
     Example: edgebench run --task deepjson --dataset sample.jsonl --prompt reference
 
+    Example: edgebench run --limit 20 --delay 10 --wait-cool 50
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
     if close and constraint is None:
         raise UserError("--close: give the schema modes to close, e.g. --constraint mask --close")
+    check_wait_cool(wait_cool)
     settings = run_settings(
         locals(),
         resume,

@@ -1,6 +1,7 @@
 """`card` and `report` given what `edgebench bench` wrote: a speed table (tokens/s of
-every pp and tg row, peak memory, quantization, device), in Markdown for the card and
-as an HTML section for the report."""
+every pp and tg row, peak memory, quantization, device; a `--duration` bench's first
+minute, last minute and drop), in Markdown for the card and as an HTML section for the
+report, where a `--duration` bench also plots tokens/s against time."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.report.bench_table import rate_text, rss_text, speed_rows
+from edgebench.report.bench_table import (
+    SUSTAINED_HEADERS,
+    SUSTAINED_NOTE,
+    is_sustained,
+    rate_text,
+    repetitions_text,
+    rss_text,
+    speed_rows,
+    sustained_cells,
+)
 from edgebench.runfolder.read import read_bench
 from edgebench.runfolder.records import BenchRecord
 
@@ -18,7 +28,7 @@ from edgebench.runfolder.records import BenchRecord
 # that describe the model file left to the bench's own table. The device is a column
 # when the rows come from several devices, else one line above the table.
 SPEED_HEADERS = ("model", "quant", "device", "threads", "test", "tok/s", "peak RSS MB")
-_NUMERIC = {"threads", "tok/s", "peak RSS MB"}
+_NUMERIC = {"threads", "tok/s", "peak RSS MB", *SUSTAINED_HEADERS}
 _KINDS = (
     "pp: prompt processing (N prompt tokens in one batch); tg: generation (N tokens, one "
     "at a time); @ dD: after D tokens in the KV cache"
@@ -41,11 +51,21 @@ class BenchView:
         return str(devices.pop()) if len(devices) == 1 and None not in devices else None
 
     @property
+    def sustained(self) -> bool:
+        """Rows of a `--duration` bench: with their first minute, last minute and drop."""
+        return is_sustained(self.rows)
+
+    @property
     def headers(self) -> tuple[str, ...]:
-        return tuple(h for h in SPEED_HEADERS if h != "device" or self.device is None)
+        shown = tuple(h for h in SPEED_HEADERS if h != "device" or self.device is None)
+        if not self.sustained:
+            return shown
+        at = shown.index("tok/s") + 1
+        return shown[:at] + SUSTAINED_HEADERS + shown[at:]
 
     def cells(self, row: dict[str, Any]) -> tuple[str, ...]:
         cells = dict(zip(SPEED_HEADERS, _cells(row), strict=True))
+        cells.update(zip(SUSTAINED_HEADERS, sustained_cells(row), strict=True))
         return tuple(cells[h] for h in self.headers)
 
 
@@ -55,16 +75,15 @@ def load_bench(path: Path, model: str | None = None) -> BenchView:
     repetitions, status = "the repetitions", "completed"
     if isinstance(read, BenchRecord):
         rows, status = speed_rows(read.to_json()), read.status
-        settings = read.settings
-        repetitions = (
-            f"{settings.get('repetitions')} repetitions after {settings.get('warmup')} warm-up"
-        )
+        repetitions = repetitions_text(read.settings)
     else:
         rows = [row.to_json() for row in read]
     note = (
         f"tok/s: mean ± std over {repetitions}, KV cache cleared each time; peak RSS: of "
         "the worker process (one per model and thread count)"
     )
+    if is_sustained(rows):
+        note += f"; {SUSTAINED_NOTE}"
     if model is not None:
         labels = list(dict.fromkeys(str(r.get("model")) for r in rows))
         if model not in labels:
@@ -119,9 +138,26 @@ def bench_markdown(view: BenchView) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _speed_figure(view: BenchView) -> str:
+    """A `--duration` bench's tokens/s over time, as a figure (empty for other benches)."""
+    from edgebench.report.html import plot_entries
+    from edgebench.report.plots import speed_over_time
+
+    plot = speed_over_time(view.rows, view.device) if view.sustained else None
+    if plot is None:
+        return ""
+    (entry,) = plot_entries([plot])
+    return (
+        f'<figure><img src="{entry["data_uri"]}" alt="{html.escape(entry["title"])}" '
+        f'width="{entry["width"]}" height="{entry["height"]}">'
+        f"<figcaption>{html.escape(entry['caption'])}</figcaption></figure>"
+    )
+
+
 def bench_html(views: list[BenchView]) -> str:
     """One HTML section per bench file, for the report page (no style, no script: the
-    page's content security policy stays as it is)."""
+    page's content security policy stays as it is); a `--duration` bench with its plot
+    of tokens/s over time."""
     parts = []
     for view in views:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in view.headers)
@@ -136,7 +172,7 @@ def bench_html(views: list[BenchView]) -> str:
             f"<h2>Speed · {html.escape(view.path.name)}</h2>{device}"
             + (f"<p><strong>{html.escape(partial)}</strong></p>" if partial else "")
             + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<p>{html.escape(f'{_KINDS}. {view.caption}.')}</p></section>"
+            f"<p>{html.escape(f'{_KINDS}. {view.caption}.')}</p>{_speed_figure(view)}</section>"
         )
     return "\n".join(parts)
 
@@ -155,7 +191,8 @@ def bench_page(views: list[BenchView], title: str | None) -> str:
     name = html.escape(title or f"edgebench bench · {models}")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        'img-src data:">'
         f"<title>{name}</title></head><body><h1>{name}</h1>\n{bench_html(views)}\n"
         "</body></html>\n"
     )

@@ -1,5 +1,6 @@
 """Views of `edgebench bench`: the terminal table (llama-bench's columns, plus
-quantization, spread and contention), and llama-bench's `-o md|csv|json`."""
+quantization, spread and contention; a `--duration` bench adds its first minute, last
+minute and drop), and llama-bench's `-o md|csv|json`."""
 
 from __future__ import annotations
 
@@ -113,6 +114,45 @@ def rss_text(row: dict[str, Any]) -> str:
     return f"{row['peak_rss_mb']:.0f}" if row.get("peak_rss_mb") else "-"
 
 
+# A `--duration` bench's columns (runner/sustained.py), after t/s.
+SUSTAINED_HEADERS = ("1st min t/s", "last min t/s", "drop")
+
+
+def is_sustained(rows: list[dict[str, Any]]) -> bool:
+    """Rows of a `--duration` bench (they have a span)."""
+    return any(row.get("span_s") is not None for row in rows)
+
+
+def _speed(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def drop_text(row: dict[str, Any]) -> str:
+    """The drop in %, saying when the two minutes overlap or are one window."""
+    span, drop, overlap = row.get("span_s"), row.get("drop_pct"), row.get("overlap_s") or 0
+    if span is None:
+        return "-"
+    if drop is None:
+        return f"- (ran {span:.0f} s: one window)"
+    return f"{drop:.1f}%" + (f" (overlap {overlap:.0f} s)" if overlap > 0 else "")
+
+
+def sustained_cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """A row's cells under SUSTAINED_HEADERS."""
+    return (
+        _speed(row.get("first_minute_tok_s")),
+        _speed(row.get("last_minute_tok_s")),
+        drop_text(row),
+    )
+
+
+SUSTAINED_NOTE = (
+    "1st/last min: mean t/s of the repetitions whose midpoint falls in the row's first "
+    "and last minute; drop: (first - last) / first, positive when it slowed down (under "
+    "two minutes the minutes overlap; under one there is one window and no drop)"
+)
+
+
 # llama-bench's columns (quant added), then edgebench's own
 HEADERS = (
     "model", "quant", "size", "params", "backend", "threads", "test", "t/s", "±%", "others",
@@ -121,8 +161,24 @@ HEADERS = (
 _LEFT = {"model", "quant", "backend"}
 
 
-def _cells(row: dict[str, Any]) -> tuple[str, ...]:
-    """A row's cells under HEADERS."""
+def headers(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    """HEADERS, with a `--duration` bench's columns after t/s."""
+    if not is_sustained(rows):
+        return HEADERS
+    at = HEADERS.index("t/s") + 1
+    return HEADERS[:at] + SUSTAINED_HEADERS + HEADERS[at:]
+
+
+def _cells(row: dict[str, Any], sustained: bool = False) -> tuple[str, ...]:
+    """A row's cells under `headers` (`sustained`: a `--duration` bench's)."""
+    cells = _plain_cells(row)
+    if not sustained:
+        return cells
+    at = HEADERS.index("t/s") + 1
+    return cells[:at] + sustained_cells(row) + cells[at:]
+
+
+def _plain_cells(row: dict[str, Any]) -> tuple[str, ...]:
     return (
         str(row.get("model")),
         row.get("quantization") or "-",
@@ -138,14 +194,28 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
+def repetitions_text(settings: dict[str, Any]) -> str:
+    """ "5 repetitions after 1 warm-up", or a `--duration` bench's "the repetitions of
+    600 s ..."; with the pause between them (`--cooldown`) when there was one."""
+    duration, cooldown = settings.get("duration_s"), settings.get("cooldown_s")
+    reps = (
+        f"the repetitions of {duration:g} s"
+        if duration
+        else f"{settings.get('repetitions')} repetitions"
+    )
+    pause = f", {cooldown:g} s pause before each (not timed)" if cooldown else ""
+    return f"{reps} after {settings.get('warmup')} warm-up{pause}"
+
+
 def caption(report: dict[str, Any]) -> str:
     settings = report.get("settings") or {}
+    sustained = f"; {SUSTAINED_NOTE}" if settings.get("duration_s") else ""
     return (
         "size: the weights as llama.cpp counts them (as llama-bench shows), else the model "
-        f"file; t/s: mean ± std over {settings.get('repetitions')} repetitions after "
-        f"{settings.get('warmup')} warm-up, KV cache cleared each time; ±%: std/mean; "
-        "others: the most CPU other processes took during one repetition; "
-        "RSS: peak of the worker process (one per model and thread count)"
+        f"file; t/s: mean ± std over {repetitions_text(settings)}, KV cache cleared each "
+        "time; ±%: std/mean; others: the most CPU other processes took during one "
+        "repetition; RSS: peak of the worker process (one per model and thread count)"
+        f"{sustained}"
     )
 
 
@@ -157,11 +227,12 @@ def bench_table(report: dict[str, Any]) -> Table:
         caption=caption(report),
         caption_justify="left",
     )
-    for header in HEADERS:
+    sustained = is_sustained(rows)
+    for header in headers(rows):
         table.add_column(header, justify="left" if header in _LEFT else "right")
     for row in rows:
         style = "yellow" if flags(row) else None
-        table.add_row(*(escape(cell) for cell in _cells(row)), style=style)
+        table.add_row(*(escape(cell) for cell in _cells(row, sustained)), style=style)
     return table
 
 
@@ -171,7 +242,7 @@ FORMATS = ("table", "md", "csv", "json")
 CSV_FIELDS = tuple(
     name
     for name in BenchRow.__dataclass_fields__
-    if name not in ("seconds", "tok_s", "cpu_others", "cpu_steal")
+    if name not in ("seconds", "tok_s", "cpu_others", "cpu_steal", "t_start", "t_end")
 )
 
 
@@ -183,10 +254,11 @@ def check_format(value: str) -> str:
 
 def rows_markdown(rows: list[dict[str, Any]]) -> str:
     """llama-bench's `-o md`: a pipe table, numbers right-aligned."""
-    align = ["---" if h in _LEFT else "---:" for h in HEADERS]
-    lines = ["| " + " | ".join(HEADERS) + " |", "| " + " | ".join(align) + " |"]
+    shown, sustained = headers(rows), is_sustained(rows)
+    align = ["---" if h in _LEFT else "---:" for h in shown]
+    lines = ["| " + " | ".join(shown) + " |", "| " + " | ".join(align) + " |"]
     for row in rows:
-        cells = (c.replace("|", "\\|") for c in _cells(row))
+        cells = (c.replace("|", "\\|") for c in _cells(row, sustained))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -228,7 +300,7 @@ class BenchRichProgress:
         self._progress: Progress | None = None
         self._task: Any = None
 
-    def start(self, total: int, description: str) -> None:
+    def start(self, total: int | None, description: str) -> None:
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),

@@ -366,6 +366,8 @@ def run_rows(run: LoadedRun) -> list[tuple[str, Any]]:
         ("wall (s)", manifest.wall_s),
         ("edgebench git commit", git.commit if git else None),
         ("working tree dirty", git.dirty if git else None),
+        # --wait-cool: how each session waited for the CPU, in the line it printed
+        *(("wait-cool", waited.message) for waited in manifest.wait_cool),
     ]
 
 

@@ -455,3 +455,59 @@ def all_plots(arms: Sequence[Arm]) -> list[Plot]:
         return []
     plt = _pyplot()
     return [Plot(d.name, d.title, d.caption, _png(plt, d.figure)) for d in drawn]
+
+
+SPEED_OVER_TIME_CAPTION = (
+    "Each point is one timed repetition of a row of `edgebench bench --duration`, at the "
+    "middle of its interval on the wall clock, from the row's first repetition; higher "
+    "is better. The shaded bands are the first and last minute the drop compares (they "
+    "overlap on a run under two minutes). Pauses (--cooldown) are the gaps between points."
+)
+
+
+def speed_over_time(rows: Sequence[dict[str, Any]], device: str | None) -> Plot | None:
+    """Tokens/s against time for the rows of a `--duration` bench (`BenchRow`s as JSON
+    with their repetitions' stamps), one line per row, the compared minutes shaded."""
+    timed = [r for r in rows if r.get("span_s") is not None and r.get("t_start")]
+    if not timed:
+        return None
+    plt = _pyplot()
+    figure, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
+    several_models = len({r.get("model") for r in timed}) > 1
+    longest = 0.0
+    for i, row in enumerate(timed):
+        begin = min(row["t_start"])
+        mids = [(a + b) / 2 - begin for a, b in zip(row["t_start"], row["t_end"], strict=True)]
+        longest = max(longest, float(row["span_s"]))
+        name = f"{row.get('model')} · " if several_models else ""
+        drop = row.get("drop_pct")
+        drop_text = f", drop {drop:.1f}%" if drop is not None else ""
+        threads = f"{row['threads']} thread" + ("s" if row["threads"] != 1 else "")
+        label = f"{name}{row['test']} · {threads}{drop_text}"
+        ax.plot(
+            mids, row["tok_s"], marker=".", linewidth=1, color=f"C{i % 10}", label=_plain(label)
+        )
+    ax.axvspan(0, min(60.0, longest), color="0.85", zorder=0, label="first minute")
+    ax.axvspan(
+        max(0.0, longest - 60.0), longest, color="C1", alpha=0.15, zorder=0, label="last minute"
+    )
+    ax.set_xlabel("seconds since the row's first timed repetition")
+    ax.set_ylabel("tokens/s, higher is better")
+    ax.set_ylim(bottom=0)
+    _legend_below(figure, ax, len(timed) + 2)
+    models: dict[str, None] = {}
+    for row in timed:
+        quantization = row.get("quantization")
+        models[
+            f"{row.get('model')} ({quantization})" if quantization else str(row.get("model"))
+        ] = None
+    counts = count_range([int(r.get("repetitions") or 0) for r in timed])
+    line = " · ".join(
+        p for p in (", ".join(models), device, f"n={counts} repetitions per row") if p
+    )
+    width = int(figure.get_figwidth() * _CHARS_PER_INCH)
+    title = "Tokens/s over time"
+    figure.suptitle(
+        f"{title}\n{_plain(chr(10).join(textwrap.wrap(line, width)))}", fontsize="medium"
+    )
+    return Plot("speed-over-time", title, SPEED_OVER_TIME_CAPTION, _png(plt, figure))

@@ -58,11 +58,21 @@ def table_group(groups: dict[str, Any]) -> str | None:
 
 class RichProgress:
     """Progress bar of one arm at a time, with that arm's own running accuracy and speed,
-    its ETA and, when later arms follow, an ETA for the whole run."""
+    its ETA and, when later arms follow, an ETA for the whole run.
 
-    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
+    Both ETAs go at the pace measured on the wall clock, so `--delay` pauses between
+    examples (`pause_s`) count in them; the arm's pace is taken over at least five
+    examples with their pauses (rich's default, 30 s, may hold a single one)."""
+
+    def __init__(
+        self,
+        console: Console,
+        clock: Callable[[], float] = time.monotonic,
+        pause_s: float = 0.0,
+    ) -> None:
         self.console = console
         self.clock = clock
+        self.speed_window = max(30.0, 5 * pause_s)
         self._progress: Progress | None = None
         self._task_id: Any = None
         self._label = "exact"
@@ -92,6 +102,7 @@ class RichProgress:
             TextColumn("{task.fields[run_eta]}"),
             console=self.console,
             transient=False,
+            speed_estimate_period=self.speed_window,
         )
         self._progress.start()
         self._task_id = self._progress.add_task(

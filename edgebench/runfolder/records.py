@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.6"
+SCHEMA_VERSION = "2.7"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -77,6 +77,12 @@ class RunSettings(Record):
     # scorer's); `edgebench score --parse` records the mode it scored with here
     parse: str = "lenient"
     prompt: str = "default"  # `--prompt`: the task's own prompt, or its benchmark's (reference)
+    # `--delay`/`--cooldown`: seconds of pause before each decoded example but an arm's
+    # first; outside every example's timings and the arms' wall_s (ArmRecord.paused_s)
+    delay: float = 0.0
+    # `--wait-cool`: before the first example, wait until the CPU is below this (°C)
+    wait_cool: float | None = None
+    wait_cool_timeout: float = 600.0  # `--wait-cool-timeout`: seconds waited at most
 
 
 @dataclass(frozen=True)
@@ -349,7 +355,8 @@ class ArmRecord(Record):
     # jobs lost to a crash, timeout or backend error
     worker_failures: list[WorkerFailure] = field(default_factory=list)
     warmup_error: str | None = None  # a warm-up that failed (the arm went on without it)
-    wall_s: float = 0.0  # wall clock of the arm, every session
+    wall_s: float = 0.0  # wall clock of the arm, every session, its pauses left out
+    paused_s: float = 0.0  # seconds of `--delay` pauses between its examples, every session
 
     @property
     def key(self) -> str:
@@ -373,6 +380,22 @@ class ResumeRecord(Record):
     worker_failures_retried: int  # crashed or timed-out jobs run again
     duplicates_dropped: int  # records of a job already kept
     stale_lock: dict[str, Any] | None = None  # the lock's holder, if it died
+
+
+@dataclass(frozen=True)
+class WaitCool(Record):
+    """`--wait-cool`: waiting before the start until the CPU is below a temperature."""
+
+    target_c: float  # the temperature asked for (°C)
+    timeout_s: float  # the longest wait (`--wait-cool-timeout`)
+    # cooled (was above, went below), already (below at once), timeout (still above when
+    # the time was up: started anyway) or unreadable (no CPU temperature: started at once)
+    outcome: Literal["cooled", "already", "timeout", "unreadable"]
+    waited_s: float  # seconds waited
+    start_c: float | None  # the first reading (None: unreadable)
+    end_c: float | None  # the last reading
+    sensor: str | None  # where it was read: "thermal_zone0 (x86_pkg_temp)", a hwmon chip
+    message: str  # the line printed about it
 
 
 @dataclass(frozen=True)
@@ -413,6 +436,8 @@ class Manifest(Record):
     resume_with: str | None = None
     resumes: list[ResumeRecord] = field(default_factory=list)  # one record per --resume
     rescored: list[RescoreRecord] = field(default_factory=list)  # one record per `edgebench score`
+    # `--wait-cool`: how each session (the first, then each --resume) waited to start
+    wait_cool: list[WaitCool] = field(default_factory=list)
 
     def model(self, label: str) -> ModelRecord:
         return next(m for m in self.models if m.label == label)
@@ -908,6 +933,21 @@ class BenchRow(Record):
     size_bytes: int | None = None
     parameters: int | None = None  # parameter count, when the file says
     device: str | None = None  # the device in one line: board, CPU, cores, RAM, OS, runtime
+    # unix seconds (the parent's wall clock) around each timed repetition's call to the
+    # worker (its KV clear and untimed depth fill inside); `--cooldown` pauses fall
+    # between them, never inside
+    t_start: list[float] = field(default_factory=list)
+    t_end: list[float] = field(default_factory=list)
+    # `--duration` rows: mean tokens/s of the repetitions whose midpoint falls in the
+    # row's first minute and in its last (from its first start to its last end); the
+    # drop is (first - last) / first in %, positive when it slowed down
+    first_minute_tok_s: float | None = None
+    last_minute_tok_s: float | None = None
+    drop_pct: float | None = None
+    span_s: float | None = None  # the row's first start to its last end
+    # seconds the two minutes share (span under 2 minutes); when both hold the same
+    # repetitions (a span under one minute) there is one window only: no drop (None)
+    overlap_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -933,3 +973,4 @@ class BenchRecord(Record):
     git: GitCommit | None = None  # edgebench's commit, from a checkout
     workers: list[BenchWorker] = field(default_factory=list)  # one per model and thread count
     results: list[BenchRow] = field(default_factory=list)  # rows with a timed repetition
+    wait_cool: WaitCool | None = None  # `--wait-cool`: how the bench waited to start

@@ -10,6 +10,10 @@ or outlives `--compile-timeout` is recorded as unsupported (counted as a crash),
 the engine refuses, and never compiled again in the arm (a resumed arm takes the verdict
 from its record): the schema's later examples are unsupported at no cost.
 
+With `--delay`, the arm pauses before each job it decodes but its first (the pauses are
+added up in `ArmRecord.paused_s`, outside every example's timings); Ctrl-C during a pause
+ends the arm as it would during a job.
+
 The arm's record (`Arm.record`, an immutable `ArmRecord` replaced as things happen)
 continues the record of an earlier session of a resumed run: first load, compile timings
 and runtime stay; memory peaks, wall time, restarts and failures accumulate.
@@ -41,6 +45,7 @@ from edgebench.runfolder.records import (
     SampleRecord,
     WorkerFailure,
 )
+from edgebench.runner.cooling import Waits
 from edgebench.runner.jobs import Job
 from edgebench.runner.samples import (
     build_sample,
@@ -127,6 +132,7 @@ class Arm:
     families: Sequence[Family]
     note: Callable[[str], None] = lambda message: None
     worker: Worker | None = None
+    waits: Waits = field(default_factory=Waits)  # the clock and sleep of `--delay`
     reports: dict[str, CompileReport] = field(default_factory=dict)
     requests: dict[int, ConstraintRequest | None] = field(default_factory=dict)
     failures_in_a_row: int = 0
@@ -158,6 +164,8 @@ class Arm:
             if decoded:  # no worker at all when every job left is a skipped one
                 self._start(decoded[0], first_session=self.record.load_s is None)
             for position, job in enumerate(jobs):
+                if job.skip_reason is None and job is not decoded[0]:
+                    self._pause(self.settings.delay)
                 sample, failure = self.run_job(job)
                 self.on_sample(sample)
                 if failure is not None:
@@ -165,6 +173,18 @@ class Arm:
                     self._after_failure(job, failure, next(later, None))
         finally:
             self._retire_worker()
+
+    def _pause(self, seconds: float) -> None:
+        """`--delay`: sleep between two examples; the time is recorded even when Ctrl-C
+        cuts it short."""
+        if seconds <= 0:
+            return
+        start = self.waits.clock()
+        try:
+            self.waits.sleep(seconds)
+        finally:
+            paused = self.record.paused_s + self.waits.clock() - start
+            self.record = replace(self.record, paused_s=paused)
 
     def run_job(self, job: Job) -> tuple[SampleRecord, Failure | None]:
         """The per-job step: decode (unless skipped or the constraint is unsupported),

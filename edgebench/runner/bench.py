@@ -7,6 +7,13 @@ runs the timed repetitions round-robin over the tests (repetition 1 of every tes
 repetition 2, ...): a slow drift of the machine then spreads over all rows instead of
 biasing the last one. The JSON file is rewritten after every group of workers, so a
 crash keeps what was measured.
+
+`--duration` repeats the rounds (every row once) until that much wall time has passed
+since the first timed repetition of the group of workers, each repetition stamped on the
+wall clock, and reports each row's first minute against its last (runner/sustained.py).
+`--cooldown` pauses before every timed repetition but the first; `--wait-cool` waits for
+the CPU to cool before anything loads (runner/cooling.py). Pauses fall between the
+timed intervals, never inside one.
 """
 
 from __future__ import annotations
@@ -25,8 +32,10 @@ from edgebench.errors import RunFailure, UserError
 from edgebench.io import write_json_atomic
 from edgebench.isolation import WorkerDied, WorkerError
 from edgebench.runfolder.records import SCHEMA_VERSION
+from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.runner.sustained import sustained_figures
 from edgebench.runner.workers import is_user_error, start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import ROOT, current_thermal_state, device_info
@@ -68,10 +77,16 @@ class BenchSettings:
     pin: bool = True  # OpenMP threads pinned to cores (PIN_ENV) unless the user set them
     interleave: bool = True  # all thread counts loaded at once, repetitions alternating
     out: Path | None = None
+    # `--duration`: repeat the rounds for this many seconds of wall time (per group of
+    # workers) instead of `repetitions`; None: `repetitions` rounds
+    duration_s: float | None = None
+    cooldown_s: float = 0.0  # `--cooldown`/`--delay`: pause before each timed repetition
+    wait_cool: float | None = None  # `--wait-cool`: wait for the CPU below this (°C) first
+    wait_cool_timeout: float = 600.0  # `--wait-cool-timeout`: longest wait (s)
 
 
 class BenchProgress(Protocol):
-    def start(self, total: int, description: str) -> None: ...
+    def start(self, total: int | None, description: str) -> None: ...
     def advance(self, label: str) -> None: ...
     def stop(self) -> None: ...
 
@@ -139,9 +154,13 @@ def execute_bench(
     worker_factory: Callable[[ModelUnderTest, int], SpeedWorker] | None = None,
     progress: BenchProgress | None = None,
     root: Path = ROOT,
+    waits: Waits | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> BenchResult:
     """Measure every test of every model at every thread count, one model after another;
-    write and return the JSON report (a `BenchRecord`)."""
+    write and return the JSON report (a `BenchRecord`). `waits`: the clock, sleep and
+    thermometer of durations, pauses and `--wait-cool`; `notify`: where their lines go."""
+    waits = waits or Waits()
     tests = plan_tests(settings)
     # every model's context is checked before the first one loads
     contexts = [bench_context(tests, settings.n_ctx, model.n_ctx_train) for model in models]
@@ -175,6 +194,16 @@ def execute_bench(
             "order": (
                 "warm-up per test, then repetitions round-robin over the tests"
                 + (" and the thread counts" if settings.interleave else "")
+                + (
+                    f", repeated for {settings.duration_s:g} s of wall time"
+                    if settings.duration_s
+                    else ""
+                )
+                + (
+                    f", {settings.cooldown_s:g} s pause before each timed repetition but the first"
+                    if settings.cooldown_s
+                    else ""
+                )
                 + "; one model after another"
             ),
             "thread_environment": thread_environment(pinning),
@@ -187,23 +216,35 @@ def execute_bench(
         "results": [],
     }
     write_json_atomic(path, report)
+    failure: BaseException | None = None
+    if settings.wait_cool is not None:
+        say = notify or (lambda line: None)
+        try:
+            waited = wait_until_cool(settings.wait_cool, settings.wait_cool_timeout, waits, say)
+            report["wait_cool"] = waited.to_json()
+        except KeyboardInterrupt as exc:
+            failure = exc
     # Interleaved: every thread count's worker is loaded and the repetitions alternate
     # between them; otherwise one thread count after another (less memory at once).
     groups = [settings.threads] if settings.interleave else [(t,) for t in settings.threads]
-    failure: BaseException | None = None
+    pacer = _Pacer(waits, settings.cooldown_s)
     for model, n_ctx in zip(models, contexts, strict=True):
+        if failure is not None:
+            break
         for group in groups:
             slots = [_Slot(model, threads) for threads in group]
             report["workers"] += [slot.record for slot in slots]
             try:
-                _measure_group(slots, make_worker, tests, settings, n_ctx, progress, len(models))
+                _measure_group(
+                    slots, make_worker, tests, settings, n_ctx, progress, len(models), pacer
+                )
             except (WorkerError, WorkerDied, UserError, KeyboardInterrupt) as exc:
                 failure = exc
             finally:
                 if progress:
                     progress.stop()
                 for slot in slots:
-                    _finish(slot, report, root)
+                    _finish(slot, report, root, sustained=settings.duration_s is not None)
             write_json_atomic(path, report)
             if failure is not None:
                 break
@@ -238,6 +279,8 @@ class _Slot:
     threads: int
     worker: SpeedWorker | None = None
     results: dict[SpeedTest, SpeedResult] = field(default_factory=dict)
+    # per test, each timed repetition's (start, end) on the wall clock
+    stamps: dict[SpeedTest, list[tuple[float, float]]] = field(default_factory=dict)
     failure: BaseException | None = None
     done: bool = False
     started: float = field(default_factory=now)
@@ -249,15 +292,34 @@ class _Slot:
             "model": self.model.label,
         }
 
-    def run(self, test: SpeedTest, repetitions: int, warmup: int, seed: int) -> None:
+    def run(
+        self, test: SpeedTest, repetitions: int, warmup: int, seed: int, clock: Callable[[], float]
+    ) -> None:
         assert self.worker is not None
         plan = SpeedPlan((test,), repetitions=repetitions, warmup=warmup, seed=seed)
+        start = clock()
         try:
             (measured,) = self.worker.speed_test(plan)
         except BaseException as exc:
             self.failure = exc
             raise
+        if repetitions == 1:  # one timed repetition: its own stamps
+            self.stamps.setdefault(test, []).append((start, clock()))
         self.results.setdefault(test, SpeedResult(test)).extend(measured)
+
+
+@dataclass
+class _Pacer:
+    """`--cooldown`: a pause before every timed repetition of the bench but the first."""
+
+    waits: Waits
+    cooldown_s: float
+    started: bool = False
+
+    def before_repetition(self) -> None:
+        if self.started:
+            self.waits.pause(self.cooldown_s)
+        self.started = True
 
 
 def _measure_group(
@@ -268,6 +330,7 @@ def _measure_group(
     n_ctx: int,
     progress: BenchProgress | None,
     n_models: int,
+    pacer: _Pacer,
 ) -> None:
     for slot in slots:
         slot.worker = make_worker(slot.model, slot.threads)
@@ -277,33 +340,52 @@ def _measure_group(
             slot.failure = exc
             raise
         slot.record.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
+    clock, duration = pacer.waits.clock, settings.duration_s
     if progress:
-        steps = len(slots) * len(tests) * (settings.warmup + settings.repetitions)
+        # a duration's count is not known: no total
+        steps = (
+            None if duration else len(slots) * len(tests) * (settings.warmup + settings.repetitions)
+        )
         threads = "threads " + ",".join(str(s.threads) for s in slots)
         # with several models the bar names the one it measures
         progress.start(steps, f"{slots[0].model.label} · {threads}" if n_models > 1 else threads)
     for slot in slots:
         for test in tests:
             if settings.warmup:
-                slot.run(test, 0, settings.warmup, settings.seed)
+                slot.run(test, 0, settings.warmup, settings.seed, clock)
                 if progress:
                     for _ in range(settings.warmup):
                         progress.advance(f"t{slot.threads} {test.name} warm-up")
-    for rep in range(settings.repetitions):
+    began = clock()
+    rep = 0
+    while _another_round(rep, clock() - began, settings):
         for slot in slots:
             for test in tests:
-                slot.run(test, 1, 0, settings.seed)
+                pacer.before_repetition()
+                slot.run(test, 1, 0, settings.seed, clock)
                 if progress:
-                    progress.advance(
-                        f"t{slot.threads} {test.name} {rep + 1}/{settings.repetitions}"
+                    of = (
+                        f"{rep + 1}/{settings.repetitions}"
+                        if duration is None
+                        else f"{rep + 1} · {clock() - began:.0f} of {duration:g} s"
                     )
+                    progress.advance(f"t{slot.threads} {test.name} {of}")
+        rep += 1
     for slot in slots:
         slot.done = True
 
 
-def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
+def _another_round(done: int, elapsed: float, settings: BenchSettings) -> bool:
+    """`repetitions` rounds; with `--duration`, rounds (at least one) until it is over."""
+    if settings.duration_s is None:
+        return done < settings.repetitions
+    return done == 0 or elapsed < settings.duration_s
+
+
+def _finish(slot: _Slot, report: dict[str, Any], root: Path, sustained: bool) -> None:
     """Close the worker and put its record and rows (those with a timed repetition)
-    into the report."""
+    into the report; `sustained` (a `--duration` bench): with their first and last
+    minute."""
     memory = slot.worker.close() if slot.worker is not None else None
     record = slot.record
     if report["device"]["runtime"] is None:
@@ -320,12 +402,17 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path) -> None:
     runtime = record.get("runtime") or {}
     # llama-bench's size: llama.cpp's tensor bytes, from the load; else the file's size
     size = runtime.get("model_size_bytes") or model.size_bytes
-    for result in slot.results.values():
+    for test, result in slot.results.items():
         if result.seconds:
+            stamps = slot.stamps.get(test, [])
+            t_start, t_end = [a for a, _ in stamps], [b for _, b in stamps]
             report["results"].append(
                 {
                     "threads": slot.threads,
                     **result.to_dict(),
+                    "t_start": t_start,
+                    "t_end": t_end,
+                    **(sustained_figures(t_start, t_end, result.tok_s) if sustained else {}),
                     "peak_rss_mb": memory.peak_rss_mb if memory else None,
                     "model": model.label,
                     "quantization": model.details.get("quantization"),

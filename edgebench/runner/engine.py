@@ -19,6 +19,10 @@ cannot apply (gbnf on ONNX) is recorded as a skipped arm with the reason.
 
 A run is an append-only log: whatever stops it (Ctrl-C, a full disk, a power cut), the
 records already appended stay, and `--resume` continues from them.
+
+`--wait-cool` waits for the CPU to cool after planning, before the first arm (each
+session: a resumed run waits again), recorded in the manifest; `--delay` pauses between
+examples inside each arm (runner/arm.py), left out of the arm's wall_s.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from edgebench.runfolder.records import (
 )
 from edgebench.runner.arm import Arm, ArmGaveUp
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
+from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
 from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
@@ -156,6 +161,7 @@ def execute(
     worker_factory: WorkerFactory | None = None,
     progress: Progress | None = None,
     resume: bool = False,
+    waits: Waits | None = None,
 ) -> RunResult:
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
@@ -208,6 +214,7 @@ def execute(
             families,
             worker_factory,
             progress,
+            waits or Waits(),
         )
         try:
             run.begin(dataset_record, resume)
@@ -271,6 +278,7 @@ class _Run:
     families: list[Family]
     factory: WorkerFactory | None
     progress: Progress | None
+    waits: Waits  # the clock, sleep and thermometer of --delay and --wait-cool
     stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C, remembered
     samples: list[SampleRecord] = field(default_factory=list)  # the records so far
     resumed: bool = False
@@ -519,6 +527,11 @@ class _Run:
             done.setdefault((sample.model, sample.constraint), set()).add(sample.job_key)
         plan_of = {id(plan.model): plan for plan in plans}
         worker: Worker | None = first_worker
+        try:
+            self._wait_cool()
+        except KeyboardInterrupt as exc:
+            first_worker.close()
+            return exc
         if self.resumed:  # the complete records only, so appends never follow a torn line
             try:
                 rewrite_jsonl(self.folder.samples_path, [s.to_json() for s in self.samples])
@@ -568,6 +581,14 @@ class _Run:
             worker.close()
         return failure
 
+    def _wait_cool(self) -> None:
+        """`--wait-cool`: wait for the CPU to cool before the first example, recorded."""
+        target = self.settings.wait_cool
+        if target is None:
+            return
+        waited = wait_until_cool(target, self.settings.wait_cool_timeout, self.waits, self.note)
+        self.manifest = replace(self.manifest, wait_cool=[*self.manifest.wait_cool, waited])
+
     def _run_arm(
         self,
         model: ModelUnderTest,
@@ -591,7 +612,7 @@ class _Run:
             if worker is not None:
                 worker.close()
             return failure
-        t_arm = now()
+        t_arm, paused_before = self.waits.clock(), record.paused_s
         if self.progress is not None:
             done = len(plan.jobs) - len(pending)
             resumed = f" · resumed, {done} done" if done else ""
@@ -609,6 +630,7 @@ class _Run:
             families=self.families,
             note=self.note,
             worker=worker,
+            waits=self.waits,
         )
         try:
             arm.run(pending)
@@ -623,9 +645,10 @@ class _Run:
             cpu_flags = self.manifest.device.cpu_flags
             device = replace(self.manifest.device, runtime=build, **build_facts(cpu_flags, build))
             self.manifest = replace(self.manifest, device=device)
+        paused = record.paused_s - paused_before  # --delay: not the arm's time
         record = replace(
             record,
-            wall_s=record.wall_s + now() - t_arm,
+            wall_s=record.wall_s + self.waits.clock() - t_arm - paused,
             status=status_of(failure),  # type: ignore[arg-type]
             error=_error_text(failure),
         )

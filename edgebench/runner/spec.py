@@ -21,6 +21,10 @@ RESUMABLE_CHANGES = frozenset(
         "compile_timeout",
         "max_crashes",
         "check_memory",
+        # how long to wait for the machine: what each example measures stays the same
+        "delay",
+        "wait_cool",
+        "wait_cool_timeout",
     }
 )
 

@@ -3,18 +3,23 @@ fake backend (one per thread count, prompt processing faster with more threads).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from edgebench.backends.base import LoadInfo
 from edgebench.backends.fake import FakeBackend, FakeTimings
-from edgebench.backends.speed_test import SpeedPlan
+from edgebench.backends.speed_test import SpeedPlan, SpeedResult
 from edgebench.backends.worker import InProcessWorker
 from edgebench.isolation import WorkerDied
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
 from edgebench.runner import bench
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.system.memory import MemoryPeak
+from tests.helpers.waits import FakeTime
 
 
 def bench_model(
@@ -66,6 +71,41 @@ class SpeedWorkers:
 
             worker.speed_test = fail  # type: ignore[method-assign]
         return worker
+
+
+@dataclass
+class TimedWorker:
+    """A speed worker whose repetitions take wall time on the fake clock, at the speed
+    `speed(t)` gives for the time since the first timed repetition."""
+
+    time: FakeTime
+    speed: Callable[[float], float]
+    began: float | None = None
+    plans: list[SpeedPlan] = field(default_factory=list)
+
+    def load(self, n_ctx: int) -> tuple[LoadInfo, float]:
+        return LoadInfo(n_ctx, {"name": "fake"}), 0.1
+
+    def speed_test(self, plan: SpeedPlan) -> list[SpeedResult]:
+        self.plans.append(plan)
+        results = []
+        for test in plan.tests:
+            result = SpeedResult(test)
+            for _ in range(plan.warmup):
+                self.time.now += 1.0  # untimed
+            for _ in range(plan.repetitions):
+                if self.began is None:
+                    self.began = self.time.now
+                seconds = test.n_tokens / self.speed(self.time.now - self.began)
+                self.time.now += seconds
+                result.seconds.append(seconds)
+                result.cpu_others.append(None)
+                result.cpu_steal.append(None)
+            results.append(result)
+        return results
+
+    def close(self) -> MemoryPeak:
+        return MemoryPeak(peak_rss_mb=100.0)
 
 
 def fake_start_worker(monkeypatch: pytest.MonkeyPatch, workers: Any) -> None:

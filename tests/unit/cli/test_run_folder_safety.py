@@ -166,6 +166,9 @@ def test_a_samples_line_missing_a_field_names_file_line_and_field(
         ("timeout", -1, "settings.timeout: -1.0 is below the minimum of 0.1"),
         ("sample", 0, "settings.sample: 0 is below the minimum of 1"),
         ("parse", "zz", "settings.parse: --parse: unknown mode 'zz'"),
+        ("delay", -5, "settings.delay: -5.0 is below the minimum of 0"),
+        ("wait_cool_timeout", 0, "settings.wait_cool_timeout: 0.0 is below the minimum of 1"),
+        ("wait_cool", -5, "settings.wait_cool: --wait-cool -5: give a temperature in °C"),
     ],
 )
 def test_a_damaged_manifest_setting_is_a_one_line_error_on_resume(

@@ -4,19 +4,41 @@ not an error; alone or next to run folders; a file that is neither is one line."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from edgebench.cli.app import main
+from edgebench.report import plots
 from edgebench.report.bench_table import rows_json, speed_rows
+from edgebench.report.plots import speed_over_time
 from edgebench.runner.bench import BenchSettings, execute_bench
-from tests.helpers.bench_fakes import SpeedWorkers, bench_model
+from tests.helpers.bench_fakes import SpeedWorkers, TimedWorker, bench_model
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.inline_prompts import chat_templates_in_process
 from tests.helpers.report_runs import make_run
+from tests.helpers.waits import FakeTime
+
+
+@contextlib.contextmanager
+def patch_savefig(drawn: list[Any]) -> Iterator[None]:
+    """Keep each figure `plots` turns into PNG bytes, to read its labels."""
+    png = plots._png
+
+    def keep(plt: Any, figure: Any) -> bytes:
+        drawn.append(figure)
+        return png(plt, figure)
+
+    plots._png = keep  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        plots._png = png  # type: ignore[assignment]
 
 
 def bench_file(tmp_path: Path, *, status: str | None = None) -> Path:
@@ -150,3 +172,67 @@ def test_compare_given_a_bench_file_says_what_reads_it(
     path = bench_file(tmp_path)
     code, err = run_cli(capsys, "compare", str(path), str(path))
     assert_one_line_error(code, err, str(path), "not a run folder", "`card` and `report`")
+
+
+def sustained_file(tmp_path: Path) -> Path:
+    """A `--duration 3m` bench of tg100: 100 tok/s for a minute, 80 after (fake clock)."""
+    out = tmp_path / "sustained-bench.json"
+    time = FakeTime()
+    settings = BenchSettings(
+        threads=(1,), prompt_tokens=(0,), gen_tokens=(100,), duration_s=180.0, out=out
+    )
+    execute_bench(
+        settings,
+        [bench_model(label="alpha")],
+        worker_factory=lambda model, threads: TimedWorker(
+            time, lambda t: 100.0 if t < 60 else 80.0
+        ),
+        root=tmp_path,
+        waits=time.waits(),
+    )
+    return out
+
+
+def test_card_and_report_of_a_duration_bench_show_the_drop_and_plot_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = sustained_file(tmp_path)
+    code, err = run_cli(capsys, "card", str(path))
+    assert code == 0, err
+    card = path.with_suffix(".md").read_text()
+    header, _, row = table_rows(card)
+    at = header.index("tok/s")  # (no device line from a fake tree: a device column)
+    assert header[at:] == ["tok/s", "1st min t/s", "last min t/s", "drop", "peak RSS MB"]
+    assert row[at + 1 : at + 4] == ["100.00", "80.00", "20.0%"]
+    assert "the repetitions of 180 s after 1 warm-up" in card
+    assert "first and last minute" in card
+
+    page_path = tmp_path / "speed.html"
+    code, err = run_cli(capsys, "report", str(path), "--html", str(page_path))
+    assert code == 0, err
+    page = page_path.read_text()
+    assert '<img src="data:image/png;base64,' in page and 'alt="Tokens/s over time"' in page
+    assert "img-src data:" in page  # the page's policy lets its own plot show
+    assert "shaded bands are the first and last minute" in page
+
+
+def test_the_speed_plot_is_labelled(tmp_path: Path) -> None:
+    report = json.loads(sustained_file(tmp_path).read_text())
+    rows = speed_rows(report)
+    drawn: list[Any] = []
+    with patch_savefig(drawn):
+        plot = speed_over_time(rows, "a test device")
+    assert plot is not None and plot.name == "speed-over-time"
+    (figure,) = drawn
+    (ax,) = figure.axes
+    assert ax.get_ylabel() == "tokens/s, higher is better"
+    assert ax.get_xlabel() == "seconds since the row's first timed repetition"
+    title = figure._suptitle.get_text()
+    assert title.startswith("Tokens/s over time\nalpha (Q4_1) · a test device · n=")
+    labels = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert labels == ["tg100 · 1 thread, drop 20.0%", "first minute", "last minute"]
+
+
+def test_a_bench_without_duration_has_no_speed_plot(tmp_path: Path) -> None:
+    rows = speed_rows(json.loads(bench_file(tmp_path).read_text()))
+    assert speed_over_time(rows, None) is None
