@@ -39,7 +39,8 @@ from edgebench.runner.model_check import OK, check_models
 
 models_app = typer.Typer(
     help="The model registry: list the models, pull one into the cache, show what a model "
-    "file is, convert one to ONNX, check model files from strangers.",
+    "file is, convert one to ONNX, quantize one with llama.cpp, check model files from "
+    "strangers.",
     no_args_is_help=True,
 )
 
