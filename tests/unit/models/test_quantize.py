@@ -170,8 +170,7 @@ def test_a_variant_not_quantized_names_the_command() -> None:
     with pytest.raises(UserError) as info:
         resolve_model("tiny@Q8_0")
     assert str(info.value) == (
-        "model 'tiny@Q8_0' is not quantized yet: run "
-        "`edgebench models quantize tiny --types Q8_0`"
+        "model 'tiny@Q8_0' is not quantized yet: run `edgebench models quantize tiny --types Q8_0`"
     )
 
 
