@@ -29,6 +29,7 @@ from typing import Any
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
 from edgebench.isolation import WorkerDied, call_isolated, describe_exit
+from edgebench.models.fetch import cache_workdir
 from edgebench.models.gguf import read_gguf
 from edgebench.models.hashing import hash_file, remember_sha256
 from edgebench.models.onnx_model import split_variant
@@ -155,12 +156,7 @@ def _make(
     say: Say,
 ) -> QuantizedModel:
     label, final = provenance["name"], variant_file(base, quant_type)
-    try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        work = tempfile.TemporaryDirectory(prefix=".quantize-", dir=final.parent)
-    except OSError as exc:
-        raise UserError(f"cannot write to the model cache {final.parent}: {exc}") from exc
-    with work as tmp:
+    with cache_workdir(final.parent, ".quantize-") as tmp:
         partial = Path(tmp) / final.name
         started = time.perf_counter()
         run(dataclasses.replace(job, destination=str(partial)))
