@@ -30,6 +30,7 @@ from edgebench.models.quantized import (
     quantized_state,
     quantized_variants,
     read_quantized,
+    split_quant_variant,
     variant_label,
 )
 from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry, tuning_of
@@ -218,6 +219,12 @@ def pull_model(
 
     Example: edgebench models pull gemma3-270m
     """
+    quantized = split_quant_variant(name)
+    if quantized is not None:
+        raise UserError(
+            f"{name!r} is not pulled but quantized locally: edgebench models quantize "
+            f"{quantized[0]} --types {quantized[1]}"
+        )
     variant = split_variant(name)
     if variant is not None:
         base, precision = variant

@@ -109,3 +109,36 @@ def test_a_variants_record_says_what_it_was_made_from(tmp_path: Path) -> None:
     assert ModelRecord.from_json(record.to_json()) == record
     plain = model_under_test("tiny").record()
     assert plain.quantized_from is None
+
+
+def test_pull_of_a_variant_names_the_quantize_command(capsys: pytest.CaptureFixture[str]) -> None:
+    err = cli_error(capsys, "models", "pull", "tiny@Q4_K_M")
+    assert err == (
+        "error: 'tiny@Q4_K_M' is not pulled but quantized locally: "
+        "edgebench models quantize tiny --types Q4_K_M"
+    )
+
+
+def test_info_of_a_variant_says_what_it_was_made_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "SmolQ4.gguf"
+    source.write_bytes(quantized_source_gguf())
+    quantize(str(source), "Q2_K", say=lambda _: None)
+    facts = json.loads(stdout_of(capsys, "models", "info", "SmolQ4@Q2_K", "--json"))
+    assert facts["label"] == "SmolQ4@Q2_K" and facts["quantization"] == "Q2_K"
+    assert facts["quantized_from"] == str(source.resolve())
+    assert facts["note"] == "requantized from Q4_1: the ceiling is the source's quality"
+
+
+def test_an_hf_source_offline_is_the_usual_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hub = pytest.importorskip("huggingface_hub")
+
+    def offline(*args: object, **kwargs: object) -> str:
+        raise OSError("We have no connection or you passed local_files_only")
+
+    monkeypatch.setattr(hub, "hf_hub_download", offline)
+    err = cli_error(capsys, "models", "quantize", "hf:owner/repo/m-f16.gguf", "--types", "Q8_0")
+    assert "could not download m-f16.gguf from Hugging Face repo owner/repo (offline?)" in err
