@@ -118,17 +118,24 @@ def list_models(as_json: JsonOpt = False) -> None:
 
 
 def _variants_table(variants: list[dict[str, Any]]) -> Table:
-    """Where each quantized variant came from, and its sha256 (to check a copy by)."""
-    table = Table(
-        title="quantized variants (edgebench models quantize)",
-        caption="Sweep them: edgebench run --model NAME@Q8_0,@Q4_K_M,@Q2_K",
+    """Where each quantized variant came from, and its sha256 (in full: --json)."""
+    # One line per source quantization (the notes' first clause; all of it: models info).
+    notes = sorted({v["note"].split(" (")[0] for v in variants if v["note"]})
+    caption = "\n".join(
+        [*notes, "full sha256: edgebench models list --json; sweep: --model NAME@Q8_0,@Q2_K"]
     )
-    for column in ("name", "size MB", "source", "sha256", "note"):
+    table = Table(title="quantized variants (edgebench models quantize)", caption=caption)
+    for column in ("name", "size MB", "source", "source quant", "sha256", "requantized"):
         table.add_column(column, justify="right" if column == "size MB" else "left")
     for v in variants:
-        source = f"{v['source']} ({v['source_quantization'] or '?'})"
+        requantized = {True: "yes", False: "no"}.get(v["requantized"], "-")
         table.add_row(
-            v["name"], v["size_mb"], escape(source), v["sha256"] or "-", escape(v["note"] or "-")
+            v["name"],
+            v["size_mb"],
+            escape(str(v["source"] or "-")),
+            v["source_quantization"] or "-",
+            f"{v['sha256'][:16]}…" if v["sha256"] else "-",
+            requantized,
         )
     return table
 
