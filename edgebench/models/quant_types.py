@@ -47,6 +47,37 @@ QUANT_TYPES: dict[str, int] = {
     "TQ2_0": 37,
     "TQ1_0": 36,
 }
+# ggml tensor types by id (ggml.h `enum ggml_type`): what a file's tensors really hold.
+# llama.cpp keeps some tensors above the file's type (k-quant mixtures) and falls back
+# to another type for rows a k-quant block (256) does not divide (SmolLM2's 576).
+GGML_TYPE_NAMES: dict[int, str] = {
+    0: "F32",
+    1: "F16",
+    2: "Q4_0",
+    3: "Q4_1",
+    6: "Q5_0",
+    7: "Q5_1",
+    8: "Q8_0",
+    9: "Q8_1",
+    10: "Q2_K",
+    11: "Q3_K",
+    12: "Q4_K",
+    13: "Q5_K",
+    14: "Q6_K",
+    15: "Q8_K",
+    16: "IQ2_XXS",
+    17: "IQ2_XS",
+    18: "IQ3_XXS",
+    19: "IQ1_S",
+    20: "IQ4_NL",
+    21: "IQ3_S",
+    22: "IQ2_S",
+    23: "IQ4_XS",
+    29: "IQ1_M",
+    30: "BF16",
+    34: "TQ1_0",
+    35: "TQ2_0",
+}
 # quantize.cpp's aliases: `Q4_K` means Q4_K_M.
 ALIASES = {"Q3_K": "Q3_K_M", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M"}
 # llama.cpp refuses these without an importance matrix ("Missing importance matrix for

@@ -20,6 +20,7 @@ import os
 import signal
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -30,10 +31,10 @@ from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
 from edgebench.isolation import WorkerDied, call_isolated, describe_exit
 from edgebench.models.fetch import cache_workdir
-from edgebench.models.gguf import read_gguf
+from edgebench.models.gguf import GGUFFile, read_gguf
 from edgebench.models.hashing import hash_file, remember_sha256
 from edgebench.models.onnx_model import split_variant
-from edgebench.models.quant_types import QUANT_TYPES, parse_types
+from edgebench.models.quant_types import GGML_TYPE_NAMES, QUANT_TYPES, parse_types
 from edgebench.models.quantized import (
     FORMAT,
     QuantizedModel,
@@ -161,13 +162,14 @@ def _make(
         started = time.perf_counter()
         run(dataclasses.replace(job, destination=str(partial)))
         seconds = time.perf_counter() - started
-        _check_result(partial, label, quant_type)
+        mix = tensor_mix(_check_result(partial, label, quant_type))
         digest = hash_file(partial)
         size = partial.stat().st_size
         record = {
             **provenance,
             "sha256": digest,
             "size_bytes": size,
+            "tensor_types": mix,
             "created_at": utc_now(),
             "seconds": round(seconds, 2),
         }
@@ -176,11 +178,19 @@ def _make(
         write_json_atomic(provenance_file(base, quant_type), record)
         os.replace(partial, final)
     remember_sha256(final, digest)
-    say(f"{label}: {size / 1e6:.1f} MB in {seconds:.1f} s, sha256 {digest}")
+    weights = ", ".join(f"{name} x{n}" for name, n in mix.items() if name != "F32")
+    say(f"{label}: {size / 1e6:.1f} MB in {seconds:.1f} s ({weights}), sha256 {digest}")
     return read_quantized(base, quant_type)
 
 
-def _check_result(partial: Path, label: str, quant_type: str) -> None:
+def tensor_mix(header: GGUFFile) -> dict[str, int]:
+    """How many tensors of each ggml type the file holds, most first: a k-quant on a model
+    whose rows 256 does not divide is partly another type (SmolLM2's Q2_K: mostly Q4_0)."""
+    counts = Counter(GGML_TYPE_NAMES.get(t.ggml_type, str(t.ggml_type)) for t in header.tensors)
+    return dict(counts.most_common())
+
+
+def _check_result(partial: Path, label: str, quant_type: str) -> GGUFFile:
     """The quantizer's output must be a GGUF file of the type asked for."""
     if not partial.is_file():
         raise UserError(f"{label}: the quantizer wrote no file; nothing was kept")
@@ -195,6 +205,7 @@ def _check_result(partial: Path, label: str, quant_type: str) -> None:
             f"{label}: the quantized file says it is {header.quantization}, not {quant_type}; "
             "nothing was kept"
         )
+    return header
 
 
 def _version(distribution: str) -> str | None:

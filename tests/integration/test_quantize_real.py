@@ -45,6 +45,8 @@ def test_requantized_variants_are_what_they_say(
         assert model.requantized and model.source["quantization"] == "Q4_1"
         assert model.note is not None and model.note.startswith("requantized from Q4_1")
         assert model.path.stat().st_size == model.size_bytes
+        # Every weight re-encoded: none of the source's Q4_1 tensors is left as it was.
+        assert "Q4_1" not in model.provenance["tensor_types"]
     # Q8_0 holds more bits per weight than the Q4_1 source, Q2_K fewer.
     assert made["Q8_0"].size_bytes > source_size > made["Q2_K"].size_bytes
 

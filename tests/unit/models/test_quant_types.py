@@ -7,6 +7,7 @@ import pytest
 from edgebench.errors import UserError
 from edgebench.models.quant_types import (
     BITS_PER_WEIGHT,
+    GGML_TYPE_NAMES,
     NEEDS_IMATRIX,
     QUANT_TYPES,
     canonical_type,
@@ -29,6 +30,13 @@ def test_every_type_has_a_rank_and_the_gguf_reader_knows_its_name() -> None:
     for name, ftype in QUANT_TYPES.items():
         assert name in BITS_PER_WEIGHT
         assert FILE_TYPES[ftype] == name
+
+
+def test_every_ggml_type_the_reader_sizes_has_a_name() -> None:
+    from edgebench.models.gguf import GGML_BLOCKS
+
+    unnamed = set(GGML_BLOCKS) - set(GGML_TYPE_NAMES) - {24, 25, 26, 27, 28, 39}  # ints, MXFP4
+    assert not unnamed
 
 
 def test_ranks_follow_llama_cpps_table() -> None:

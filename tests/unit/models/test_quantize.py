@@ -70,6 +70,7 @@ def test_quantize_writes_each_type_with_its_provenance() -> None:
     assert record["size_bytes"] == variant_file("tiny", "Q8_0").stat().st_size
     assert record["requantized"] is False and record["note"] is None
     assert "llama-cpp-python" in record["tools"]
+    assert record["tensor_types"] == {"F32": 2}  # what the tensors really hold
     assert quantized_variants() == [("tiny", "Q8_0"), ("tiny", "Q2_K")]
     assert quantized_state("tiny", "Q8_0") == "yes"
 
