@@ -91,6 +91,10 @@ def test_a_sweep_runs_each_variant_in_its_own_workers(
     arms = {arm["model"]: arm for arm in manifest["arms"]}
     assert set(arms) == set(models)
     assert all(arm["status"] == "completed" for arm in arms.values())
-    # Each variant's own worker, its own peak (Q8_0's file is about three times Q2_K's).
-    peaks = {label: arm["memory"]["peak_rss_mb"] for label, arm in arms.items()}
-    assert peaks["smollm2-135m-instruct@Q8_0"] > peaks["smollm2-135m-instruct@Q2_K"] > 0
+    # Each variant's own worker, its own peak: the file-backed part follows the file
+    # (144.8 MB vs 88.2 MB); the total need not (llama.cpp repacks Q2_K's Q4_0 tensors
+    # into anonymous memory: 261 vs 250 MB on the README's run).
+    memory = {label: arm["memory"] for label, arm in arms.items()}
+    q8, q2 = memory["smollm2-135m-instruct@Q8_0"], memory["smollm2-135m-instruct@Q2_K"]
+    assert q8["peak_rss_mb"] > 0 and q2["peak_rss_mb"] > 0
+    assert q8["peak_rss_file_mb"] > q2["peak_rss_file_mb"]
