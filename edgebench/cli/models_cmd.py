@@ -118,7 +118,8 @@ def list_models(as_json: JsonOpt = False) -> None:
 
 
 def _variants_table(variants: list[dict[str, Any]]) -> Table:
-    """Where each quantized variant came from, and its sha256 (in full: --json)."""
+    """Where each quantized variant came from, and its sha256 (its first 16 hex digits;
+    in full with --json)."""
     # One line per source quantization (the notes' first clause; all of it: models info).
     notes = sorted({v["note"].split(" (")[0] for v in variants if v["note"]})
     caption = "\n".join(
@@ -134,7 +135,7 @@ def _variants_table(variants: list[dict[str, Any]]) -> Table:
             v["size_mb"],
             escape(str(v["source"] or "-")),
             v["source_quantization"] or "-",
-            f"{v['sha256'][:16]}…" if v["sha256"] else "-",
+            v["sha256"][:16] if v["sha256"] else "-",  # git-style short form
             requantized,
         )
     return table
