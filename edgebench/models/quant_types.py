@@ -81,8 +81,11 @@ GGML_TYPE_NAMES: dict[int, str] = {
 # quantize.cpp's aliases: `Q4_K` means Q4_K_M.
 ALIASES = {"Q3_K": "Q3_K_M", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M"}
 # llama.cpp refuses these without an importance matrix ("Missing importance matrix for
-# tensor ... in a very low-bit quantization"), which edgebench does not compute.
-NEEDS_IMATRIX = frozenset({"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M", "Q2_K_S"})
+# tensor ... in a very low-bit quantization"; IQ2_M's tensors are IQ2_S, and recent
+# llama.cpp adds IQ3_XXS), which edgebench does not compute.
+NEEDS_IMATRIX = frozenset(
+    {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M", "IQ3_XXS", "Q2_K_S"}
+)
 # Not quantized: a source of one of these types is quantized, not requantized.
 FLOAT_TYPES = frozenset({"F32", "F16", "BF16"})
 
