@@ -80,7 +80,7 @@ def quantize(
     """Quantize `source_spec` (a registry name, a .gguf path, `hf:...`) to each type into
     the model cache; a variant already there from the same source is kept unless
     `force`."""
-    names = parse_types(types) if isinstance(types, str) else types
+    names = parse_types(types if isinstance(types, str) else ",".join(types))
     source = _source(source_spec)
     header = read_gguf(source.path)
     source_quant = header.quantization
