@@ -224,13 +224,13 @@ def call_isolated(
     function: Callable[..., Any],
     args: tuple[Any, ...],
     *,
-    timeout: float,
-    memory_bytes: int,
+    timeout: float | None,
+    memory_bytes: int | None,
 ) -> Any:
     """`function(*args)` in a throwaway child limited to `memory_bytes` of address space
-    and `timeout` seconds. A `UserError` raised there is raised here; otherwise the child
-    running out of time is `WorkerTimeout`, out of memory `OutOfMemory`, and dying
-    `WorkerDied`, for the caller to word."""
+    and `timeout` seconds (None: no limit). A `UserError` raised there is raised here;
+    otherwise the child running out of time is `WorkerTimeout`, out of memory
+    `OutOfMemory`, and dying `WorkerDied`, for the caller to word."""
     ctx = mp.get_context("spawn")
     receiver, sender = ctx.Pipe(duplex=False)
     process = ctx.Process(
@@ -258,12 +258,16 @@ def call_isolated(
 
 
 def _call_child(
-    conn: Connection, function: Callable[..., Any], args: tuple[Any, ...], memory_bytes: int
+    conn: Connection,
+    function: Callable[..., Any],
+    args: tuple[Any, ...],
+    memory_bytes: int | None,
 ) -> None:
-    with contextlib.suppress(ImportError, ValueError, OSError):
-        import resource  # POSIX only
+    if memory_bytes is not None:
+        with contextlib.suppress(ImportError, ValueError, OSError):
+            import resource  # POSIX only
 
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     try:
         result = function(*args)
     except UserError as exc:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from edgebench.cli.options import JsonOpt, ThreadsOpt, listing
+from edgebench.cli.options import JsonOpt, ThreadsOpt, default_threads, listing
 from edgebench.cli.output import stdout_console
 from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
@@ -26,6 +26,13 @@ from edgebench.models.onnx_model import (
     variant_dir,
     variant_name,
 )
+from edgebench.models.quantized import (
+    quantized_state,
+    quantized_variants,
+    read_quantized,
+    split_quant_variant,
+    variant_label,
+)
 from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry, tuning_of
 from edgebench.models.resolve import resolve_model
 from edgebench.report.fit import Fitted
@@ -33,7 +40,8 @@ from edgebench.runner.model_check import OK, check_models
 
 models_app = typer.Typer(
     help="The model registry: list the models, pull one into the cache, show what a model "
-    "file is, convert one to ONNX, check model files from strangers.",
+    "file is, convert one to ONNX, quantize one with llama.cpp, check model files from "
+    "strangers.",
     no_args_is_help=True,
 )
 
@@ -61,8 +69,9 @@ _LIST_COLUMNS = (
 @models_app.command("list")
 def list_models(as_json: JsonOpt = False) -> None:
     """List the registry's models, whether each is in the cache, whether each is a base
-    or an instruct model, and the ONNX models converted from them (`NAME@onnx-int4`,
-    `NAME@onnx-fp32`).
+    or an instruct model, the ONNX models converted from them (`NAME@onnx-int4`,
+    `NAME@onnx-fp32`) and the GGUF variants quantized from them or from local files
+    (`NAME@Q4_K_M`, with size, source and sha256).
 
     Example: edgebench models list
     """
@@ -83,9 +92,15 @@ def list_models(as_json: JsonOpt = False) -> None:
         for name, entry in registry.items()
     ]
     rows += converted_rows(registry)
+    variants = quantized_rows(registry)
+    rows += [row for row, _ in variants]
     if as_json:
         keys = [key for _, key in _LIST_COLUMNS]
-        typer.echo(json.dumps([dict(zip(keys, row, strict=True)) for row in rows], indent=2))
+        listed = [dict(zip(keys, row, strict=True)) for row in rows]
+        # Quantized variants also say what they were made from, and their sha256.
+        for item, (_, extra) in zip(listed[len(rows) - len(variants) :], variants, strict=True):
+            item.update(extra)
+        typer.echo(json.dumps(listed, indent=2))
         return
     caption = f"* default model ({DEFAULT_MODEL}). Convert one: edgebench models convert NAME"
     table = Table(title="edgebench models", caption=caption)
@@ -98,6 +113,80 @@ def list_models(as_json: JsonOpt = False) -> None:
         default = " *" if row[0] == DEFAULT_MODEL else ""
         table.add_row(row[0] + default, *row[1:])
     _print(table)
+    if variants:
+        _print(_variants_table([extra for _, extra in variants]))
+
+
+def _variants_table(variants: list[dict[str, Any]]) -> Table:
+    """Where each quantized variant came from, and its sha256 (its first 16 hex digits;
+    in full with --json)."""
+    # One line per source quantization (the notes' first clause; all of it: models info).
+    notes = sorted({v["note"].split(" (")[0] for v in variants if v["note"]})
+    caption = "\n".join(
+        [*notes, "full sha256: edgebench models list --json; sweep: --model NAME@Q8_0,@Q2_K"]
+    )
+    table = Table(title="quantized variants (edgebench models quantize)", caption=caption)
+    for column in ("name", "size MB", "source", "source quant", "sha256", "requantized"):
+        table.add_column(column, justify="right" if column == "size MB" else "left")
+    for v in variants:
+        requantized = {True: "yes", False: "no"}.get(v["requantized"], "-")
+        table.add_row(
+            v["name"],
+            v["size_mb"],
+            escape(str(v["source"] or "-")),
+            v["source_quantization"] or "-",
+            v["sha256"][:16] if v["sha256"] else "-",  # git-style short form
+            requantized,
+        )
+    return table
+
+
+def quantized_rows(
+    registry: dict[str, ModelEntry],
+) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    """One `models list` row per quantized variant in the cache, and what it was made
+    from (its source, the source's type and sha256, its own sha256, the note)."""
+    rows = []
+    for base, quant_type in quantized_variants():
+        state = quantized_state(base, quant_type)
+        label = variant_label(base, quant_type)
+        try:
+            model = read_quantized(base, quant_type)
+        except UserError:
+            rows.append(((label, "gguf", *["-"] * 7, state), _unknown_source(label)))
+            continue
+        entry = registry.get(base)
+        size = f"{model.size_bytes / 1e6:.1f}"
+        row = (
+            label,
+            "gguf",
+            entry.family if entry else "-",
+            entry.params if entry else "-",
+            quant_type,
+            size,
+            entry.license if entry else "-",
+            entry.prompt_style if entry else "-",
+            tuning_of(entry, entry.prompt_style == "chat") if entry else "-",
+            state,
+        )
+        source = model.source
+        extra = {
+            "name": label,
+            "size_mb": size,
+            "source": source.get("name"),
+            "source_quantization": source.get("quantization"),
+            "source_sha256": source.get("sha256"),
+            "sha256": model.sha256,
+            "requantized": model.requantized,
+            "note": model.note,
+        }
+        rows.append((row, extra))
+    return rows
+
+
+def _unknown_source(label: str) -> dict[str, Any]:
+    keys = ("source", "source_quantization", "source_sha256", "sha256", "note")
+    return {"name": label, "size_mb": "-", **dict.fromkeys(keys), "requantized": None}
 
 
 def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
@@ -138,6 +227,12 @@ def pull_model(
 
     Example: edgebench models pull gemma3-270m
     """
+    quantized = split_quant_variant(name)
+    if quantized is not None:
+        raise UserError(
+            f"{name!r} is not pulled but quantized locally: edgebench models quantize "
+            f"{quantized[0]} --types {quantized[1]}"
+        )
     variant = split_variant(name)
     if variant is not None:
         base, precision = variant
@@ -212,6 +307,48 @@ def convert_model(
     say = Console(file=sys.stderr, soft_wrap=True, highlight=False, markup=False).print
     model = convert(name, precision, force=force, threads=threads, say=say)
     typer.echo(model.folder)
+
+
+@models_app.command("quantize")
+def quantize_model(
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="SOURCE",
+            help="Registry name (pulled if missing), a local .gguf path, or hf:OWNER/REPO/FILE.",
+        ),
+    ],
+    types: Annotated[
+        str,
+        typer.Option(
+            "--types",
+            metavar="TYPE[,TYPE]",
+            help="llama.cpp quantization types, e.g. Q8_0,Q6_K,Q5_K_M,Q4_K_M,Q4_0,Q3_K_M,Q2_K.",
+        ),
+    ],
+    threads: ThreadsOpt = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Quantize again if the variant is there.")
+    ] = False,
+) -> None:
+    """Quantize a GGUF model with llama.cpp's own quantizer (llama_model_quantize) into
+    the model cache as `NAME@TYPE`, one file per type; run it with `--model NAME@TYPE`
+    or sweep with `--model NAME@Q8_0,@Q4_K_M,@Q2_K`. A source that is already quantized
+    is requantized, and its record says so.
+
+    Example: edgebench models quantize smollm2-135m-instruct --types Q8_0,Q4_K_M,Q2_K
+    """
+    from edgebench.models.quant_types import parse_types
+    from edgebench.models.quantize import quantize
+
+    names = parse_types(types)  # a bad type is refused before any pull
+    say = Console(file=sys.stderr, soft_wrap=True, highlight=False, markup=False).print
+    made = quantize(source, names, force=force, threads=threads or default_threads(), say=say)
+    notes = {m.note for m in made if m.note}
+    for model in made:
+        typer.echo(f"{model.name}\t{model.size_bytes / 1e6:.1f} MB\t{model.path}")
+    for note in sorted(notes):
+        say(f"note: {note}")
 
 
 @models_app.command("check")

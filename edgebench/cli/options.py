@@ -82,10 +82,11 @@ ModelsOpt = Annotated[
         "--model",
         "-m",
         metavar="NAME[,NAME]",
-        help="Registry name, NAME@onnx-int4 / NAME@onnx-fp32 (converted), a local .gguf path, "
-        "or hf:REPO/FILE. Several run one after another in one run: repeat --model (each "
-        "value is one model, commas and all) or separate them with commas in one value "
-        "(write a comma inside a path as \\,). Default: smollm2-135m-instruct.",
+        help="Registry name, NAME@Q4_K_M (quantized), NAME@onnx-int4 / NAME@onnx-fp32 "
+        "(converted), a local .gguf path, or hf:REPO/FILE. Several run one after another in "
+        "one run: repeat --model (each value is one model, commas and all) or separate them "
+        "with commas in one value (write a comma inside a path as \\,); `NAME@Q8_0,@Q2_K` "
+        "repeats NAME for each variant. Default: smollm2-135m-instruct.",
     ),
 ]
 # A comma separates models unless a backslash escapes it (`dir\\,v2/m.gguf`).
@@ -113,7 +114,25 @@ def parse_model_list(text: str | None) -> list[str | None]:
         raise UserError(
             f"--model: empty name in {text!r} (separate models with commas, or repeat --model)"
         )
-    return specs
+    return expand_variants(specs)
+
+
+def expand_variants(specs: list[str]) -> list[str]:
+    """The sweep short form: `NAME@Q8_0,@Q4_K_M` -> NAME@Q8_0, NAME@Q4_K_M (`@TYPE`
+    takes the base name of the model before it)."""
+    expanded: list[str] = []
+    for spec in specs:
+        if spec.startswith("@"):
+            if not expanded:
+                raise UserError(
+                    f"--model: {spec!r} needs a model name before it "
+                    f"(e.g. smollm2-135m-instruct@Q8_0,{spec})"
+                )
+            previous = expanded[-1]
+            base = previous.rpartition("@")[0] if "@" in previous else previous
+            spec = base + spec
+        expanded.append(spec)
+    return expanded
 
 
 ThreadsOpt = Annotated[

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console, Group
 from rich.markup import escape
 
+from edgebench.models.resolve import check_variants_ready
 from edgebench.report.table import RichProgress
 from edgebench.runfolder.records import RunSettings, Summary
 from edgebench.runner.engine import RunInterrupted, execute, resume_command
@@ -131,6 +132,7 @@ def run_and_show(
         warning = invalid_data_warning(dataset)
         if warning is not None:
             _warn(console, warning)
+        check_variants_ready(model_specs)
         models = [model_under_test(spec) for spec in model_specs]
         tuning = mixed_tuning_warning(models)
         if tuning is not None:

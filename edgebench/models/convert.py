@@ -20,7 +20,6 @@ import io
 import logging
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from importlib import metadata
@@ -30,6 +29,7 @@ from typing import Any
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.io import WriteFailed, write_json_atomic, write_text_atomic
+from edgebench.models.fetch import cache_workdir
 from edgebench.models.gguf import GGUFFile, kv_cache_bytes_per_token, read_gguf
 from edgebench.models.hashing import sha256_file
 from edgebench.models.onnx_check import check_model_file
@@ -119,11 +119,7 @@ def convert(
         and onnx_state(name, "fp32") == "yes"
         and read_provenance(fp32).provenance["source"]["sha256"] == source.sha256
     )
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        work = tempfile.TemporaryDirectory(prefix=".convert-", dir=target.parent)
-    except OSError as exc:
-        raise UserError(f"cannot write to the model cache {target.parent}: {exc}") from exc
+    work = cache_workdir(target.parent, ".convert-")
     steps: dict[str, float] = {}
     with work as tmp, _offline(), _quiet_tools():
         _set_threads(threads)

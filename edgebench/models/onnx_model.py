@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from edgebench.errors import UserError
 from edgebench.models.hashing import sha256_file
+from edgebench.models.quant_types import usable_types
 from edgebench.paths import model_cache_dir
 
 PRECISIONS = ("fp32", "int4")
@@ -47,7 +48,10 @@ def split_variant(spec: str) -> tuple[str, str] | None:
     base, _, variant = spec.rpartition("@")
     known = [variant_suffix(p) for p in PRECISIONS]
     if not base or variant not in known:
-        raise UserError(f"model {spec!r}: unknown variant '@{variant}' (known: {', '.join(known)})")
+        raise UserError(
+            f"model {spec!r}: unknown variant '@{variant}' (known: {', '.join(known)}, or a "
+            f"llama.cpp type made by `edgebench models quantize`: {', '.join(usable_types())})"
+        )
     return base, variant.removeprefix(f"{RUNTIME}-")
 
 

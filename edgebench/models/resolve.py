@@ -2,8 +2,9 @@
 
 A spec is a registry name (`smollm2-135m-instruct`, pulled when missing), a path to a
 `.gguf` file, `hf:OWNER/REPO/FILE.gguf` (downloaded from the Hugging Face Hub, which
-needs the `hf` extra and internet), a converted variant `NAME@onnx-int4` (made by
-`models convert`) or the path of such a converted folder. None means the default model.
+needs the `hf` extra and internet), a quantized variant `NAME@Q4_K_M` (made by
+`models quantize`), a converted variant `NAME@onnx-int4` (made by `models convert`) or
+the path of such a converted folder. None means the default model.
 """
 
 from __future__ import annotations
@@ -22,6 +23,16 @@ from edgebench.models.onnx_model import (
     split_variant,
     variant_dir,
     verify_weights,
+)
+from edgebench.models.quantized import (
+    QuantizedModel,
+    provenance_file,
+    quantized_state,
+    quantized_variants,
+    read_quantized,
+    split_quant_variant,
+    variant_label,
+    verify_quantized,
 )
 from edgebench.models.registry import (
     DEFAULT_MODEL,
@@ -47,6 +58,7 @@ class ResolvedModel:
     prompt_style: str  # "chat" (the GGUF's chat template) or "completion"
     stop: list[str] = field(default_factory=list)
     onnx: OnnxModel | None = None  # a converted ONNX folder (then `path` is the folder)
+    quantized: QuantizedModel | None = None  # a variant `models quantize` made
 
     @property
     def runtime(self) -> str:
@@ -60,6 +72,9 @@ def resolve_model(spec: str | None, *, pull_missing: bool = True) -> ResolvedMod
     registry = load_registry()
     if spec in registry:
         return _from_registry(spec, registry[spec], pull_missing=pull_missing)
+    quantized = split_quant_variant(spec)
+    if quantized is not None:
+        return _from_quantized(spec, *quantized, registry)
     variant = split_variant(spec)
     if variant is not None:
         base, precision = variant
@@ -105,6 +120,67 @@ def _from_onnx(
         prompt_style=str(prompt.get("style") or "chat"),
         stop=list(prompt.get("stop") or []),
         onnx=model,
+    )
+
+
+def check_variants_ready(specs: list[str | None]) -> None:
+    """Every `NAME@TYPE` of a run is quantized, or one line naming the command that makes
+    the missing ones (all of them, so a sweep needs one command, not one per try)."""
+    missing: dict[str, list[str]] = {}
+    registry = load_registry()
+    for spec in specs:
+        variant = split_quant_variant(spec.strip()) if spec else None
+        if variant is None or quantized_state(*variant) != "no":
+            continue
+        if variant[0] in registry or provenance_file(*variant).is_file():
+            missing.setdefault(variant[0], []).append(variant[1])
+    if missing:
+        labels = [variant_label(base, t) for base, types in missing.items() for t in types]
+        commands = " && ".join(
+            f"edgebench models quantize {base} --types {','.join(types)}"
+            for base, types in missing.items()
+        )
+        raise UserError(f"not quantized yet: {', '.join(labels)}: run `{commands}`")
+
+
+def _from_quantized(
+    spec: str, base: str, quant_type: str, registry: dict[str, ModelEntry]
+) -> ResolvedModel:
+    """`NAME@Q4_K_M`: the variant `models quantize` made (never made here: a run must
+    not quietly spend minutes quantizing)."""
+    label = variant_label(base, quant_type)
+    state = quantized_state(base, quant_type)
+    if state == "no":
+        if base not in registry and not provenance_file(base, quant_type).is_file():
+            known = [*registry, *(variant_label(*v) for v in quantized_variants())]
+            raise unknown_model_error(label, known)
+        raise UserError(
+            f"model {label!r} is not quantized yet: run `edgebench models quantize "
+            f"{base} --types {quant_type}`"
+        )
+    model = read_quantized(base, quant_type)
+    if state == "corrupt":
+        raise UserError(
+            f"quantized model {label!r} is damaged ({verify_quantized(model)}): run "
+            f"`edgebench models quantize {model.source.get('name') or base} --types "
+            f"{quant_type} --force`"
+        )
+    entry = registry.get(base)
+    if entry is not None:
+        style, stop = entry.prompt_style, list(entry.stop)
+    else:
+        style = "chat" if read_gguf(model.path).chat_template else "completion"
+        stop = []
+    return ResolvedModel(
+        spec=spec,
+        label=label,
+        path=model.path,
+        entry=entry,
+        sha256=model.sha256,
+        size_bytes=model.size_bytes,
+        prompt_style=style,
+        stop=stop,
+        quantized=model,
     )
 
 

@@ -173,6 +173,19 @@ class ModelPlan(Record):
 
 
 @dataclass(frozen=True)
+class QuantizedFrom(Record):
+    """What a variant made by `edgebench models quantize` was made from."""
+
+    source: str  # the source's registry name, path or hf: spec
+    source_quantization: str | None = None  # the source file's type (Q4_1, F16 ...)
+    requantized: bool = False  # the source was already quantized
+    # e.g. "requantized from Q4_1: the ceiling is the source's quality"; None when not
+    note: str | None = None
+    source_sha256: str | None = None  # of the source file
+    quantizer: str | None = None  # "llama-cpp-python 0.3.36" (llama_model_quantize)
+
+
+@dataclass(frozen=True)
 class ModelRecord(Record):
     """One model under test: identity, file, format, and its plan in this run."""
 
@@ -192,6 +205,7 @@ class ModelRecord(Record):
     license: str | None = None  # from the registry entry
     base_model: str | None = None  # Hub repo of the weights
     onnx: dict[str, Any] | None = None  # conversion provenance of an ONNX model
+    quantized_from: QuantizedFrom | None = None  # a variant `models quantize` made
     plan: ModelPlan | None = None  # set once the run has planned this model
 
 

@@ -8,10 +8,16 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
+from edgebench.models.quantized import QuantizedModel
 from edgebench.models.registry import tuning_of
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
-from edgebench.runfolder.records import DatasetRecord, InvalidDataRow, RunSettings
+from edgebench.runfolder.records import (
+    DatasetRecord,
+    InvalidDataRow,
+    QuantizedFrom,
+    RunSettings,
+)
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.tasks.base import Example, Task
 from edgebench.tasks.expected import split_invalid
@@ -59,6 +65,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         "context_length": header.context_length,
         "license": entry.license if entry else None,
         "base_model": (entry.base_model or None) if entry else None,
+        "quantized_from": quantized_from(resolved.quantized),
     }
     return ModelUnderTest(
         label=resolved.label,
@@ -71,6 +78,22 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         stop=tuple(resolved.stop),
         kv_bytes_per_token=kv_cache_bytes_per_token(header.metadata),
         tuning=tuning_of(entry, header.chat_template is not None),
+    )
+
+
+def quantized_from(model: QuantizedModel | None) -> QuantizedFrom | None:
+    """The record of what a quantized variant was made from (None for other models)."""
+    if model is None:
+        return None
+    source = model.source
+    version = (model.provenance.get("tools") or {}).get("llama-cpp-python")
+    return QuantizedFrom(
+        source=str(source.get("name")),
+        source_quantization=source.get("quantization"),
+        requantized=model.requantized,
+        note=model.note,
+        source_sha256=source.get("sha256"),
+        quantizer=f"llama-cpp-python {version}" if version else None,
     )
 
 

@@ -209,6 +209,7 @@ def test_a_group_help_names_what_each_of_its_commands_does(
         "pull": "pull",
         "info": "show",
         "convert": "convert",
+        "quantize": "quantize",
         "check": "check",
         "validate": "check",
         "grammars": "grammars",
