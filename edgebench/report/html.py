@@ -37,6 +37,16 @@ from edgebench.report.rundata import (
     run_labels,
     sample_scores,
 )
+from edgebench.report.sweep import (
+    SWEEP_NOTE,
+    Sweep,
+    build_sweep,
+    cells,
+    footnotes,
+    headers,
+    is_sweep,
+)
+from edgebench.report.sweep_plot import sweep_plots
 from edgebench.runfolder.records import SampleRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -262,6 +272,45 @@ def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     ]
 
 
+def _sweep_cell(text: str, sweep: Sweep, index: int, row_index: int) -> Cell:
+    """A sweep table cell: labels as text, figures sortable by their number."""
+    row = sweep.rows[row_index]
+    figures = [row.arm.metrics.get(m) for m in sweep.scores]
+    figures += [row.kl_mean, row.top1, row.decode_tok_s, row.prefill_tok_s]
+    figures += [row.peak_rss_mb, row.size_mb]
+    if index < 3 or index == len(headers(sweep)) - 1:
+        return Cell(text, text)
+    if index == 3:
+        return _num(row.arm.result.n_scored, 0)
+    value, _, interval = text.partition(" [")
+    figure = figures[index - 4]
+    return Cell(value, "" if figure is None else figure, True, f"[{interval}" if interval else "")
+
+
+def sweep_sections(runs: list[LoadedRun]) -> list[dict[str, Any]]:
+    """Each run of several variants: its sweep table (front marked) and plot."""
+    sections = []
+    for run, label in zip(runs, run_labels([r.path for r in runs]), strict=True):
+        if not is_sweep(run):
+            continue
+        sweep = build_sweep(run)
+        columns = [Column(f"sweep:{i}", h) for i, h in enumerate(headers(sweep))]
+        rows = [
+            [_sweep_cell(text, sweep, i, r) for i, text in enumerate(cells(sweep, row))]
+            for r, row in enumerate(sweep.rows)
+        ]
+        table = _table(columns, rows, notes=[*footnotes(sweep), SWEEP_NOTE])
+        sections.append(
+            {
+                "run": label,
+                "metric": facts.metric_label(sweep.metric),
+                "table": table,
+                "plots": plot_entries(sweep_plots(sweep)),
+            }
+        )
+    return sections
+
+
 def _png_size(png: bytes) -> tuple[int, int]:
     """Width and height from the PNG header, so the page reserves the space."""
     return struct.unpack(">II", png[16:24])
@@ -406,6 +455,7 @@ def render_report(runs: list[LoadedRun], title: str | None = None) -> str:
         css=Markup(css),  # the page's own style sheet, allowed by hash in the CSP
         js=Markup(js),  # the page's own sorting script, allowed by hash in the CSP
         leaderboard=leaderboard(all_arms),
+        sweeps=sweep_sections(runs),
         families=family_tables(all_arms),
         plots=plot_entries(all_plots(all_arms)),
         groups=group_tables(all_arms) + coverage_tables(all_arms),

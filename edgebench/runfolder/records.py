@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.6"
+SCHEMA_VERSION = "2.7"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -167,6 +167,16 @@ class ModelPlan(Record):
 
 
 @dataclass(frozen=True)
+class QuantizedFrom(Record):
+    """The source a quantized variant was made from (`edgebench models quantize`)."""
+
+    source: str  # the source's name or path
+    source_quantization: str | None = None  # the source's own type (F16, Q4_1 ...)
+    requantized: bool = False  # the source was already quantized
+    note: str | None = None  # e.g. "requantized from Q4_1: the ceiling is the source's quality"
+
+
+@dataclass(frozen=True)
 class ModelRecord(Record):
     """One model under test: identity, file, format, and its plan in this run."""
 
@@ -187,6 +197,8 @@ class ModelRecord(Record):
     base_model: str | None = None  # Hub repo of the weights
     onnx: dict[str, Any] | None = None  # conversion provenance of an ONNX model
     plan: ModelPlan | None = None  # set once the run has planned this model
+    # a variant `edgebench models quantize` made: its source (format 2.7)
+    quantized_from: QuantizedFrom | None = None
 
 
 # -- the device, the task, the dataset ---------------------------------------------
@@ -933,3 +945,27 @@ class BenchRecord(Record):
     git: GitCommit | None = None  # edgebench's commit, from a checkout
     workers: list[BenchWorker] = field(default_factory=list)  # one per model and thread count
     results: list[BenchRow] = field(default_factory=list)  # rows with a timed repetition
+
+
+# -- fidelity of quantized variants (format 2.7) ---------------------------------
+@dataclass(frozen=True)
+class FidelityVariant(Record):
+    """One variant's next-token agreement with the reference, teacher-forced."""
+
+    quantization: str | None = None  # the variant's type
+    kl_mean: float | None = None  # mean KL(reference || variant) per position (nats)
+    kl_median: float | None = None
+    kl_p99: float | None = None
+    top1_agreement: float | None = None  # share of positions with the same argmax token
+    positions: int | None = None  # token positions scored
+
+
+@dataclass(frozen=True)
+class FidelityRecord(Record):
+    """fidelity.json: each variant of a sweep against its highest-precision variant."""
+
+    reference: str  # the reference model's label
+    reference_quantization: str | None = None
+    prompts: int | None = None  # examples scored
+    positions: int | None = None  # token positions scored
+    variants: dict[str, FidelityVariant] = field(default_factory=dict)  # label -> figures
