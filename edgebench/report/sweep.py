@@ -19,6 +19,7 @@ from edgebench.errors import UserError
 from edgebench.models.quant_types import precision_rank
 from edgebench.report import facts
 from edgebench.report import markdown as md
+from edgebench.report.compare import ACCURACY, DEEPJSON_ACCURACY, with_interval
 from edgebench.report.plots import PREFERRED_METRICS
 from edgebench.report.rundata import Arm, LoadedRun, arms
 from edgebench.runfolder.read import read_fidelity
@@ -261,20 +262,37 @@ def footnotes(sweep: Sweep) -> list[str]:
     return notes
 
 
+# The terminal's short headers, as `edgebench compare` names the same figures.
+SHORT_SCORES = {key: header for header, key, _, _ in (*ACCURACY, *DEEPJSON_ACCURACY)}
+SHORT_COSTS = ("KL", "top-1", "tok/s", "prefill", "RSS MB", "size MB")
+
+
 def sweep_table(sweep: Sweep) -> Table:
-    """The terminal table (report/fit.py splits it at 80 columns, names whole)."""
+    """The terminal table, headers as short as `compare`'s and each interval under its
+    score (report/fit.py splits it at 80 columns, names and numbers whole)."""
+    metric = facts.metric_label(sweep.metric)
     table = Table(
-        title=escape(f"sweep · {sweep.run.run_id} · front on {facts.metric_label(sweep.metric)}"),
+        title=escape(f"sweep · {sweep.run.run_id} · front on {metric}"),
         title_justify="left",
         caption_justify="left",
     )
-    for index, header in enumerate(headers(sweep)):
-        labels = index < 3
-        table.add_column(escape(header), justify="left" if labels else "right", no_wrap=labels)
+    for header in ("variant", "quant", "mode"):
+        table.add_column(header, no_wrap=True)
+    shown = [SHORT_SCORES.get(m, facts.metric_label(m)) for m in sweep.scores]
+    for header in ("n", *shown, *SHORT_COSTS, "front"):
+        table.add_column(escape(header), justify="right")
     for row in sweep.rows:
-        # a score's interval under it keeps the column narrow
-        table.add_row(*(escape(c).replace(" [", "\n[") for c in cells(sweep, row)))
-    table.caption = escape("\n".join([*footnotes(sweep), SWEEP_NOTE]))
+        texts = cells(sweep, row, intervals=False)
+        scores = [
+            with_interval(texts[4 + i], row.arm.intervals.get(m))
+            for i, m in enumerate(sweep.scores)
+        ]
+        table.add_row(*map(escape, [*texts[:4], *scores, *texts[4 + len(scores) :]]))
+    legend = (
+        "↑ higher is better: the scores, top-1, tok/s (decode), prefill (tok/s); ↓ lower: "
+        "KL, RSS MB, size MB. Under a score: its 95% interval lo–hi (.55 = 0.55)."
+    )
+    table.caption = escape("\n".join([*footnotes(sweep), legend, SWEEP_NOTE]))
     return table
 
 
