@@ -33,9 +33,8 @@ class Variant:
     kl_mean: float | None  # None: the reference
     top1: float | None
 
-    @property
-    def label(self) -> str:
-        return f"{BASE}@{self.quantization}"
+    def label(self, base: str = BASE) -> str:
+        return f"{base}@{self.quantization}"
 
 
 # Q4_0 is bigger, slower, hungrier and less accurate than Q4_K_M: dominated by it.
@@ -51,9 +50,9 @@ def variant(quantization: str) -> Variant:
     return next(v for v in VARIANTS if v.quantization == quantization)
 
 
-def _model(v: Variant) -> ModelUnderTest:
+def _model(v: Variant, base: str) -> ModelUnderTest:
     return ModelUnderTest(
-        label=v.label,
+        label=v.label(base),
         path=Path(f"/cache/{BASE}@{v.quantization}.gguf"),
         sha256="0" * 64,
         size_bytes=int(v.size_mb * 1e6),
@@ -71,13 +70,14 @@ def make_sweep_run(
     n: int = 4,
     variants: tuple[Variant, ...] = VARIANTS,
     fidelity: bool = True,
+    base: str = BASE,
 ) -> Path:
-    """A completed sweep of `variants` under `modes` on `n` built-in examples; `mask`
-    answers as `none` does (the same scores)."""
+    """A completed sweep of `variants` of `base` under `modes` on `n` built-in examples;
+    `mask` answers as `none` does (the same scores)."""
     task = get_task("edgejson")
     examples = task.load(*task.resolve_paths(None, None))[:n]
     answers = [json.dumps(ex.expected) for ex in examples]
-    by_label = {v.label: v for v in variants}
+    by_label = {v.label(base): v for v in variants}
 
     def backend(model: ModelUnderTest) -> FakeBackend:
         v = by_label[model.label]
@@ -88,7 +88,7 @@ def make_sweep_run(
     dataset = DatasetRecord(path="data/edgejson/test.jsonl", sha256="ab" * 32, n_examples=n)
     execute(
         settings,
-        [_model(v) for v in variants],
+        [_model(v, base) for v in variants],
         task,
         examples,
         dataset,
@@ -96,7 +96,7 @@ def make_sweep_run(
     )
     _set_memory_and_source(out, by_label)
     if fidelity:
-        write_fidelity(out, variants)
+        write_fidelity(out, variants, base)
     return out
 
 
@@ -115,7 +115,7 @@ def _set_memory_and_source(out: Path, by_label: dict[str, Variant]) -> None:
         }
     for model in manifest["models"]:
         model["quantized_from"] = {
-            "source": BASE,
+            "source": model["label"].split("@")[0],
             "source_quantization": "Q4_1",
             "requantized": True,
             "note": REQUANTIZED,
@@ -123,15 +123,15 @@ def _set_memory_and_source(out: Path, by_label: dict[str, Variant]) -> None:
     path.write_text(json.dumps(manifest))
 
 
-def write_fidelity(out: Path, variants: tuple[Variant, ...] = VARIANTS) -> None:
+def write_fidelity(out: Path, variants: tuple[Variant, ...] = VARIANTS, base: str = BASE) -> None:
     reference = variants[0]
     record = {
-        "reference": reference.label,
+        "reference": reference.label(base),
         "reference_quantization": reference.quantization,
         "prompts": 4,
         "positions": 400,
         "variants": {
-            v.label: {
+            v.label(base): {
                 "quantization": v.quantization,
                 "kl_mean": v.kl_mean,
                 "kl_median": v.kl_mean,

@@ -143,3 +143,25 @@ def test_a_fidelity_file_that_is_not_a_record_is_a_one_line_error(tmp_path: Path
     (run_dir / "fidelity.json").write_text(json.dumps({"variants": {}}))
     with pytest.raises(UserError, match=r"fidelity.json: not a run record"):
         build_sweep(load_run(run_dir))
+
+
+HOSTILE_BASE = "[bold]x[/bold]|<script>$y$"
+
+
+def test_hostile_variant_names_stay_text_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers.cli import stdout_of
+
+    run_dir = make_sweep_run(tmp_path / "run", "none", 2, base=HOSTILE_BASE)
+    out = stdout_of(capsys, "recommend", str(run_dir))
+    assert f"{HOSTILE_BASE}@Q4_K_M · none" in " ".join(out.split())
+    card = write_card(load_run(run_dir), tmp_path / "card.md", f"{HOSTILE_BASE}@Q2_K")
+    text = card.card.read_text()
+    sweep = text[text.index("## Sweep") : text.index("## Device")]  # Markdown, not YAML
+    assert "<script>" not in sweep and "&lt;script&gt;" in sweep
+    rows = [line for line in sweep.splitlines() if line.startswith("| ")]
+    assert {line.count(" | ") for line in rows} == {13}  # the pipe never splits a cell
+    page = render_report([load_run(run_dir)])
+    section = page[page.index('<section class="sweep">') :]
+    assert "<script>$y$" not in section and "&lt;script&gt;$y$" in section
