@@ -38,8 +38,10 @@ from edgebench.report.rundata import (
     sample_scores,
 )
 from edgebench.report.sweep import (
+    COST_COLUMNS,
     SWEEP_NOTE,
     Sweep,
+    SweepRow,
     build_sweep,
     cells,
     footnotes,
@@ -272,19 +274,17 @@ def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     ]
 
 
-def _sweep_cell(text: str, sweep: Sweep, index: int, row_index: int) -> Cell:
-    """A sweep table cell: labels as text, figures sortable by their number."""
-    row = sweep.rows[row_index]
-    figures = [row.arm.metrics.get(m) for m in sweep.scores]
-    figures += [row.kl_mean, row.top1, row.decode_tok_s, row.prefill_tok_s]
-    figures += [row.peak_rss_mb, row.size_mb]
-    if index < 3 or index == len(headers(sweep)) - 1:
-        return Cell(text, text)
-    if index == 3:
-        return _num(row.arm.result.n_scored, 0)
-    value, _, interval = text.partition(" [")
-    figure = figures[index - 4]
-    return Cell(value, "" if figure is None else figure, True, f"[{interval}" if interval else "")
+def _sweep_row(sweep: Sweep, row: SweepRow) -> list[Cell]:
+    """A sweep row as cells: labels as text, scores with their interval, figures sortable
+    by their number (the same columns as `headers`)."""
+    texts = cells(sweep, row, intervals=False)
+    return [
+        *(_text(text) for text in texts[:3]),
+        _num(row.arm.result.n_scored, 0),
+        *(_rate(row.arm.metrics.get(m), row.arm.intervals.get(m)) for m in sweep.scores),
+        *(_num(read(row), digits) for _, read, digits in COST_COLUMNS),
+        _text(texts[-1]),
+    ]
 
 
 def sweep_sections(runs: list[LoadedRun]) -> list[dict[str, Any]]:
@@ -295,10 +295,7 @@ def sweep_sections(runs: list[LoadedRun]) -> list[dict[str, Any]]:
             continue
         sweep = build_sweep(run)
         columns = [Column(f"sweep:{i}", h) for i, h in enumerate(headers(sweep))]
-        rows = [
-            [_sweep_cell(text, sweep, i, r) for i, text in enumerate(cells(sweep, row))]
-            for r, row in enumerate(sweep.rows)
-        ]
+        rows = [_sweep_row(sweep, row) for row in sweep.rows]
         table = _table(columns, rows, notes=[*footnotes(sweep), SWEEP_NOTE])
         sections.append(
             {

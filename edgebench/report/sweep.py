@@ -9,7 +9,7 @@ and the plot, so they always agree."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.markup import escape
@@ -149,36 +149,18 @@ def _scored(run: LoadedRun, constraint: str | None) -> list[Arm]:
     ]
 
 
-def build_sweep(
-    run: LoadedRun,
-    metric: str | None = None,
-    constraint: str | None = None,
-    rows_of: Sequence[Arm] | None = None,
-) -> Sweep:
+def build_sweep(run: LoadedRun, metric: str | None = None, constraint: str | None = None) -> Sweep:
     """The rows of a run (of one constraint mode when given), most precise variant
-    first, each with its place on the front among them (or among `rows_of`)."""
-    chosen = list(rows_of) if rows_of is not None else _scored(run, pick_arm(run, constraint))
+    first, each with its place on the front among them."""
+    chosen = _scored(run, pick_arm(run, constraint))
     name = pick_metric(chosen or arms(run), metric)
     fidelity = read_fidelity(run.path)
     order = {label: i for i, label in enumerate(run.summary.models)}
     rows = [_row(run, arm, name, fidelity) for arm in chosen]
     rows.sort(key=lambda r: (-precision_rank(r.quantization), order.get(r.model, 0)))
     beaten = dominated_by([r.point() for r in rows])
-    rows = [_with_front(r, beaten[r.key]) for r in rows]
+    rows = [replace(r, dominated_by=tuple(beaten[r.key])) for r in rows]
     return Sweep(run, name, facts.headline_scores(metric_names(chosen)), rows, fidelity)
-
-
-def _with_front(row: SweepRow, by: list[str]) -> SweepRow:
-    return SweepRow(
-        row.arm,
-        row.quantization,
-        row.kl_mean,
-        row.top1,
-        row.size_mb,
-        row.note,
-        row.accuracy,
-        tuple(by),
-    )
 
 
 def _row(run: LoadedRun, arm: Arm, metric: str, fidelity: FidelityRecord | None) -> SweepRow:
@@ -203,10 +185,6 @@ def _row(run: LoadedRun, arm: Arm, metric: str, fidelity: FidelityRecord | None)
 
 
 # -- the table's columns: (header, how to read a row, digits) -------------------------
-def _score(name: str) -> Any:
-    return lambda row: (row.arm.metrics.get(name), row.arm.intervals.get(name))
-
-
 COST_COLUMNS: tuple[tuple[str, Any, int], ...] = (
     ("KL ↓", lambda r: r.kl_mean, 4),
     ("top-1 ↑", lambda r: r.top1, 3),
@@ -231,8 +209,8 @@ def cells(sweep: Sweep, row: SweepRow, intervals: bool = True) -> list[str]:
     """A row's cells as text; a score with its 95% interval after it."""
     scores = []
     for name in sweep.scores:
-        value, interval = _score(name)(row)
-        text = facts.fmt(value)
+        interval = row.arm.intervals.get(name)
+        text = facts.fmt(row.arm.metrics.get(name))
         scores.append(f"{text} {facts.interval_text(interval)}".strip() if intervals else text)
     costs = [facts.fmt(read(row), digits) for _, read, digits in COST_COLUMNS]
     return [
