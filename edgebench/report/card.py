@@ -20,6 +20,13 @@ from edgebench.io import write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots, count_range
+from edgebench.report.recommend import (
+    DEVICE_HEADERS,
+    DEVICES_TITLE,
+    device_note,
+    device_rows,
+    recommend,
+)
 from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_scores
 from edgebench.report.sweep import build_sweep, is_sweep, sweep_markdown
 from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
@@ -465,6 +472,9 @@ def _sweep_section(run: LoadedRun, swept: list[tuple[Plot, str]]) -> list[str]:
         f"{md.inline_code('edgebench recommend RUN_DIR --max-memory 4GB')} picks under a budget.",
         sweep_markdown(sweep),
         *(_figure(plot, name) for plot, name in swept),
+        f"### {md.text(DEVICES_TITLE)}",
+        md.table(DEVICE_HEADERS, device_rows(recommend(run)), align_right_from=1),
+        md.text(device_note()),
     ]
 
 

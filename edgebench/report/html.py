@@ -27,6 +27,13 @@ from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.report import coverage, facts
 from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
+from edgebench.report.recommend import (
+    DEVICE_HEADERS,
+    DEVICES_TITLE,
+    device_note,
+    device_rows,
+    recommend,
+)
 from edgebench.report.rundata import (
     Arm,
     LoadedRun,
@@ -297,12 +304,21 @@ def sweep_sections(runs: list[LoadedRun]) -> list[dict[str, Any]]:
         columns = [Column(f"sweep:{i}", h) for i, h in enumerate(headers(sweep))]
         rows = [_sweep_row(sweep, row) for row in sweep.rows]
         table = _table(columns, rows, notes=[*footnotes(sweep), SWEEP_NOTE])
+        fit_columns = [Column(f"fit:{i}", h) for i, h in enumerate(DEVICE_HEADERS)]
+        rec = recommend(run)
+        fit_rows = [
+            [_text(key), _num(c.need_mb, 0), *map(_text, verdicts)]
+            for c, (key, _, *verdicts) in zip(rec.candidates, device_rows(rec), strict=True)
+        ]
         sections.append(
             {
                 "run": label,
                 "metric": facts.metric_label(sweep.metric),
                 "table": table,
                 "plots": plot_entries(sweep_plots(sweep)),
+                "devices": _table(
+                    fit_columns, fit_rows, title=DEVICES_TITLE, notes=[device_note()]
+                ),
             }
         )
     return sections

@@ -211,6 +211,18 @@ def device_verdict(need: float | None, device: Device) -> str:
     return "tight" if usable - need < TIGHT_SHARE * usable else "fits"
 
 
+DEVICES_TITLE = "Raspberry Pi 4/5: does it fit? (memory)"
+DEVICE_HEADERS = ["variant · mode", "needs MiB", *(f"{d.ram_gb} GB" for d in DEVICES)]
+
+
+def device_rows(rec: Recommendation) -> list[list[str]]:
+    """Per variant and mode: its need and the verdict on each board (DEVICE_HEADERS)."""
+    return [
+        [c.row.key, facts.fmt(c.need_mb, 0), *(device_verdict(c.need_mb, d) for d in DEVICES)]
+        for c in rec.candidates
+    ]
+
+
 def device_note() -> str:
     usable = ", ".join(f"{d.ram_gb} GB: {d.usable_mb} MiB" for d in DEVICES)
     return (

@@ -13,10 +13,13 @@ from rich.text import Text
 from edgebench.report import facts
 from edgebench.report.fit import Fitted
 from edgebench.report.recommend import (
+    DEVICE_HEADERS,
     DEVICES,
+    DEVICES_TITLE,
     Candidate,
     Recommendation,
     device_note,
+    device_rows,
     device_verdict,
 )
 from edgebench.report.sweep import sweep_json, sweep_table
@@ -63,17 +66,14 @@ def pick_text(rec: Recommendation, c: Candidate) -> str:
 
 def devices_table(rec: Recommendation) -> Table:
     table = Table(
-        title="Raspberry Pi 4/5: does it fit? (memory)",
+        title=DEVICES_TITLE,
         title_justify="left",
         caption_justify="left",
     )
-    table.add_column("variant · mode", no_wrap=True)
-    table.add_column("needs MiB", justify="right")
-    for device in DEVICES:
-        table.add_column(f"{device.ram_gb} GB", justify="right")
-    for c in rec.candidates:
-        verdicts = [device_verdict(c.need_mb, d) for d in DEVICES]
-        table.add_row(escape(c.row.key), facts.fmt(c.need_mb, 0), *verdicts)
+    for index, header in enumerate(DEVICE_HEADERS):
+        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=index == 0)
+    for row in device_rows(rec):
+        table.add_row(*map(escape, row))
     table.caption = escape(device_note())
     return table
 

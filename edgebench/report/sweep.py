@@ -109,8 +109,9 @@ class Sweep:
 
 
 def is_sweep(run: LoadedRun) -> bool:
-    """A run of several models: their sweep is worth a table and a plot."""
-    return len(run.summary.models) > 1
+    """A run of several models with scores: their sweep is worth a table and a plot (a
+    run stopped before its first score has none to show)."""
+    return len(run.summary.models) > 1 and bool(metric_names(_scored(run, None)))
 
 
 def metric_names(run_arms: Sequence[Arm]) -> list[str]:

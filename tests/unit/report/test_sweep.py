@@ -121,6 +121,8 @@ def test_the_card_shows_the_sweep_table_the_plot_and_the_requantized_note(
     assert len(sweep_rows) == 8
     assert sum(r.rstrip(" |").endswith("no") for r in sweep_rows) == 2  # Q4_0's two modes
     assert "> **Note**: requantized from Q4\\_1: the ceiling is the source's quality." in text
+    pi = text[text.index("### Raspberry Pi 4/5: does it fit? (memory)") :]
+    assert "| smollm2-135m-instruct@Q8\\_0 · none | 310 | fits | fits | fits |" in pi
 
 
 def test_the_report_shows_the_sweep_table_and_plot(sweep_dir: Path) -> None:
@@ -128,9 +130,12 @@ def test_the_report_shows_the_sweep_table_and_plot(sweep_dir: Path) -> None:
     section = page[page.index('<section class="sweep">') :]
     section = section[: section.index("</section>")]
     assert "<h2>Sweep · sweep</h2>" in section
-    assert section.count("<tr>") == 9  # the header and 8 rows
+    table = section[: section.index("</table>")]
+    assert table.count("<tr>") == 9  # the header and 8 rows
     assert re.search(r'alt="Which variant: accuracy vs file size[^"]*"', section)
     assert "requantized from Q4_1" in section and "0.0412" in section
+    assert "<h3>Raspberry Pi 4/5: does it fit? (memory)</h3>" in section
+    assert section.count('<td data-value="fits">fits</td>') == 24  # 8 rows x 3 boards
 
 
 def test_the_report_of_one_model_has_no_sweep(tmp_path: Path) -> None:
@@ -161,7 +166,18 @@ def test_hostile_variant_names_stay_text_everywhere(
     sweep = text[text.index("## Sweep") : text.index("## Device")]  # Markdown, not YAML
     assert "<script>" not in sweep and "&lt;script&gt;" in sweep
     rows = [line for line in sweep.splitlines() if line.startswith("| ")]
-    assert {line.count(" | ") for line in rows} == {13}  # the pipe never splits a cell
+    # the pipe never splits a cell: 14 columns in the sweep table, 5 in the Pi one
+    assert {line.count(" | ") for line in rows} == {13, 4}
     page = render_report([load_run(run_dir)])
     section = page[page.index('<section class="sweep">') :]
     assert "<script>$y$" not in section and "&lt;script&gt;$y$" in section
+
+
+def test_a_sweep_stopped_before_its_first_score_still_renders(tmp_path: Path) -> None:
+    run_dir = make_sweep_run(tmp_path / "run", "none", 2)
+    (run_dir / "samples.jsonl").write_text("")
+    run = load_run(run_dir)
+    assert not is_sweep(run)
+    files = write_card(run, tmp_path / "card.md", "smollm2-135m-instruct@Q2_K")
+    assert "## Sweep" not in files.card.read_text()
+    assert '<section class="sweep">' not in render_report([run])
