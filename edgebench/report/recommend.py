@@ -179,8 +179,6 @@ def recommend(
     if len(run.summary.models) < 1 or not run.summary.arms:
         raise UserError(f"{run.path}: the run has no variants to compare")
     sweep = build_sweep(run, metric, arm)
-    if not sweep.rows:
-        raise UserError(f"{run.path}: no arm of the run was scored: no variants to compare")
     budget_mb = budget_bytes / MIB if budget_bytes is not None else None
     checked = []
     for row in sweep.rows:

@@ -122,8 +122,6 @@ def pick_metric(run_arms: Sequence[Arm], metric: str | None) -> str:
     """`metric` when the arms have it, else the task's headline one; a one-line error
     naming what they have."""
     available = metric_names(run_arms)
-    if not available:
-        raise UserError("the run has no scored arm: nothing to compare")
     if metric is None:
         return next((m for m in PREFERRED_METRICS if m in available), available[0])
     if metric not in available:
@@ -154,14 +152,21 @@ def build_sweep(run: LoadedRun, metric: str | None = None, constraint: str | Non
     """The rows of a run (of one constraint mode when given), most precise variant
     first, each with its place on the front among them."""
     chosen = _scored(run, pick_arm(run, constraint))
-    name = pick_metric(chosen or arms(run), metric)
+    if not chosen:
+        mode = f" under {constraint}" if constraint else ""
+        raise UserError(
+            f"{run.path}: no arm of the run scored an example{mode}: nothing to compare"
+        )
+    name = pick_metric(chosen, metric)
     fidelity = read_fidelity(run.path)
     order = {label: i for i, label in enumerate(run.summary.models)}
     rows = [_row(run, arm, name, fidelity) for arm in chosen]
     rows.sort(key=lambda r: (-precision_rank(r.quantization), order.get(r.model, 0)))
     beaten = dominated_by([r.point() for r in rows])
     rows = [replace(r, dominated_by=tuple(beaten[r.key])) for r in rows]
-    return Sweep(run, name, facts.headline_scores(metric_names(chosen)), rows, fidelity)
+    scores = facts.headline_scores(metric_names(chosen))
+    scores += [name] if name not in scores else []  # the front's figure is always shown
+    return Sweep(run, name, scores, rows, fidelity)
 
 
 def _row(run: LoadedRun, arm: Arm, metric: str, fidelity: FidelityRecord | None) -> SweepRow:

@@ -101,3 +101,12 @@ def test_a_run_with_no_variants_is_one_line(
     (empty / "manifest.json").write_text(json.dumps(manifest))
     code, err = run_cli(capsys, "recommend", str(empty))
     assert_one_line_error(code, err, "no variants to compare")
+
+
+def test_a_run_with_no_scored_example_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = make_sweep_run(tmp_path / "run", modes="none", n=2)
+    (run_dir / "samples.jsonl").write_text("")
+    code, err = run_cli(capsys, "recommend", str(run_dir))
+    assert_one_line_error(code, err, "no arm of the run scored an example: nothing to compare")
