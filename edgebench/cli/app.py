@@ -23,6 +23,7 @@ from edgebench.cli import (
     data_cmd,
     doctor_cmd,
     models_cmd,
+    recommend_cmd,
     run_cmd,
     score_cmd,
 )
@@ -48,6 +49,7 @@ app.command()(run_cmd.run)
 app.command()(compare_cmd.compare)
 app.command()(card_cmd.card)
 app.command()(card_cmd.report)
+app.command()(recommend_cmd.recommend)
 app.command()(doctor_cmd.doctor)
 app.command()(consistency_cmd.consistency)
 app.command()(score_cmd.score)

@@ -20,7 +20,17 @@ from edgebench.io import write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots, count_range
+from edgebench.report.recommend import (
+    DEVICE_HEADERS,
+    DEVICES_TITLE,
+    device_note,
+    device_rows,
+    recommend,
+)
 from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_scores
+from edgebench.report.sweep import build_sweep, is_sweep, sweep_markdown
+from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
+from edgebench.report.sweep_plot import sweep_plots
 from edgebench.runfolder.records import ArmSummary, ModelRecord
 
 TASK_TYPE = "text-generation"
@@ -443,6 +453,31 @@ def _sample_outputs(model_arms: list[Arm], count: int) -> list[str]:
     return parts
 
 
+def _source_note(record: ModelRecord) -> list[str]:
+    """A requantized variant says so first: its quality has the source's ceiling."""
+    source = record.quantized_from
+    if source is None or not source.requantized or not source.note:
+        return []
+    return [f"> **Note**: {md.text(source.note)}."]
+
+
+def _sweep_section(run: LoadedRun, swept: list[tuple[Plot, str]]) -> list[str]:
+    """Every variant of the run side by side, the front marked, when it has several."""
+    if not is_sweep(run):
+        return []
+    sweep = build_sweep(run)
+    return [
+        "## Sweep: every variant of this run",
+        f"Front drawn on {md.text(facts.metric_label(sweep.metric))}; "
+        f"{md.inline_code('edgebench recommend RUN_DIR --max-memory 4GB')} picks under a budget.",
+        sweep_markdown(sweep),
+        *(_figure(plot, name) for plot, name in swept),
+        f"### {md.text(DEVICES_TITLE)}",
+        md.table(DEVICE_HEADERS, device_rows(recommend(run)), align_right_from=1),
+        md.text(device_note()),
+    ]
+
+
 def card_body(
     run: LoadedRun,
     label: str,
@@ -463,14 +498,18 @@ def card_body(
         "Accuracy, speed and memory come from the same run; p50/p95 are over examples."
     )
     command = facts.command_line(run.manifest, local_paths=False)
+    swept = [(plot, name) for plot, name in plot_files if plot.name == SWEEP_PLOT]
+    plot_files = [(plot, name) for plot, name in plot_files if plot.name != SWEEP_PLOT]
     first, rest = plot_files[:1], plot_files[1:]
     sections = [
         f"# {md.text(label)} · structured JSON extraction on {md.text(cpu)}",
         intro,
+        *_source_note(record),
         *_warning(model_arms),
         _summary_table(model_arms),
         md.text(facts.DIRECTION_LEGEND),
         *(_figure(plot, name) for plot, name in first),
+        *_sweep_section(run, swept),
         "## Device",
         _kv_table(device_summary(run)),
         "## How it was run",
@@ -521,6 +560,8 @@ def write_card(run: LoadedRun, out: Path, model: str | None = None, examples: in
     atomically."""
     label = pick_model(run, model)
     plots = all_plots([arm for arm in arms(run) if arm.model == label])
+    if is_sweep(run):
+        plots += sweep_plots(build_sweep(run))
     plot_files = [(plot, f"{out.stem}-{plot.name}.png") for plot in plots]
     content = render_card(run, label, plot_files, examples)
     written = []

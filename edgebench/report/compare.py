@@ -195,7 +195,7 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
     return rows
 
 
-def _with_interval(cell: str, interval: list[float] | None) -> str:
+def with_interval(cell: str, interval: list[float] | None) -> str:
     """The value over its 95% interval, on two lines to keep the column narrow."""
     if not interval:
         return cell
@@ -251,7 +251,7 @@ def compare_table(summaries: list[Summary]) -> Table:
         cells += [NO_VALUE if row["skipped"] else str(count) for count in counts]
         counted = len(cells)
         cells += [
-            _with_interval(_cell(row[key], digits), row["ci95"].get(key))
+            with_interval(_cell(row[key], digits), row["ci95"].get(key))
             for _, key, _, digits in columns
         ]
         keys = [key for _, key, _, _ in columns]

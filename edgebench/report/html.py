@@ -27,6 +27,13 @@ from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.report import coverage, facts
 from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
+from edgebench.report.recommend import (
+    DEVICE_HEADERS,
+    DEVICES_TITLE,
+    device_note,
+    device_rows,
+    recommend,
+)
 from edgebench.report.rundata import (
     Arm,
     LoadedRun,
@@ -37,6 +44,18 @@ from edgebench.report.rundata import (
     run_labels,
     sample_scores,
 )
+from edgebench.report.sweep import (
+    COST_COLUMNS,
+    SWEEP_NOTE,
+    Sweep,
+    SweepRow,
+    build_sweep,
+    cells,
+    footnotes,
+    headers,
+    is_sweep,
+)
+from edgebench.report.sweep_plot import sweep_plots
 from edgebench.runfolder.records import SampleRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -262,6 +281,49 @@ def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     ]
 
 
+def _sweep_row(sweep: Sweep, row: SweepRow) -> list[Cell]:
+    """A sweep row as cells: labels as text, scores with their interval, figures sortable
+    by their number (the same columns as `headers`)."""
+    texts = cells(sweep, row, intervals=False)
+    return [
+        *(_text(text) for text in texts[:3]),
+        _num(row.arm.result.n_scored, 0),
+        *(_rate(row.arm.metrics.get(m), row.arm.intervals.get(m)) for m in sweep.scores),
+        *(_num(read(row), digits) for _, read, digits in COST_COLUMNS),
+        _text(texts[-1]),
+    ]
+
+
+def sweep_sections(runs: list[LoadedRun]) -> list[dict[str, Any]]:
+    """Each run of several variants: its sweep table (front marked) and plot."""
+    sections = []
+    for run, label in zip(runs, run_labels([r.path for r in runs]), strict=True):
+        if not is_sweep(run):
+            continue
+        sweep = build_sweep(run)
+        columns = [Column(f"sweep:{i}", h) for i, h in enumerate(headers(sweep))]
+        rows = [_sweep_row(sweep, row) for row in sweep.rows]
+        table = _table(columns, rows, notes=[*footnotes(sweep), SWEEP_NOTE])
+        fit_columns = [Column(f"fit:{i}", h) for i, h in enumerate(DEVICE_HEADERS)]
+        rec = recommend(run)
+        fit_rows = [
+            [_text(key), _num(c.need_mb, 0), *map(_text, verdicts)]
+            for c, (key, _, *verdicts) in zip(rec.candidates, device_rows(rec), strict=True)
+        ]
+        sections.append(
+            {
+                "run": label,
+                "metric": facts.metric_label(sweep.metric),
+                "table": table,
+                "plots": plot_entries(sweep_plots(sweep)),
+                "devices": _table(
+                    fit_columns, fit_rows, title=DEVICES_TITLE, notes=[device_note()]
+                ),
+            }
+        )
+    return sections
+
+
 def _png_size(png: bytes) -> tuple[int, int]:
     """Width and height from the PNG header, so the page reserves the space."""
     return struct.unpack(">II", png[16:24])
@@ -406,6 +468,7 @@ def render_report(runs: list[LoadedRun], title: str | None = None) -> str:
         css=Markup(css),  # the page's own style sheet, allowed by hash in the CSP
         js=Markup(js),  # the page's own sorting script, allowed by hash in the CSP
         leaderboard=leaderboard(all_arms),
+        sweeps=sweep_sections(runs),
         families=family_tables(all_arms),
         plots=plot_entries(all_plots(all_arms)),
         groups=group_tables(all_arms) + coverage_tables(all_arms),

@@ -15,6 +15,7 @@ from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,
     BenchRow,
+    FidelityRecord,
     Manifest,
     SampleRecord,
     Summary,
@@ -23,6 +24,7 @@ from edgebench.runfolder.records import (
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"
+FIDELITY = "fidelity.json"
 
 R = TypeVar("R", bound=Record)
 
@@ -102,6 +104,15 @@ def read_summary(run_dir: Path) -> Summary | None:
     data = _read_json_object(path)
     check_version(data, path)
     return _as_record(Summary, data, str(path))
+
+
+def read_fidelity(run_dir: Path) -> FidelityRecord | None:
+    """The variants' fidelity to the most precise one; None when the run has none (a
+    run of one model, or one made before format 2.7)."""
+    path = run_dir / FIDELITY
+    if not path.is_file():
+        return None
+    return _as_record(FidelityRecord, _read_json_object(path), str(path))
 
 
 @dataclass(frozen=True)

@@ -988,3 +988,27 @@ class BenchRecord(Record):
     workers: list[BenchWorker] = field(default_factory=list)  # one per model and thread count
     results: list[BenchRow] = field(default_factory=list)  # rows with a timed repetition
     wait_cool: WaitCool | None = None  # `--wait-cool`: how the bench waited to start
+
+
+# -- fidelity of quantized variants (format 2.7) ---------------------------------
+@dataclass(frozen=True)
+class FidelityVariant(Record):
+    """One variant's next-token agreement with the reference, teacher-forced."""
+
+    quantization: str | None = None  # the variant's type
+    kl_mean: float | None = None  # mean KL(reference || variant) per position (nats)
+    kl_median: float | None = None
+    kl_p99: float | None = None
+    top1_agreement: float | None = None  # share of positions with the same argmax token
+    positions: int | None = None  # token positions scored
+
+
+@dataclass(frozen=True)
+class FidelityRecord(Record):
+    """fidelity.json: each variant of a sweep against its highest-precision variant."""
+
+    reference: str  # the reference model's label
+    reference_quantization: str | None = None
+    prompts: int | None = None  # examples scored
+    positions: int | None = None  # token positions scored
+    variants: dict[str, FidelityVariant] = field(default_factory=dict)  # label -> figures

@@ -1,0 +1,120 @@
+"""What `edgebench recommend` prints: the sweep table, the picks with their reasons,
+the variants left out with why, the Raspberry Pi verdicts; or all of it as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from edgebench.report import facts
+from edgebench.report.fit import Fitted
+from edgebench.report.recommend import (
+    DEVICE_HEADERS,
+    DEVICES,
+    DEVICES_TITLE,
+    Candidate,
+    Recommendation,
+    device_note,
+    device_rows,
+    device_verdict,
+)
+from edgebench.report.sweep import sweep_json, sweep_table
+
+
+def _budget(rec: Recommendation) -> str:
+    parts = [
+        f"budget {rec.budget_mb:.0f} MiB" if rec.budget_mb is not None else "no memory budget",
+        f"min {facts.metric_label(rec.sweep.metric)} {rec.min_accuracy:g}"
+        if rec.min_accuracy is not None
+        else "no accuracy floor",
+    ]
+    return " · ".join(parts)
+
+
+def _memory(c: Candidate) -> str:
+    if c.need_mb is None:
+        return "memory unknown"
+    if c.kv_mb is None:
+        return f"needs {c.need_mb:.0f} MiB (peak RSS)"
+    how = "inside the peak RSS" if c.kv_in_peak else "added to the peak RSS"
+    return f"needs {c.need_mb:.0f} MiB (KV cache {c.kv_mb:.0f} MiB {how})"
+
+
+def pick_text(rec: Recommendation, c: Candidate) -> str:
+    row = c.row
+    metric = facts.metric_label(rec.sweep.metric)
+    interval = facts.interval_text(row.arm.intervals.get(rec.sweep.metric))
+    figures = [
+        f"{metric} {facts.fmt(row.accuracy)} {interval}".strip(),
+        f"{facts.fmt(row.decode_tok_s, 1)} tok/s",
+        f"{facts.fmt(row.size_mb, 1)} MB file",
+        _memory(c),
+    ]
+    spare = (
+        f", {rec.budget_mb - c.need_mb:.0f} MiB to spare"
+        if rec.budget_mb is not None and c.need_mb is not None
+        else ""
+    )
+    why = "on the front among those that fit" + spare + ": " + ", ".join(c.strengths)
+    note = f" ({row.note})" if row.note else ""
+    return f"{row.key}: {why}; {'; '.join(figures)}{note}"
+
+
+def devices_table(rec: Recommendation) -> Table:
+    table = Table(
+        title=DEVICES_TITLE,
+        title_justify="left",
+        caption_justify="left",
+    )
+    for index, header in enumerate(DEVICE_HEADERS):
+        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=index == 0)
+    for row in device_rows(rec):
+        table.add_row(*map(escape, row))
+    table.caption = escape(device_note())
+    return table
+
+
+def render(rec: Recommendation) -> RenderableType:
+    lines: list[RenderableType] = [Fitted(sweep_table(rec.sweep)), Text("")]
+    lines.append(Text(f"recommend · {_budget(rec)}", style="bold"))
+    if rec.picks:
+        lines += [Text(f"✓ {pick_text(rec, c)}") for c in rec.picks]
+    else:
+        lines.append(Text("no variant fits: every one is left out below"))
+    lines += [Text(f"✗ {c.row.key}: {'; '.join(c.reasons)}") for c in rec.excluded]
+    lines += [Text(""), Fitted(devices_table(rec))]
+    return Group(*lines)
+
+
+def as_json(rec: Recommendation) -> dict[str, Any]:
+    rows = {r["model"] + " · " + r["constraint"]: r for r in sweep_json(rec.sweep)}
+    return {
+        "run": rec.sweep.run.run_id,
+        "metric": rec.sweep.metric,
+        "budget_mb": rec.budget_mb,
+        "min_accuracy": rec.min_accuracy,
+        "picks": [c.row.key for c in rec.picks],
+        "variants": [
+            {
+                **rows[c.row.key],
+                "need_mb": c.need_mb,
+                "kv_cache_mb": c.kv_mb,
+                "kv_in_peak_rss": c.kv_in_peak,
+                "picked": c.picked,
+                "reasons": list(c.reasons),
+                "strengths": list(c.strengths),
+                "devices": {
+                    f"{d.name} {d.ram_gb} GB": device_verdict(c.need_mb, d) for d in DEVICES
+                },
+            }
+            for c in rec.candidates
+        ],
+        "devices": [
+            {"name": d.name, "ram_gb": d.ram_gb, "usable_mb": d.usable_mb} for d in DEVICES
+        ],
+        "fidelity_reference": rec.sweep.fidelity.reference if rec.sweep.fidelity else None,
+    }
