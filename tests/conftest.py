@@ -21,6 +21,7 @@ import pytest
 from edgebench.backends.fake import FakeBackend
 from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import RunResult, execute
+from edgebench.system.power import PowerChoice
 from tests.helpers.fakes import EchoTask, fake_model, in_process
 from tests.helpers.fakes import examples as make_examples
 
@@ -73,7 +74,8 @@ def run_fake(tmp_path: Path) -> RunFake:
     `n` echo examples (or `examples=`), in this process, into tmp_path/run (or `out=`).
     Keywords that are not RunSettings: `models`, `task_impl` (the Task; `task` is the
     setting), `examples`, `dataset_record`, `kind`, `factory` (a worker factory instead
-    of the in-process fake), `progress`, `resume`."""
+    of the in-process fake), `progress`, `resume`, `power` (a PowerChoice; default: no
+    source), `timeline_interval`."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
@@ -87,6 +89,8 @@ def run_fake(tmp_path: Path) -> RunFake:
         factory: Any = None,
         progress: Any = None,
         resume: bool = False,
+        power: Any = None,
+        timeline_interval: float = 1.0,
         **settings: Any,
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
@@ -101,6 +105,9 @@ def run_fake(tmp_path: Path) -> RunFake:
             worker_factory=factory or in_process(backend),
             progress=progress,
             resume=resume,
+            # no machine's power source (nor its idle baseline) in a fake run, unless given
+            power=power or PowerChoice(None, None, "no power source in tests"),
+            timeline_interval=timeline_interval,
         )
 
     return run

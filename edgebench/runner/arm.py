@@ -17,6 +17,7 @@ and runtime stay; memory peaks, wall time, restarts and failures accumulate.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -39,6 +40,7 @@ from edgebench.runfolder.records import (
     MemoryRecord,
     RunSettings,
     SampleRecord,
+    WallClock,
     WorkerFailure,
 )
 from edgebench.runner.jobs import Job
@@ -47,6 +49,7 @@ from edgebench.runner.samples import (
     nothing_decoded,
     skipped_generation,
     unsupported_generation,
+    wall_clock,
 )
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Failure, Worker, example_failure
@@ -126,6 +129,8 @@ class Arm:
     on_sample: Callable[[SampleRecord], None]
     families: Sequence[Family]
     note: Callable[[str], None] = lambda message: None
+    # told which job is about to run (the timeline tags its rows with it)
+    on_job: Callable[[Job], None] = lambda job: None
     worker: Worker | None = None
     reports: dict[str, CompileReport] = field(default_factory=dict)
     requests: dict[int, ConstraintRequest | None] = field(default_factory=dict)
@@ -158,6 +163,7 @@ class Arm:
             if decoded:  # no worker at all when every job left is a skipped one
                 self._start(decoded[0], first_session=self.record.load_s is None)
             for position, job in enumerate(jobs):
+                self.on_job(job)
                 sample, failure = self.run_job(job)
                 self.on_sample(sample)
                 if failure is not None:
@@ -172,14 +178,17 @@ class Arm:
         request = self.requests[job.index]
         report = self.reports.get(request.key) if request is not None else None
         failure: Failure | None = None
+        wall: WallClock | None = None
         if job.skip_reason is not None:
             gen = skipped_generation(job.skip_reason)
         elif report is not None and not report.ok:
             gen = unsupported_generation(report)
         else:
             gen, failure = self._decode(job, request)
+            if failure is None:  # the answer just came back: its end on the wall clock
+                wall = wall_clock(gen, time.time())
         sample = build_sample(
-            job, self.model.label, self.mode, gen, self.families, report, self.extraction
+            job, self.model.label, self.mode, gen, self.families, report, self.extraction, wall
         )
         return sample, failure
 
