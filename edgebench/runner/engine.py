@@ -86,7 +86,7 @@ from edgebench.runner.preflight import available_memory_bytes, check_memory, est
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.subset import dataset_positions, select_examples
-from edgebench.runner.timeline import INTERVAL_S, Timeline
+from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline
 from edgebench.runner.workers import (
     Worker,
     WorkerFactory,
@@ -98,6 +98,7 @@ from edgebench.runner.workers import (
 from edgebench.summary import summarize
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import device_info
+from edgebench.system.heat import heat_sample
 from edgebench.system.power import PowerChoice
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
@@ -177,6 +178,7 @@ def execute(
     resume: bool = False,
     power: PowerChoice | None = None,
     timeline_interval: float = INTERVAL_S,
+    heat: HeatReader = heat_sample,
 ) -> RunResult:
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
@@ -188,7 +190,8 @@ def execute(
     settings: its complete records are kept and only the missing jobs run.
 
     `power` (default: chosen from the settings) is the power source the timeline polls
-    every `timeline_interval` seconds (tests pass fakes)."""
+    every `timeline_interval` seconds, with `heat` (temperature, clocks, throttling);
+    tests pass fakes."""
     kind = kind or GreedyRun()
     labels = [m.label for m in models]
     if not models:
@@ -237,7 +240,7 @@ def execute(
         )
         try:
             run.begin(dataset_record, resume)
-            run.start_power(power or choose(settings), timeline_interval)
+            run.start_power(power or choose(settings), timeline_interval, heat)
             first_worker, plans = run.plan()
         except OSError as exc:
             raise RunFailure(f"could not write to {folder.path}: {exc.strerror or exc}") from None
@@ -394,12 +397,12 @@ class _Run:
         )
 
     # -- power and the timeline ----------------------------------------------------
-    def start_power(self, choice: PowerChoice, interval: float) -> None:
+    def start_power(self, choice: PowerChoice, interval: float, heat: HeatReader) -> None:
         """Record the power source, start the timeline and, before any model loads,
         measure the idle baseline (a resumed run keeps its first session's)."""
         record = power_record(choice, self.settings, self.manifest.power)
         if self.settings.timeline:
-            self.timeline = Timeline(self.folder.path, choice.source, interval=interval)
+            self.timeline = Timeline(self.folder.path, choice.source, interval=interval, heat=heat)
             self.timeline.open(resumed=self.resumed)
             self.timeline.start()
         if needs_idle(record, self.settings):
