@@ -114,6 +114,9 @@ class Timeline:
             self._thread.join()
             self._thread = None
         if self._log is not None:
-            self.sample()
+            try:
+                self.sample()
+            except OSError as exc:  # a full disk: the run's own writes report it
+                self.error = f"timeline.jsonl: {exc.strerror or exc}"
             self._log.close()
             self._log = None

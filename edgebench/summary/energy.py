@@ -13,7 +13,7 @@ decode tok/s counts them), per answer, per schema-compliant answer and per exact
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from edgebench.metrics.base import Family
 from edgebench.runfolder.records import (
@@ -146,19 +146,14 @@ def arm_energy(
     name = family.name if family is not None else ""
     compliant = sum(_passes(s, name, family.schema_score if family else None) for s, _ in measured)
     exact = sum(_passes(s, name, family.exact_score if family else None) for s, _ in measured)
-    return ArmEnergy(
-        source=record.source,
-        tier=record.tier,
-        resolution=record.resolution,
-        idle_watts=idle,
-        idle_seconds=_idle_seconds(record),
+    return replace(
+        none_with(record, None, idle),
         j_per_prefill_token=_per(prefill, prefill_tokens),
         j_per_decode_token=_per(decode, decode_tokens),
         j_per_answer=_per(total, len(measured)),
         j_per_compliant_answer=_per(total, compliant),
         j_per_exact_answer=_per(total, exact),
         total_j=total,
-        reason=None,
         prefill_j=prefill,
         decode_j=decode,
         n_measured=len(measured),
