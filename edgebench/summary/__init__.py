@@ -88,19 +88,17 @@ def _with_energy(
     """Each arm with its energy and throttling flag (format 2.7 runs)."""
     power = power_samples(timeline, power_log)
     task_family = next((f for f in families if f.name == manifest.task_family), None)
-    return [
-        replace(
-            arm,
-            energy=arm_energy(
-                manifest.power,
-                [s for s in samples if (s.model, s.constraint) == (arm.model, arm.constraint)],
-                power,
-                task_family,
-            ),
-            throttled_during_run=arm_throttled(timeline, arm.key),
+    with_energy = []
+    for arm in arms:
+        own = [s for s in samples if (s.model, s.constraint) == (arm.model, arm.constraint)]
+        with_energy.append(
+            replace(
+                arm,
+                energy=arm_energy(manifest.power, own, power, task_family),
+                throttled_during_run=arm_throttled(timeline, arm.key, own),
+            )
         )
-        for arm in arms
-    ]
+    return with_energy
 
 
 def result_arms(summary: Summary) -> list[ArmSummary]:

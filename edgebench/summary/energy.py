@@ -177,10 +177,23 @@ def throttled(rows: Sequence[TimelineRow]) -> bool | None:
     )
 
 
-def arm_throttled(rows: Sequence[TimelineRow], arm: str) -> bool | None:
-    """`throttled` over the rows taken while `arm` decoded, the row before them kept as
-    the baseline of the "occurred" bits."""
-    positions = [i for i, row in enumerate(rows) if row.arm == arm]
+def arm_throttled(
+    rows: Sequence[TimelineRow], arm: str, samples: Sequence[SampleRecord]
+) -> bool | None:
+    """`throttled` over the rows taken while `arm` decoded (tagged with it, or within its
+    examples' wall-clock span; an arm shorter than a row's interval: the first row after
+    it), the row before them kept as the baseline of the "occurred" bits."""
+    walls = [s.wall for s in samples if s.wall is not None]
+    start = min((w.start for w in walls), default=None)
+    end = max((w.end for w in walls), default=None)
+
+    def during(row: TimelineRow) -> bool:
+        inside = start is not None and end is not None and start <= row.t <= end
+        return row.arm == arm or inside
+
+    positions = [i for i, row in enumerate(rows) if during(row)]
+    if not positions and end is not None:
+        positions = [i for i, row in enumerate(rows) if row.t > end][:1]
     if not positions:
         return None
     return throttled(rows[max(positions[0] - 1, 0) : positions[-1] + 1])

@@ -13,8 +13,9 @@ import pytest
 
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.runfolder.read import read_manifest, read_rows, read_samples
-from edgebench.runfolder.records import TimelineRow
+from edgebench.runfolder.records import PowerReading, TimelineRow
 from edgebench.runner.timeline import Timeline
+from edgebench.system.power import PowerChoice
 from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT
 from tests.helpers.power import FakePower, wave, wave_integral
@@ -202,3 +203,55 @@ def test_timeline_rows_are_json_lines(run_fake: RunFake) -> None:
     lines = (result.run_dir / "timeline.jsonl").read_text().splitlines()
     keys = {"t", "temp_c", "freq_mhz", "throttled", "watts", "joules", "arm", "example"}
     assert lines and all(set(json.loads(line)) == keys for line in lines)
+
+
+def test_a_power_log_is_copied_into_the_folder_and_integrated(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    """--power-log: the meter's CSV (written before and during the run) is read when the
+    run ends; its rows around the examples land in power-log.jsonl and give the energy."""
+    t0 = time.time()
+    log = tmp_path / "meter.csv"
+    rows = [f"{t0 - 5 + 0.5 * i:.3f},{4.0 + 0.1 * i:.3f}" for i in range(200)]
+    log.write_text("time,watts\n" + "\n".join(rows) + "\n")
+    late = "\n".join(f"{t0 + 500 + i},9" for i in range(3))  # far after the run: left out
+    log.write_text(log.read_text() + late + "\n")
+    result = run_fake(
+        fast_backend([RIGHT] * 3),
+        n=3,
+        power=PowerChoice(None, log, None),
+        power_log=log,
+        idle_baseline=0.2,
+    )
+    copied = read_rows(result.run_dir, "power-log.jsonl", PowerReading)
+    assert copied and all(r.t < t0 + 100 for r in copied)
+    energy = result.summary.arms[0].energy
+    assert energy is not None and energy.reason is None
+    assert (energy.source, energy.tier) == ("log", "external")
+    samples = read_samples(result.run_dir)[0]
+
+    def joules(a: float, b: float) -> float:  # the log's watts: 4.0 + 0.2 W/s from t0 - 5
+        def w(t: float) -> float:
+            return 4.0 + 0.2 * (t - (t0 - 5))
+
+        return (b - a) * (w(a) + w(b)) / 2
+
+    power = read_manifest(result.run_dir).power
+    assert power is not None and power.idle_start is not None and power.idle_end is not None
+    idle = joules(power.idle_start, power.idle_end) / (power.idle_end - power.idle_start)
+    expected = sum(
+        joules(s.wall.start, s.wall.end) - idle * (s.wall.end - s.wall.start)
+        for s in samples
+        if s.wall is not None
+    )
+    assert energy.total_j == pytest.approx(expected, rel=0.01)
+
+
+def test_pi_throttle_bits_in_the_timeline_flag_the_arm(run_fake: RunFake) -> None:
+    capped = {**HEAT, "throttled": {"freq_capped_now": True, "throttled_now": False}}
+    result = run_fake([RIGHT] * 2, n=2, heat=lambda: dict(capped))
+    assert result.summary.arms[0].throttled_during_run is True
+    assert result.summary.throttled_during_run is True
+    calm = {**HEAT, "throttled": {"freq_capped_now": False, "freq_capped_occurred": False}}
+    result = run_fake([RIGHT] * 2, n=2, heat=lambda: dict(calm), out=result.run_dir.parent / "calm")
+    assert result.summary.arms[0].throttled_during_run is False

@@ -175,6 +175,6 @@ def test_throttling_per_arm_counts_only_its_rows() -> None:
         row(1, pi_flags(), "m | mask"),
         row(2, pi_flags(throttled_now=True), "m | mask"),
     ]
-    assert arm_throttled(rows, "m | none") is False
-    assert arm_throttled(rows, "m | mask") is True
-    assert arm_throttled(rows, "m | json") is None
+    assert arm_throttled(rows, "m | none", []) is False
+    assert arm_throttled(rows, "m | mask", []) is True
+    assert arm_throttled(rows, "m | json", []) is None
