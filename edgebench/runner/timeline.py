@@ -1,14 +1,17 @@
 """timeline.jsonl: heat, clocks and power once a second while a run decodes.
 
-A thread of the orchestrating process (never the model worker), so the sampling takes
-no thread from llama.cpp's: it sleeps on an Event between rows, reads a few /sys files
-(and the power source) and appends one fsynced line, like samples.jsonl. Each row names
-the arm and example being decoded, so a row can be tied to what caused it. A resumed
+A thread of the orchestrating process (never the model worker), at the lowest CPU
+priority, so the sampling takes no core from llama.cpp's threads: it sleeps on an Event
+between rows, reads a few /sys files (and the power source) and appends one flushed line
+(fsynced every FSYNC_EVERY rows). Each row names the arm and example being decoded, so a
+row can be tied to what caused it. A resumed
 run appends after the earlier sessions' complete rows (a torn last line is dropped).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +25,11 @@ from edgebench.system.heat import heat_sample
 from edgebench.system.power import PowerSource
 
 INTERVAL_S = 1.0
+# rows between fsyncs: every row is flushed (a crash of edgebench loses none), the disk
+# is synced every 10 s (a power cut loses at most that), not every second
+FSYNC_EVERY = 10
+# the sampler thread's nice value: a model thread it would preempt stalls the others
+NICE = 19
 
 HeatReader = Callable[[], dict[str, Any]]
 
@@ -62,7 +70,7 @@ class Timeline:
         if resumed and self.path.is_file():
             kept = read_rows(self.path.parent, TIMELINE, TimelineRow)
             rewrite_jsonl(self.path, [row.to_json() for row in kept])
-        self._log = JsonlAppender(self.path)
+        self._log = JsonlAppender(self.path, fsync_every=FSYNC_EVERY)
 
     def at(self, arm: str | None, example: str | None) -> None:
         """What the run is decoding now (None, None: between arms, or idle)."""
@@ -92,6 +100,7 @@ class Timeline:
     def loop(self) -> None:
         """Rows on a fixed schedule (no drift: the next row is due `interval` after the
         last was due, not after it was written) until `stop`."""
+        _lower_priority()
         due = self.clock()
         while True:
             try:
@@ -120,3 +129,10 @@ class Timeline:
                 self.error = f"timeline.jsonl: {exc.strerror or exc}"
             self._log.close()
             self._log = None
+
+
+def _lower_priority() -> None:
+    """This thread at the lowest CPU priority (Linux threads have their own nice value),
+    so it never takes a core from a model thread that is ready to run."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
