@@ -164,13 +164,15 @@ class JsonlAppender:
         self._handle.flush()
         self._unsynced += 1
         if self._unsynced >= self.fsync_every:
+            self._unsynced = 0  # a failed fsync is reported once, here, not again at close
             os.fsync(self._handle.fileno())
-            self._unsynced = 0
 
     def close(self) -> None:
-        if self._unsynced:
-            os.fsync(self._handle.fileno())
-        self._handle.close()
+        try:
+            if self._unsynced:
+                os.fsync(self._handle.fileno())
+        finally:
+            self._handle.close()
 
     def __enter__(self) -> JsonlAppender:
         return self

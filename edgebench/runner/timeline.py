@@ -123,11 +123,12 @@ class Timeline:
             self._thread.join()
             self._thread = None
         if self._log is not None:
-            try:
-                self.sample()
-            except OSError as exc:  # a full disk: the run's own writes report it
-                self.error = f"timeline.jsonl: {exc.strerror or exc}"
-            self._log.close()
+            log = self._log
+            for step in (self.sample, log.close):
+                try:
+                    step()
+                except OSError as exc:  # a full disk: the run's own writes report it
+                    self.error = f"timeline.jsonl: {exc.strerror or exc}"
             self._log = None
 
 

@@ -255,3 +255,23 @@ def test_pi_throttle_bits_in_the_timeline_flag_the_arm(run_fake: RunFake) -> Non
     calm = {**HEAT, "throttled": {"freq_capped_now": False, "freq_capped_occurred": False}}
     result = run_fake([RIGHT] * 2, n=2, heat=lambda: dict(calm), out=result.run_dir.parent / "calm")
     assert result.summary.arms[0].throttled_during_run is False
+
+
+def test_a_full_disk_stops_the_sampler_with_a_note_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import edgebench.io as io_module
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    clock = FakeClock()
+    timeline = Timeline(tmp_path, None, clock=clock, heat=lambda: HEAT, wait=clock.wait_for(50))
+    timeline.open(resumed=False)
+    monkeypatch.setattr(io_module.os, "fsync", full)
+    timeline.loop()  # the tenth row's fsync fails: the loop ends there
+    assert timeline.rows == 9
+    timeline.stop()
+    assert timeline.error == "timeline.jsonl: No space left on device"
