@@ -21,10 +21,13 @@ import pytest
 from edgebench.backends.fake import FakeBackend
 from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import RunResult, execute
+from edgebench.system.power import PowerChoice
 from tests.helpers.fakes import EchoTask, fake_model, in_process
 from tests.helpers.fakes import examples as make_examples
 
 RunFake = Callable[..., RunResult]
+# what the timeline reads of a machine with no sensors
+NOTHING_READABLE = {"temp_c": None, "temp_source": None, "freq_mhz": [], "throttled": None}
 
 
 def smollm2_path() -> Path | None:
@@ -73,7 +76,9 @@ def run_fake(tmp_path: Path) -> RunFake:
     `n` echo examples (or `examples=`), in this process, into tmp_path/run (or `out=`).
     Keywords that are not RunSettings: `models`, `task_impl` (the Task; `task` is the
     setting), `examples`, `dataset_record`, `kind`, `factory` (a worker factory instead
-    of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits)."""
+    of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits), `power` (a PowerChoice;
+    default: no source), `timeline_interval`, `heat` (the timeline's heat reader; default: nothing
+    readable)."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
@@ -88,6 +93,9 @@ def run_fake(tmp_path: Path) -> RunFake:
         progress: Any = None,
         resume: bool = False,
         waits: Any = None,
+        power: Any = None,
+        timeline_interval: float = 1.0,
+        heat: Any = None,
         **settings: Any,
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
@@ -103,6 +111,11 @@ def run_fake(tmp_path: Path) -> RunFake:
             progress=progress,
             resume=resume,
             waits=waits,
+            # no machine's power source (nor its idle baseline) in a fake run, unless given
+            power=power or PowerChoice(None, None, "no power source in tests"),
+            timeline_interval=timeline_interval,
+            # the timeline reads no machine in a fake run (same figures everywhere)
+            heat=heat or (lambda: dict(NOTHING_READABLE)),
         )
 
     return run

@@ -347,6 +347,44 @@ TimeoutOpt = Annotated[
         "(default: no limit).",
     ),
 ]
+PowerCommandOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--power-command",
+        metavar="CMD",
+        help="A command that prints the watts a meter reads now, polled once a second "
+        "into the timeline, e.g. 'python read_ina219.py' (default: the machine's own "
+        "sensor, when one is readable).",
+    ),
+]
+PowerLogOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--power-log",
+        metavar="FILE",
+        help="A CSV of time,watts a USB power meter, smart plug or INA219 logger writes "
+        "during the run (time: unix seconds or ISO 8601), read when the run ends and "
+        "aligned with the examples by time.",
+    ),
+]
+IdleBaselineOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--idle-baseline",
+        metavar="SECONDS",
+        min=0.0,
+        help="Seconds of idle power measured before the first arm, no model running; "
+        "subtracted from every example's energy (0: none; default: 5).",
+    ),
+]
+TimelineOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--timeline/--no-timeline",
+        help="Sample temperature, clocks, throttling and power once a second into "
+        "timeline.jsonl (--no-timeline: measure without it; default: on).",
+    ),
+]
 CompileTimeoutOpt = Annotated[
     float | None,
     typer.Option(

@@ -14,6 +14,7 @@ from edgebench.cli.options import (
     DatasetOpt,
     DelayOpt,
     GuardOpt,
+    IdleBaselineOpt,
     IgnoreMemoryOpt,
     JsonOpt,
     LimitOpt,
@@ -27,6 +28,8 @@ from edgebench.cli.options import (
     NCtxOpt,
     OutOpt,
     ParseOpt,
+    PowerCommandOpt,
+    PowerLogOpt,
     PrefixCacheOpt,
     PromptOpt,
     ResumeOpt,
@@ -38,6 +41,7 @@ from edgebench.cli.options import (
     StrictDataOpt,
     TaskOpt,
     ThreadsOpt,
+    TimelineOpt,
     TimeoutOpt,
     WaitCoolOpt,
     WaitCoolTimeoutOpt,
@@ -53,6 +57,7 @@ from edgebench.errors import UserError
 from edgebench.metrics import parse_metric_params, parse_metrics, select_families
 from edgebench.report.table import render_summary
 from edgebench.runner.jobs import GreedyRun
+from edgebench.runner.power import check_power_settings
 from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import get_task
 from edgebench.tasks.base import prompt_template_for
@@ -101,6 +106,10 @@ def run(
     delay: DelayOpt = None,
     wait_cool: WaitCoolOpt = None,
     wait_cool_timeout: WaitCoolTimeoutOpt = None,
+    power_command: PowerCommandOpt = None,
+    power_log: PowerLogOpt = None,
+    idle_baseline: IdleBaselineOpt = None,
+    timeline: TimelineOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
@@ -128,6 +137,11 @@ def run(
     Example: edgebench run --task deepjson --dataset sample.jsonl --prompt reference
 
     Example: edgebench run --limit 20 --delay 10 --wait-cool 50
+    Example: edgebench run --power-log usb-meter.csv --idle-baseline 10
+
+    Example: edgebench run --power-command 'python read_ina219.py' --limit 20
+
+    Example: edgebench run --no-timeline --limit 20
 
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
@@ -144,6 +158,7 @@ def run(
         parse=check_parse_mode(parse) if parse is not None else None,
         model=join_models(model),
     )
+    check_power_settings(settings)  # a missing --power-log fails before any loading
     task_impl = get_task(settings.task)
     prompt_template_for(task_impl, settings.prompt)  # a bad --prompt fails before any loading
     # A mistake in --metrics or --metric-param fails now, before the dataset loads or a

@@ -56,6 +56,8 @@ class Family:
     # The score that says "the output parses and validates against its schema", if any:
     # a summary says why outputs failed it (cut at max_tokens, refused schema ...).
     schema_score: ClassVar[str | None] = None
+    # The score that says "the answer equals the expected one", if any (J per exact answer).
+    exact_score: ClassVar[str | None] = None
 
     def score(self, output: ParseResult, expected: Any, schema: Any) -> Scores:
         raise NotImplementedError

@@ -35,6 +35,7 @@ class DeepJSONFamily(Family):
     )
     score_names = SCORE_NAMES
     schema_score = "syntax"
+    exact_score = "strict"
 
     def evaluate(self, output: ParseResult, expected: Any, schema: Any) -> Evaluation:
         checker = get_checker(schema, source="the example's schema")

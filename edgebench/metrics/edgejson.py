@@ -22,6 +22,7 @@ class EdgeJSONFamily(Family):
     source = "The EdgeJSON Benchmark (SLMBench, section 3.4; no arXiv id); docs/metrics.md"
     score_names = SCORE_NAMES
     schema_score = "schema_compliance"
+    exact_score = "json_exact"
 
     check_formats: bool = False  # assert JSON Schema `format`s (default: annotations)
 

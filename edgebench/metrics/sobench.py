@@ -35,6 +35,7 @@ class SOBenchFamily(Family):
     )
 
     schema_score = "schema_valid"
+    exact_score = "full_exact"
 
     fuzzy_string_threshold: float = 0.8
     fuzzy_number_tolerance: float = 0.05

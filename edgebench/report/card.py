@@ -17,7 +17,7 @@ from typing import Any
 from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import write_bytes_atomic, write_text_atomic
-from edgebench.report import coverage, facts
+from edgebench.report import coverage, energy, facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots, count_range
 from edgebench.report.recommend import (
@@ -41,6 +41,10 @@ COST_METRICS: tuple[tuple[str, facts.Figure, str], ...] = (
     ("time_to_first_token_seconds_p50", lambda a: a.perf.ttft_s.p50, "TTFT p50 (s)"),
     ("latency_seconds_p50", lambda a: a.perf.latency_s.p50, "latency p50 (s)"),
     ("peak_rss_mb", lambda a: a.perf.peak_rss_mb, "peak RSS (MB)"),
+    # energy, when a power source measured it (idle power subtracted)
+    ("joules_per_decode_token", energy.ENERGY_COLUMNS[1][2], "J per decode token"),
+    ("joules_per_answer", energy.ENERGY_COLUMNS[2][2], "J per answer"),
+    ("joules_per_exact_answer", energy.ENERGY_COLUMNS[4][2], "J per exact answer"),
 )
 LIBRARY_BY_BACKEND = {"llama": "gguf", "onnx": "onnx"}
 
@@ -343,6 +347,30 @@ def _perf_tables(model_arms: list[Arm]) -> str:
     return f"{speed}\n\n{md.table(headers, totals)}\n\n{md.text(facts.DIRECTION_LEGEND)}"
 
 
+def _energy_section(model_arms: list[Arm]) -> list[str]:
+    """Joules per token and per answer, and throttling: a table when measured, else the
+    one line saying why."""
+    results = [arm.result for arm in model_arms]
+    lines = ["## Energy and heat"]
+    why = energy.not_measured(results)
+    if why is not None:
+        lines.append(md.text(why))
+    if energy.measured(results) or energy.throttle_known(results):
+        columns = [*(energy.ENERGY_COLUMNS if energy.measured(results) else ()), energy.THROTTLED]
+        headers = ["constraint", *(label for label, _, _, _ in columns)]
+        rows = [
+            [
+                arm.constraint,
+                *(facts.fmt(read(arm.result), digits) for _, _, read, digits in columns),
+            ]
+            for arm in model_arms
+        ]
+        lines.append(md.table(headers, rows))
+        notes = [energy.source_line(results), energy.CAPTION if energy.measured(results) else None]
+        lines += [md.text(note) for note in notes if note is not None]
+    return lines if len(lines) > 1 else []
+
+
 def _prompt_section(run: LoadedRun, label: str) -> str:
     prompt_format = run.manifest.model(label).prompt_format
     parts = [f"Prompt style: {md.text(prompt_format.style)}."]
@@ -526,6 +554,7 @@ def card_body(
         *_coverage_table(model_arms),
         "## Performance",
         _perf_tables(model_arms),
+        *_energy_section(model_arms),
     ]
     if rest:
         sections.append("## Plots")

@@ -9,6 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.report import energy
 from edgebench.report.facts import (
     DIFFERENCE_HEADERS,
     INDICATIVE,
@@ -120,6 +121,11 @@ def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], .
     columns = _task_columns(summaries)
     if any(s.consistency is not None for s in summaries):
         columns += CONSISTENCY_COLUMNS
+    arms = [a for s in summaries for a in s.arms]
+    if energy.measured(arms):
+        columns += energy.ENERGY_COLUMNS
+    if energy.throttle_known(arms):
+        columns += (energy.THROTTLED,)
     return columns + COST
 
 
@@ -131,6 +137,8 @@ def parse_label(summary: Summary) -> str:
 def _cell(value: Any, digits: int) -> str:
     if value is None:
         return NO_VALUE
+    if isinstance(value, bool):
+        return energy.throttle_text(value)
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -165,11 +173,13 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
     task's figures' 95% bootstrap intervals; `differences`: this arm minus another on the
-    same examples, with paired intervals; `indicative`: n < 50; `step_times`: the decode
+    same examples, with paired intervals; `indicative`: n < 50; `energy.*` (None with
+    `energy_reason` when unmeasured) and `throttled_during_run`; `step_times`: the decode
     loop's phases (report/steps.py). A consistency run has a
     row per temperature (`temperature`; None for greedy runs): `n` counts its
     generations at that temperature."""
-    columns = (*columns_for(summaries), MODEL_RATIO)
+    # every row has the energy figures (None when unmeasured) and the throttling flag
+    columns = (*columns_for(summaries), MODEL_RATIO, *energy.ENERGY_COLUMNS, energy.THROTTLED)
     rows = []
     for summary in summaries:
         for arm in result_arms(summary):
@@ -191,6 +201,7 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
             row["ci95"] = {} if arm.skip_reason else _intervals(arm)
             row["differences"] = _differences(summary, arm)
             row["indicative"] = indicative(arm.n_scored)
+            row["energy_reason"] = arm.energy.reason if arm.energy is not None else None
             rows.append(row)
     return rows
 
@@ -294,8 +305,17 @@ def compare_table(summaries: list[Summary]) -> Table:
         " Under a rate: its 95% bootstrap interval lo–hi (.55 = 0.55; 2,000 resamples of "
         "the examples, seed 0)."
     )
+    arms = [a for s in summaries for a in s.arms]
+    power = [
+        line for line in (energy.source_line(arms), energy.not_measured(arms)) if line is not None
+    ]
+    if energy.measured(arms):
+        caption += " " + energy.CAPTION
+    if energy.throttle_known(arms):
+        caption += " throttled: the Pi's firmware capped or throttled the clock while the arm ran."
     warning = [f"⚠ {INDICATIVE}"] if any(row["indicative"] for row in rows) else []
-    table.caption = "\n".join([*warning, caption, *(f"skipped: {s}" for s in skipped)])
+    notes = [*warning, caption, *map(escape, power), *(f"skipped: {s}" for s in skipped)]
+    table.caption = "\n".join(notes)
     return table
 
 

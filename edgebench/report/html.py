@@ -25,7 +25,7 @@ from markupsafe import Markup
 from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
-from edgebench.report import coverage, facts
+from edgebench.report import coverage, energy, facts
 from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
 from edgebench.report.recommend import (
     DEVICE_HEADERS,
@@ -167,6 +167,11 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
         ),
         *(Column(key, perf[key][0], first=False) for key in perf if key not in first_perf),
     ]
+    results = [arm.result for arm in all_arms]
+    power = list(energy.ENERGY_COLUMNS) if energy.measured(results) else []
+    if energy.throttle_known(results):
+        power.append(energy.THROTTLED)
+    columns += [Column(key, label, first=False) for label, key, _, _ in power]
     labels = labels_by_run(all_arms)
     rows = []
     for arm in all_arms:
@@ -186,6 +191,9 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
             key: _perf_cell(arm, key, read(arm.result), digits)
             for key, (_, read, digits) in perf.items()
         }
+        for _, key, read, digits in power:
+            value = read(arm.result)
+            cells[key] = _text(value) if isinstance(value, bool) else _num(value, digits)
         rows.append([cells[column.key] for column in columns])
     small = any(facts.indicative(arm.result.n_scored) for arm in all_arms)
     return _table(
@@ -193,6 +201,15 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
         rows,
         warning=facts.INDICATIVE if small else None,
         note=facts.INTERVAL_NOTE,
+        energy=[
+            line
+            for line in (
+                energy.source_line(results),
+                energy.CAPTION if energy.measured(results) else None,
+                energy.not_measured(results),
+            )
+            if line is not None
+        ],
     )
 
 

@@ -440,12 +440,94 @@ def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
     )
 
 
+TIMELINE_CAPTION = (
+    "Time runs left to right from the run's first timeline row (one row a second). Top: "
+    "each example's decode tokens/s at the moment it ended, one colour per arm; below, "
+    "what the machine let edgebench read: the CPU temperature, the CPU clock (the mean "
+    "over cores, the slowest and fastest core as a band), the power a meter read. A "
+    "speed that falls while the temperature climbs and the clock drops is throttling."
+)
+
+
+def timeline(arms: Sequence[Arm]) -> list[Drawn]:
+    """Per run with a timeline: decode tokens/s, temperature, clock (and power) against
+    time, on one time axis."""
+    runs: dict[int, list[Arm]] = {}
+    for arm in arms:
+        runs.setdefault(id(arm.run), []).append(arm)
+    labels = labels_by_run(arms)
+    several = len(runs) > 1
+    return [
+        drawn
+        for run_arms in runs.values()
+        if (drawn := _timeline(run_arms, labels[id(run_arms[0].run)] if several else None))
+        is not None
+    ]
+
+
+def _timeline(arms: Sequence[Arm], run_label: str | None) -> Drawn | None:
+    rows = arms[0].run.timeline
+    if not rows:
+        return None
+    t0 = rows[0].t
+    times = [r.t - t0 for r in rows]
+    temps = [r.temp_c if r.temp_c is not None else float("nan") for r in rows]
+    clocks = [[f for f in r.freq_mhz if f is not None] for r in rows]
+    watts = [r.watts if r.watts is not None else float("nan") for r in rows]
+    readable = {
+        "temperature": any(t == t for t in temps),  # NaN != NaN: not read
+        "clock": any(clocks),
+        "power": any(w == w for w in watts),
+    }
+    if not any(readable.values()):  # speed alone: the latency plot says it
+        return None
+    panels = ["speed", *(name for name, ok in readable.items() if ok)]
+    plt = _pyplot()
+    figure, axes = plt.subplots(
+        len(panels), 1, figsize=(9, 1.9 * len(panels) + 1.4), sharex=True, layout="constrained"
+    )
+    ax = dict(zip(panels, axes, strict=True))
+    for i, (tick, arm) in enumerate(zip(arm_ticks(arms), arms, strict=True)):
+        points = [
+            (s.wall.end - t0, s.timings.decode_tok_s)
+            for s in arm.samples
+            if s.wall is not None and s.timings.decode_tok_s is not None
+        ]
+        if points:
+            x, y = zip(*points, strict=True)
+            ax["speed"].scatter(x, y, s=12, color=f"C{i % 10}", label=tick)
+    ax["speed"].set_ylabel("decode tok/s")
+    if len(arms) > 1:
+        ax["speed"].legend(fontsize="small", frameon=False)
+    if "temperature" in ax:
+        ax["temperature"].plot(times, temps, color="C3")
+        ax["temperature"].set_ylabel("CPU °C")
+    if "clock" in ax:
+        low = [min(c) if c else float("nan") for c in clocks]
+        high = [max(c) if c else float("nan") for c in clocks]
+        ax["clock"].fill_between(times, low, high, color="C0", alpha=0.2, linewidth=0)
+        mean = [sum(c) / len(c) if c else float("nan") for c in clocks]
+        ax["clock"].plot(times, mean, color="C0")
+        ax["clock"].set_ylabel("CPU MHz")
+    if "power" in ax:
+        ax["power"].plot(times, watts, color="C2")
+        ax["power"].set_ylabel("watts")
+    axes[-1].set_xlabel("seconds since the run's first timeline row")
+    title = "Speed, temperature and clock over the run"
+    name = "timeline"
+    if run_label is not None:
+        title += f" · {run_label}"
+        name += "-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", run_label).strip("-")
+    return _drawn(figure, name, title, TIMELINE_CAPTION, arms)
+
+
 def drawn_plots(arms: Sequence[Arm]) -> list[Drawn]:
     """Every plot the arms support, the accuracy-speed-memory overview first."""
     overview = accuracy_speed_memory(arms)
     drawn = [overview] if overview is not None else []
     drawn += accuracy_by_group(arms)
     drawn += [p for p in (constraint_modes(arms), latency_distribution(arms)) if p is not None]
+    drawn += timeline(arms)
     return drawn
 
 

@@ -20,8 +20,10 @@ from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,
     Manifest,
+    PowerReading,
     SampleRecord,
     Summary,
+    TimelineRow,
 )
 
 # file in a run folder -> (root record, what it holds)
@@ -29,6 +31,15 @@ FILES: dict[str, tuple[type[Record], str]] = {
     "manifest.json": (Manifest, "what ran, on what, with what, and how each arm went"),
     "samples.jsonl": (SampleRecord, "one JSON object per line: one example in one arm"),
     "summary.json": (Summary, "every figure, derived from the two others"),
+    "timeline.jsonl": (
+        TimelineRow,
+        "one JSON object per line, once a second while the run decodes: temperature, "
+        "clocks, throttling, power (format 2.7; absent with --no-timeline)",
+    ),
+    "power-log.jsonl": (
+        PowerReading,
+        "the --power-log rows around the run's examples, copied at its end (format 2.7)",
+    ),
     # not in a run folder: `edgebench bench` writes it alone, and `card`/`report` read it
     "bench.json": (
         BenchRecord,
@@ -84,8 +95,8 @@ def format_page() -> str:
         "Every record has the same shape whatever the run holds: a run of one model lists "
         "it in `models` like a run of five, and arms are always (model, constraint mode) "
         "pairs. `samples.jsonl` is appended one fsynced line at a time, so a crash can tear "
-        "only its last line, which readers drop. `summary.json` is derived from the two "
-        "other files (`edgebench score` derives it again).",
+        "only its last line, which readers drop; so is `timeline.jsonl`. `summary.json` is "
+        "derived from the other files (`edgebench score` derives it again).",
         "",
         "Types: `str | null` may be null; `dict[str, X]` is an object whose values are X; "
         "`any JSON` is any value (model outputs, expected answers, runtime facts).",

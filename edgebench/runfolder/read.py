@@ -4,7 +4,7 @@ is not a run folder of a format this edgebench reads."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,14 +17,18 @@ from edgebench.runfolder.records import (
     BenchRow,
     FidelityRecord,
     Manifest,
+    PowerReading,
     SampleRecord,
     Summary,
+    TimelineRow,
 )
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"
 FIDELITY = "fidelity.json"
+TIMELINE = "timeline.jsonl"  # heat and power once a second (format 2.7)
+POWER_LOG = "power-log.jsonl"  # the --power-log rows of the run's time (format 2.7)
 
 R = TypeVar("R", bound=Record)
 
@@ -96,6 +100,16 @@ def read_samples(run_dir: Path) -> tuple[list[SampleRecord], bool]:
     return records, torn
 
 
+def read_rows(run_dir: Path, name: str, cls: type[R]) -> list[R]:
+    """The records of a JSONL file of the run folder (none when it is missing), a torn
+    last line left out."""
+    path = run_dir / name
+    if not path.is_file():
+        return []
+    rows, _torn = read_jsonl_numbered(path)
+    return [_as_record(cls, row, f"{path}:{line}") for line, row in rows]
+
+
 def read_summary(run_dir: Path) -> Summary | None:
     """The stored summary, or None when the run wrote none (yet)."""
     path = run_dir / SUMMARY
@@ -123,12 +137,16 @@ class RunRecords:
     manifest: Manifest
     samples: list[SampleRecord]
     torn_line: bool
+    timeline: list[TimelineRow] = field(default_factory=list)
+    power_log: list[PowerReading] = field(default_factory=list)
 
 
 def read_run(run_dir: Path) -> RunRecords:
     manifest = read_manifest(run_dir)
     samples, torn = read_samples(run_dir)
-    return RunRecords(run_dir, manifest, samples, torn)
+    timeline = read_rows(run_dir, TIMELINE, TimelineRow)
+    power_log = read_rows(run_dir, POWER_LOG, PowerReading)
+    return RunRecords(run_dir, manifest, samples, torn, timeline, power_log)
 
 
 def read_bench(path: Path) -> BenchRecord | list[BenchRow]:

@@ -83,6 +83,11 @@ class RunSettings(Record):
     # `--wait-cool`: before the first example, wait until the CPU is below this (°C)
     wait_cool: float | None = None
     wait_cool_timeout: float = 600.0  # `--wait-cool-timeout`: seconds waited at most
+    power_command: str | None = None  # `--power-command`: a command printing watts, polled
+    power_log: Path | None = None  # `--power-log`: a CSV of time,watts read after the run
+    # `--idle-baseline`: seconds of idle power measured before the first arm (0: none)
+    idle_baseline: float = 5.0
+    timeline: bool = True  # `--timeline/--no-timeline`: sample heat and power once a second
 
 
 @dataclass(frozen=True)
@@ -452,6 +457,8 @@ class Manifest(Record):
     rescored: list[RescoreRecord] = field(default_factory=list)  # one record per `edgebench score`
     # `--wait-cool`: how each session (the first, then each --resume) waited to start
     wait_cool: list[WaitCool] = field(default_factory=list)
+    # where the run's power came from and its idle baseline (format 2.7; None before)
+    power: PowerRecord | None = None
 
     def model(self, label: str) -> ModelRecord:
         return next(m for m in self.models if m.label == label)
@@ -578,6 +585,8 @@ class SampleRecord(Record):
     # time per decode-loop phase (PhaseTimes) where the runtime times them; empty before
     # format 2.6 and for runtimes that do not
     step_times: dict[str, PhaseTimes] = field(default_factory=dict)
+    # start, first token and end on the wall clock (format 2.7; None: before, or not decoded)
+    wall: WallClock | None = None
 
     @property
     def job_key(self) -> JobKey:
@@ -748,6 +757,10 @@ class ArmSummary(Record):
     coverage: CoverageSummary | None = None
     # a consistency run's arm at one sampling temperature (`consistency.arms`); None: greedy
     temperature: float | None = None
+    energy: ArmEnergy | None = None  # joules of the arm (format 2.7; None: before)
+    # throttling (Pi bits, or a core's frequency under its maximum) seen in the timeline
+    # while the arm decoded; None: no timeline
+    throttled_during_run: bool | None = None
 
     @property
     def key(self) -> str:
@@ -877,6 +890,8 @@ class Summary(Record):
     bootstrap: BootstrapRecord | None = None  # how the intervals were drawn (None: before 2.4)
     # the task's figures, arm minus arm on the same examples (paired intervals)
     differences: list[PairedDifference] = field(default_factory=list)
+    # throttling seen anywhere in the run's timeline (format 2.7; None: no timeline)
+    throttled_during_run: bool | None = None
 
     def arm(self, model: str, constraint: str) -> ArmSummary | None:
         return next((a for a in self.arms if (a.model, a.constraint) == (model, constraint)), None)
@@ -1012,3 +1027,77 @@ class FidelityRecord(Record):
     prompts: int | None = None  # examples scored
     positions: int | None = None  # token positions scored
     variants: dict[str, FidelityVariant] = field(default_factory=dict)  # label -> figures
+
+
+# -- power and heat (format 2.7) ----------------------------------------------------
+@dataclass(frozen=True)
+class PowerRecord(Record):
+    """The run's power source (`edgebench.system.power`) and its idle baseline. Energy
+    is derived from it with the timeline (or the copied --power-log) in the summary."""
+
+    source: str | None  # rapl, pi5-pmic, battery:BAT0, hwmon:<chip>, command, log; None: none
+    tier: str | None  # board-pmic, rapl, battery, hwmon or external
+    resolution: str | None  # what one reading resolves
+    covers: str | None  # what the source measures and what it misses
+    reason: str | None  # why there is no energy (no source readable, --no-timeline ...)
+    timeline: bool  # heat and power sampled into timeline.jsonl
+    interval_s: float  # seconds between timeline rows
+    # the idle baseline's window on the wall clock (unix s), model not running; None: none
+    idle_start: float | None = None
+    idle_end: float | None = None
+
+
+@dataclass(frozen=True)
+class TimelineRow(Record):
+    """One line of timeline.jsonl: the machine once a second during the run."""
+
+    t: float  # unix seconds (time.time)
+    temp_c: float | None  # CPU temperature
+    freq_mhz: list[int | None]  # current frequency per core
+    throttled: dict[str, Any] | None  # the Raspberry Pi's decoded get_throttled bits
+    watts: float | None = None  # instantaneous power, when the source gives it
+    joules: float | None = None  # cumulative energy, when the source counts it
+    arm: str | None = None  # the arm decoding ("<model> | <mode>"); None: between arms, idle
+    example: str | None = None  # the example being decoded
+
+
+@dataclass(frozen=True)
+class PowerReading(Record):
+    """One line of power-log.jsonl: a --power-log row copied into the run folder."""
+
+    t: float  # unix seconds
+    watts: float | None  # instantaneous power
+    joules: float | None = None  # cumulative energy
+
+
+@dataclass(frozen=True)
+class WallClock(Record):
+    """An example's request start, first token and end on the wall clock (unix s): the
+    end is when the answer reached the run, the others the backend's own durations back
+    from it. Energy is split at the first token into prefill and decode."""
+
+    start: float  # request start
+    first_token: float | None  # first sampled token; None: none
+    end: float  # last token
+
+
+@dataclass(frozen=True)
+class ArmEnergy(Record):
+    """Energy of one arm's decoded examples, idle power subtracted; every figure None
+    (with `reason`) when no power source covered them. Never guessed."""
+
+    source: str | None  # the power source (PowerRecord.source)
+    tier: str | None  # its tier
+    resolution: str | None  # what one reading resolves
+    idle_watts: float | None  # the idle baseline subtracted (None: not measured)
+    idle_seconds: float | None  # how long it was measured
+    j_per_prefill_token: float | None  # prefill energy / prompt tokens evaluated
+    j_per_decode_token: float | None  # decode energy / tokens after the first
+    j_per_answer: float | None  # energy / decoded answers
+    j_per_compliant_answer: float | None  # energy / answers passing the schema score
+    j_per_exact_answer: float | None  # energy / answers equal to the expected one
+    total_j: float | None  # energy of the examples measured
+    reason: str | None  # why figures are None
+    prefill_j: float | None = None  # energy from request start to first token
+    decode_j: float | None = None  # energy from first token to end
+    n_measured: int = 0  # examples whose whole interval the readings cover

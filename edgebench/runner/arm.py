@@ -21,6 +21,7 @@ and runtime stay; memory peaks, wall time, restarts and failures accumulate.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -43,6 +44,7 @@ from edgebench.runfolder.records import (
     MemoryRecord,
     RunSettings,
     SampleRecord,
+    WallClock,
     WorkerFailure,
 )
 from edgebench.runner.cooling import Waits
@@ -52,6 +54,7 @@ from edgebench.runner.samples import (
     nothing_decoded,
     skipped_generation,
     unsupported_generation,
+    wall_clock,
 )
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Failure, Worker, example_failure
@@ -131,6 +134,8 @@ class Arm:
     on_sample: Callable[[SampleRecord], None]
     families: Sequence[Family]
     note: Callable[[str], None] = lambda message: None
+    # told which job is about to run (the timeline tags its rows with it)
+    on_job: Callable[[Job], None] = lambda job: None
     worker: Worker | None = None
     waits: Waits = field(default_factory=Waits)  # the clock and sleep of `--delay`
     reports: dict[str, CompileReport] = field(default_factory=dict)
@@ -166,6 +171,7 @@ class Arm:
             for position, job in enumerate(jobs):
                 if job.skip_reason is None and job is not decoded[0]:
                     self._pause(self.settings.delay)
+                self.on_job(job)
                 sample, failure = self.run_job(job)
                 self.on_sample(sample)
                 if failure is not None:
@@ -192,14 +198,17 @@ class Arm:
         request = self.requests[job.index]
         report = self.reports.get(request.key) if request is not None else None
         failure: Failure | None = None
+        wall: WallClock | None = None
         if job.skip_reason is not None:
             gen = skipped_generation(job.skip_reason)
         elif report is not None and not report.ok:
             gen = unsupported_generation(report)
         else:
             gen, failure = self._decode(job, request)
+            if failure is None:  # the answer just came back: its end on the wall clock
+                wall = wall_clock(gen, time.time())
         sample = build_sample(
-            job, self.model.label, self.mode, gen, self.families, report, self.extraction
+            job, self.model.label, self.mode, gen, self.families, report, self.extraction, wall
         )
         return sample, failure
 

@@ -44,7 +44,13 @@ from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families
 from edgebench.runfolder.folder import RunFolder
-from edgebench.runfolder.read import read_manifest, read_samples
+from edgebench.runfolder.read import (
+    POWER_LOG,
+    TIMELINE,
+    read_manifest,
+    read_rows,
+    read_samples,
+)
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     AnswerEndPlan,
@@ -58,22 +64,34 @@ from edgebench.runfolder.records import (
     Manifest,
     MemoryCheck,
     ModelPlan,
+    PowerReading,
     ResumeRecord,
     RunSettings,
     SampleRecord,
     Summary,
     TaskRecord,
+    TimelineRow,
+    arm_key,
 )
 from edgebench.runner.arm import Arm, ArmGaveUp
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
+from edgebench.runner.power import (
+    check_power_settings,
+    choose,
+    copy_power_log,
+    measure_idle,
+    needs_idle,
+    power_record,
+)
 from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.subset import dataset_positions, select_examples
+from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline
 from edgebench.runner.workers import (
     Worker,
     WorkerFactory,
@@ -85,6 +103,8 @@ from edgebench.runner.workers import (
 from edgebench.summary import summarize
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import device_info
+from edgebench.system.heat import heat_sample
+from edgebench.system.power import PowerChoice
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
 
@@ -162,6 +182,9 @@ def execute(
     progress: Progress | None = None,
     resume: bool = False,
     waits: Waits | None = None,
+    power: PowerChoice | None = None,
+    timeline_interval: float = INTERVAL_S,
+    heat: HeatReader = heat_sample,
 ) -> RunResult:
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
@@ -170,7 +193,11 @@ def execute(
     n_ctx, so a subset measures the same thing as the full run.
 
     With `resume`, `settings.out` is an earlier run of the same models, dataset and
-    settings: its complete records are kept and only the missing jobs run."""
+    settings: its complete records are kept and only the missing jobs run.
+
+    `power` (default: chosen from the settings) is the power source the timeline polls
+    every `timeline_interval` seconds, with `heat` (temperature, clocks, throttling);
+    tests pass fakes."""
     kind = kind or GreedyRun()
     labels = [m.label for m in models]
     if not models:
@@ -192,6 +219,7 @@ def execute(
     prompts = [[whole[i] for i in positions] for whole in dataset_prompts]
     if settings.prefix_cache:
         check_prefix_cache(models, settings.constraints)
+    check_power_settings(settings)
     if resume:
         if settings.out is None:
             raise UserError("--resume needs the run folder to continue")
@@ -199,6 +227,7 @@ def execute(
     else:
         name = settings.task if kind.name == "run" else f"{kind.name}-{settings.task}"
         folder = RunFolder.create(settings.out, " + ".join(labels), name, utc_now())
+    run: _Run | None = None
     try:
         run = _Run(
             folder,
@@ -218,6 +247,7 @@ def execute(
         )
         try:
             run.begin(dataset_record, resume)
+            run.start_power(power or choose(settings), timeline_interval, heat)
             first_worker, plans = run.plan()
         except OSError as exc:
             raise RunFailure(f"could not write to {folder.path}: {exc.strerror or exc}") from None
@@ -229,6 +259,8 @@ def execute(
             failure = run.run_arms(first_worker, plans)
         return run.finish(failure)
     finally:
+        if run is not None:  # the timeline's thread ends with the run, however it ends
+            run.stop_timeline()
         folder.release()
 
 
@@ -284,6 +316,7 @@ class _Run:
     resumed: bool = False
     t_start: float = field(default_factory=now)
     manifest: Manifest = field(init=False)
+    timeline: Timeline | None = None  # the 1 Hz sampler, while the run decodes
 
     def __post_init__(self) -> None:
         self.specs = [(m, mode) for m in self.models for mode in self.settings.constraints]
@@ -370,6 +403,46 @@ class _Run:
             arms=[],
             consistency=self.kind.plan_record(),
         )
+
+    # -- power and the timeline ----------------------------------------------------
+    def start_power(self, choice: PowerChoice, interval: float, heat: HeatReader) -> None:
+        """Record the power source, start the timeline and, before any model loads,
+        measure the idle baseline (a resumed run keeps its first session's)."""
+        record = power_record(choice, self.settings, self.manifest.power)
+        if self.settings.timeline:
+            self.timeline = Timeline(self.folder.path, choice.source, interval=interval, heat=heat)
+            self.timeline.open(resumed=self.resumed)
+            self.timeline.start()
+        if needs_idle(record, self.settings):
+            seconds = self.settings.idle_baseline
+            self.note(f"idle power baseline: {seconds:g} s with no model running")
+            record = measure_idle(record, seconds, self.timeline)
+        self._write(replace(self.manifest, power=record))
+
+    def stop_timeline(self) -> None:
+        if self.timeline is not None:
+            timeline, self.timeline = self.timeline, None
+            timeline.stop()
+            if timeline.error is not None:
+                self.note(timeline.error)
+
+    def _power_log_copied(self) -> None:
+        """The --power-log rows of the run into the folder; a log that cannot be read
+        now costs the energy figures (with the reason), never the run's records."""
+        log, record = self.settings.power_log, self.manifest.power
+        if log is None or record is None:
+            return
+        try:
+            copy_power_log(log, self.folder.path, record, self.samples)
+        except (UserError, OSError) as exc:
+            message = f"--power-log: {exc}"
+            self.note(message)
+            self.manifest = replace(self.manifest, power=replace(record, reason=message))
+
+    def _at(self, model: ModelUnderTest, mode: str, job: Job | None) -> None:
+        if self.timeline is not None:
+            example = job.example.id if job is not None else None
+            self.timeline.at(arm_key(model.label, mode) if job else None, example)
 
     # -- plan ------------------------------------------------------------------------
     def plan(self) -> tuple[Worker, list[_ModelPlan]]:
@@ -629,6 +702,7 @@ class _Run:
             on_sample=on_sample,
             families=self.families,
             note=self.note,
+            on_job=lambda job: self._at(model, mode, job),
             worker=worker,
             waits=self.waits,
         )
@@ -637,6 +711,7 @@ class _Run:
         except _ARM_ENDINGS as exc:
             failure = exc
         finally:
+            self._at(model, mode, None)
             if self.progress is not None:
                 self.progress.stop()
         record = arm.record
@@ -673,6 +748,8 @@ class _Run:
     def finish(self, failure: BaseException | None) -> RunResult:
         """Write the manifest and the summary; raise what stopped the run, if anything."""
         run_dir = self.folder.path
+        self.stop_timeline()
+        self._power_log_copied()
         manifest = replace(
             self.manifest,
             wall_s=(self.manifest.wall_s or 0.0) + now() - self.t_start,
@@ -693,7 +770,9 @@ class _Run:
                 rewrite_jsonl(path, [s.to_json() for s in self.samples])
             path = self.folder.manifest_path
             self._write(manifest)
-            summary = summarize(manifest, self.samples)
+            timeline = read_rows(run_dir, TIMELINE, TimelineRow)
+            power_log = read_rows(run_dir, POWER_LOG, PowerReading)
+            summary = summarize(manifest, self.samples, timeline, power_log)
             path = self.folder.summary_path
             self.folder.write_summary(summary)
         except OSError as exc:

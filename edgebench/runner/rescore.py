@@ -157,7 +157,7 @@ def rescore(
         families=describe_families(families, manifest.task_family),
         rescored=[*manifest.rescored, record],
     )
-    summary = summarize(manifest, rescored)
+    summary = summarize(manifest, rescored, records.timeline, records.power_log)
     folder = RunFolder(run_dir, None)
     write_jsonl_atomic(folder.samples_path, [s.to_json() for s in rescored])
     folder.write_manifest(manifest)

@@ -18,7 +18,7 @@ from edgebench.backends.base import (
 from edgebench.constraints import CompileReport
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import ScoredOutput, score_output
-from edgebench.runfolder.records import ParseStep, PhaseTimes, SampleRecord, Timings
+from edgebench.runfolder.records import ParseStep, PhaseTimes, SampleRecord, Timings, WallClock
 from edgebench.runner.jobs import Job
 from edgebench.scoring.extract import LENIENT, Extraction
 from edgebench.tasks.base import Example
@@ -39,6 +39,14 @@ def compute_timings(gen: Generation) -> Timings:
     decode_steps = gen.generated_tokens - gen.forced_prefix_tokens - 1
     decode = decode_steps / decode_time if decode_steps > 0 and decode_time > 0 else None
     return Timings(ttft_s=ttft, latency_s=latency, prefill_tok_s=prefill, decode_tok_s=decode)
+
+
+def wall_clock(gen: Generation, received: float) -> WallClock:
+    """The answer's start, first token and end on the wall clock: `received` (time.time()
+    when it reached the run, within a pipe's latency of its end) and the backend's own
+    durations back from it, so every backend's clock maps the same way."""
+    first = None if gen.t_first_token is None else received - (gen.t_end - gen.t_first_token)
+    return WallClock(start=received - (gen.t_end - gen.t_start), first_token=first, end=received)
 
 
 def step_times(step_ns: dict[str, list[int]]) -> dict[str, PhaseTimes]:
@@ -83,6 +91,7 @@ def build_sample(
     families: Sequence[Family],
     compile_report: CompileReport | None = None,
     extraction: Extraction = LENIENT,
+    wall: WallClock | None = None,
 ) -> SampleRecord:
     example = job.example
     if gen.finish_reason == FINISH_SKIPPED:
@@ -129,6 +138,7 @@ def build_sample(
         cached_prompt_tokens=gen.cached_prompt_tokens,
         compile_outcome=compile_report.outcome if compile_report else None,
         step_times=step_times(gen.step_ns),
+        wall=wall,
     )
 
 

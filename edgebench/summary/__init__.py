@@ -8,7 +8,7 @@ its summary derived again, so a crashed or older run reads on today's definition
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from edgebench.metrics.base import Family
@@ -20,13 +20,16 @@ from edgebench.runfolder.records import (
     BootstrapRecord,
     ConsistencySummary,
     Manifest,
+    PowerReading,
     SampleRecord,
     Summary,
+    TimelineRow,
 )
 from edgebench.summary import uncertainty
 from edgebench.summary.arms import summarize_arms
 from edgebench.summary.consistency import summarize_consistency
 from edgebench.summary.differences import paired_differences
+from edgebench.summary.energy import arm_energy, arm_throttled, power_samples, throttled
 
 # What a run kind adds to the arms' figures (None: nothing).
 Section = Callable[[Manifest, list[SampleRecord], Sequence[Family]], ConsistencySummary | None]
@@ -36,8 +39,18 @@ SUMMARIZERS: dict[str, Section] = {
 }
 
 
-def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
+def summarize(
+    manifest: Manifest,
+    samples: list[SampleRecord],
+    timeline: Sequence[TimelineRow] = (),
+    power_log: Sequence[PowerReading] = (),
+) -> Summary:
+    """The summary of a run's records; `timeline` and `power_log` (the folder's
+    timeline.jsonl and power-log.jsonl) give the arms' energy and throttling."""
     families = families_of(manifest.families)
+    arms = summarize_arms(manifest, samples, families)
+    if manifest.power is not None:
+        arms = _with_energy(manifest, arms, samples, timeline, power_log, families)
     return Summary(
         schema_version=SCHEMA_VERSION,
         kind=manifest.kind,
@@ -47,7 +60,7 @@ def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
         status=manifest.status,
         models=[m.label for m in manifest.models],
         constraints=list(manifest.settings.constraints),
-        arms=summarize_arms(manifest, samples, families),
+        arms=arms,
         consistency=SUMMARIZERS[manifest.kind](manifest, samples, families),
         parse=manifest.settings.parse,
         n_invalid_data=manifest.dataset.n_invalid_data,
@@ -60,7 +73,32 @@ def summarize(manifest: Manifest, samples: list[SampleRecord]) -> Summary:
             indicative_below_n=uncertainty.INDICATIVE_N,
         ),
         differences=paired_differences(manifest, samples, families),
+        throttled_during_run=throttled(timeline) if manifest.power is not None else None,
     )
+
+
+def _with_energy(
+    manifest: Manifest,
+    arms: list[ArmSummary],
+    samples: list[SampleRecord],
+    timeline: Sequence[TimelineRow],
+    power_log: Sequence[PowerReading],
+    families: Sequence[Family],
+) -> list[ArmSummary]:
+    """Each arm with its energy and throttling flag (format 2.7 runs)."""
+    power = power_samples(timeline, power_log)
+    task_family = next((f for f in families if f.name == manifest.task_family), None)
+    with_energy = []
+    for arm in arms:
+        own = [s for s in samples if (s.model, s.constraint) == (arm.model, arm.constraint)]
+        with_energy.append(
+            replace(
+                arm,
+                energy=arm_energy(manifest.power, own, power, task_family),
+                throttled_during_run=arm_throttled(timeline, arm.key, own),
+            )
+        )
+    return with_energy
 
 
 def result_arms(summary: Summary) -> list[ArmSummary]:
@@ -79,6 +117,7 @@ class LoadedRun:
     manifest: Manifest
     samples: list[SampleRecord]
     summary: Summary
+    timeline: list[TimelineRow] = field(default_factory=list)  # timeline.jsonl
 
     @property
     def run_id(self) -> str:
@@ -87,6 +126,5 @@ class LoadedRun:
 
 def load_run(run_dir: Path) -> LoadedRun:
     records = read_run(run_dir)
-    return LoadedRun(
-        run_dir, records.manifest, records.samples, summarize(records.manifest, records.samples)
-    )
+    summary = summarize(records.manifest, records.samples, records.timeline, records.power_log)
+    return LoadedRun(run_dir, records.manifest, records.samples, summary, records.timeline)

@@ -20,6 +20,14 @@ from tests.helpers.fakes import RIGHT, WRONG, fake_model
 MODES = ("none", "gbnf", "mask")
 # Every key of a JSON row: plain names, no dotted paths.
 ROW_KEYS = {
+    "energy.j_per_prefill_token",
+    "energy.j_per_decode_token",
+    "energy.j_per_answer",
+    "energy.j_per_compliant_answer",
+    "energy.j_per_exact_answer",
+    "energy.total_j",
+    "energy_reason",
+    "throttled_during_run",
     "run",
     "model",
     "constraint",

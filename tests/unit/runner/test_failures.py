@@ -83,6 +83,7 @@ def test_enospc_on_the_summary_write_leaves_the_old_summary_intact(
         "manifest.json",
         "samples.jsonl",
         "summary.json",
+        "timeline.jsonl",
     ]
 
 

@@ -1,0 +1,139 @@
+"""timeline.jsonl: heat, clocks and power once a second while a run decodes.
+
+A thread of the orchestrating process (never the model worker), at the lowest CPU
+priority, so the sampling takes no core from llama.cpp's threads: it sleeps on an Event
+between rows, reads a few /sys files (and the power source) and appends one flushed line
+(fsynced every FSYNC_EVERY rows). Each row names the arm and example being decoded, so a
+row can be tied to what caused it. A resumed
+run appends after the earlier sessions' complete rows (a torn last line is dropped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from edgebench.io import JsonlAppender, rewrite_jsonl
+from edgebench.runfolder.read import TIMELINE, read_rows
+from edgebench.runfolder.records import TimelineRow
+from edgebench.system.heat import heat_sample
+from edgebench.system.power import PowerSource
+
+INTERVAL_S = 1.0
+# rows between fsyncs: every row is flushed (a crash of edgebench loses none), the disk
+# is synced every 10 s (a power cut loses at most that), not every second
+FSYNC_EVERY = 10
+# the sampler thread's nice value: a model thread it would preempt stalls the others
+NICE = 19
+
+HeatReader = Callable[[], dict[str, Any]]
+
+
+class Timeline:
+    """The sampler: `start()` a thread writing a row every `interval` seconds on `clock`
+    (time.time), `stop()` it with a last row. `wait` sleeps until the next row or a stop
+    (tests pass a fake that advances a fake clock instead of sleeping)."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        source: PowerSource | None,
+        *,
+        interval: float = INTERVAL_S,
+        clock: Callable[[], float] = time.time,
+        heat: HeatReader = heat_sample,
+        wait: Callable[[float], bool] | None = None,
+    ) -> None:
+        self.path = run_dir / TIMELINE
+        self.source = source
+        self.interval = interval
+        self.clock = clock
+        self.heat = heat
+        self._stop = threading.Event()
+        self.wait = wait or self._stop.wait
+        self.arm: str | None = None
+        self.example: str | None = None
+        self._lock = threading.Lock()  # one row at a time: the thread and `sample`
+        self._log: JsonlAppender | None = None
+        self._thread: threading.Thread | None = None
+        self.rows = 0  # rows this session wrote
+        self.error: str | None = None  # why the thread stopped early
+
+    def open(self, resumed: bool) -> None:
+        """Open the file for appending; a resumed run keeps its complete rows only, so
+        appends never follow a torn line."""
+        if resumed and self.path.is_file():
+            kept = read_rows(self.path.parent, TIMELINE, TimelineRow)
+            rewrite_jsonl(self.path, [row.to_json() for row in kept])
+        self._log = JsonlAppender(self.path, fsync_every=FSYNC_EVERY)
+
+    def at(self, arm: str | None, example: str | None) -> None:
+        """What the run is decoding now (None, None: between arms, or idle)."""
+        self.arm, self.example = arm, example
+
+    def sample(self) -> TimelineRow:
+        """One row now, appended."""
+        with self._lock:
+            heat = self.heat()
+            reading = self.source.read() if self.source is not None else None
+            row = TimelineRow(
+                # the source's own reading time when it has one, else ours
+                t=reading.t if reading is not None else self.clock(),
+                temp_c=heat.get("temp_c"),
+                freq_mhz=list(heat.get("freq_mhz") or []),
+                throttled=heat.get("throttled"),
+                watts=reading.watts if reading is not None else None,
+                joules=reading.joules if reading is not None else None,
+                arm=self.arm,
+                example=self.example,
+            )
+            assert self._log is not None
+            self._log.append(row.to_json())
+            self.rows += 1
+            return row
+
+    def loop(self) -> None:
+        """Rows on a fixed schedule (no drift: the next row is due `interval` after the
+        last was due, not after it was written) until `stop`."""
+        _lower_priority()
+        due = self.clock()
+        while True:
+            try:
+                self.sample()
+            except OSError as exc:  # a full disk: the run's own writes will stop it
+                self.error = f"timeline.jsonl: {exc.strerror or exc}"
+                return
+            due += self.interval
+            if self.wait(max(due - self.clock(), 0.0)):
+                return
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.loop, name="edgebench-timeline", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the thread, then a last row, so the readings reach past the last example."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._log is not None:
+            log = self._log
+            for step in (self.sample, log.close):
+                try:
+                    step()
+                except OSError as exc:  # a full disk: the run's own writes report it
+                    self.error = f"timeline.jsonl: {exc.strerror or exc}"
+            self._log = None
+
+
+def _lower_priority() -> None:
+    """This thread at the lowest CPU priority (Linux threads have their own nice value),
+    so it never takes a core from a model thread that is ready to run."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
