@@ -76,9 +76,9 @@ def run_fake(tmp_path: Path) -> RunFake:
     `n` echo examples (or `examples=`), in this process, into tmp_path/run (or `out=`).
     Keywords that are not RunSettings: `models`, `task_impl` (the Task; `task` is the
     setting), `examples`, `dataset_record`, `kind`, `factory` (a worker factory instead
-    of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits), `power` (a PowerChoice;
-    default: no source), `timeline_interval`, `heat` (the timeline's heat reader; default: nothing
-    readable)."""
+    of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits),
+    `power` (a PowerChoice; default: no source), `timeline_interval`, `heat` (the
+    timeline's heat reader; default: nothing readable)."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
