@@ -12,6 +12,12 @@ side-by-side benchmark (benchmarks/onnx_decode.py), for the integration test tha
 checks both give the same tokens, and for sessions without IO binding (the unit tests'
 fake sessions).
 
+`SharedKV` is for graphs whose attention is onnxruntime's GroupQueryAttention (the `gqa`
+graph of `models convert`, models/onnx_graph.py): past and present are bound to the same
+(1, heads, capacity, head_dim) buffer, which the operator reads up to the attention
+mask's length and writes the new positions into in place, so a step copies nothing of
+the cache at all, and the cache is bound once per buffer rather than every step.
+
 Each cache splits a forward pass into `prepare` (inputs and outputs for the step),
 `run` (onnxruntime) and `collect` (the cache for the next step, the last logits), so
 the benchmark can time the three apart; `forward` does all three.
@@ -193,3 +199,82 @@ class BoundKV(_Steps):
         kv[self._side, :, :used] = self._kv[self._side, :, :used]
         self._kv, self.capacity = kv, capacity
         self._ones = np.ones((1, capacity), dtype=np.int64)
+
+
+class SharedKV(_Steps):
+    """The cache in one buffer per tensor, bound as both past and present (graphs with
+    GroupQueryAttention only: it takes the shared buffer's capacity as the past's length
+    and the valid length from the attention mask).
+
+    `_kv[i]` is tensor i (layer i // 2, key or value) as (heads, capacity, head_dim);
+    positions past `length` hold garbage the mask hides."""
+
+    def __init__(
+        self,
+        session: Any,
+        layers: int,
+        kv_shape: tuple[int, int],
+        dtype: Any,
+        vocab: int,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.session = session
+        self.binding = session.io_binding()
+        self.heads, self.head_dim = kv_shape
+        self.dtype = np.dtype(dtype)
+        self.vocab = vocab
+        self.past_names = kv_names(layers, "past_key_values")
+        self.present_names = kv_names(layers, "present")
+        self.length = 0
+        self.max_tokens = max_tokens
+        self.capacity = 0
+        self._kv = np.zeros((len(self.past_names), self.heads, 0, self.head_dim), self.dtype)
+        self._ones = np.ones((1, 0), dtype=np.int64)
+        self._step_logits = np.empty((1, 1, vocab), dtype=np.float32)
+        self._logits = self._step_logits
+        self._inputs: dict[str, np.ndarray] = {}  # alive until the step has run
+        self._count = 0
+
+    def prepare(self, tokens: list[int]) -> None:
+        self._count = len(tokens)
+        total = self.length + self._count
+        if total > self.capacity:
+            self._grow(total)
+        bind = self.binding
+        self._inputs = _step_inputs(tokens, self.length)
+        self._inputs["attention_mask"] = self._ones[:, :total]
+        for name, value in self._inputs.items():
+            bind.bind_cpu_input(name, value)
+        if self._count == 1:
+            self._logits = self._step_logits
+        else:
+            self._logits = np.empty((1, self._count, self.vocab), dtype=np.float32)
+        bind.bind_output(
+            "logits", "cpu", 0, np.float32, list(self._logits.shape), self._logits.ctypes.data
+        )
+
+    def run(self) -> None:
+        self.session.run_with_iobinding(self.binding)
+
+    def collect(self) -> np.ndarray:
+        self.length += self._count
+        self._inputs = {}
+        logits = self._logits[0, -1].copy()  # the buffer is rewritten by the next step
+        self._logits = self._step_logits  # the prefill's (n x vocab) buffer is freed
+        return logits
+
+    def _grow(self, needed: int) -> None:
+        """Room for at least `needed` tokens (doubling, up to the request's limit when
+        one was given); the cached positions move to the new buffers, bound anew."""
+        capacity = max(needed, _FIRST_CAPACITY, 2 * self.capacity)
+        if self.max_tokens is not None:
+            capacity = max(needed, min(capacity, self.max_tokens))
+        kv = np.zeros((len(self.past_names), self.heads, capacity, self.head_dim), self.dtype)
+        kv[:, :, : self.length] = self._kv[:, :, : self.length]
+        self._kv, self.capacity = kv, capacity
+        self._ones = np.ones((1, capacity), dtype=np.int64)
+        shape = [1, self.heads, capacity, self.head_dim]
+        for n, (past, present) in enumerate(zip(self.past_names, self.present_names, strict=True)):
+            address = self._kv[n].ctypes.data
+            self.binding.bind_input(past, "cpu", 0, self.dtype.type, shape, address)
+            self.binding.bind_output(present, "cpu", 0, self.dtype.type, shape, address)

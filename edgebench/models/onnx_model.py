@@ -20,6 +20,10 @@ from edgebench.models.hashing import sha256_file
 from edgebench.paths import model_cache_dir
 
 PRECISIONS = ("fp32", "int4")
+# How `models convert` writes the graph (models/convert.py): edgebench's own fused llama
+# graph (models/onnx_graph.py) or optimum's export.
+GRAPHS = ("gqa", "optimum")
+DEFAULT_GRAPH = "gqa"
 RUNTIME = "onnx"
 PROVENANCE = "edgebench-onnx.json"
 FORMAT = "edgebench-onnx/1"
@@ -82,6 +86,11 @@ class OnnxModel:
     def size_bytes(self) -> int:
         """The weights on disk: the graph plus any external-data files."""
         return int(self.provenance["weights"]["size_bytes"])
+
+    @property
+    def graph_kind(self) -> str:
+        """One of GRAPHS; folders converted before the gqa graph existed are optimum's."""
+        return str((self.provenance.get("export") or {}).get("graph") or "optimum")
 
     @property
     def prompt(self) -> dict[str, Any]:
