@@ -279,8 +279,8 @@ def main() -> None:
             )
             print(
                 f"onnxruntime-genai's loop on the {arm.graph} graph: {rate:.1f} tok/s median "
-                f"over {len(rows)} requests ({rate / step_rates[arm.name]:.2f}x the new "
-                f"loop's steps); greedy ids equal to the new loop's (up to its end-of-text) "
+                f"over {len(rows)} requests ({rate / step_rates[arm.name]:.2f}x edgebench's "
+                f"{arm.name}); greedy ids equal to its (up to genai's end-of-text) "
                 f"on {same}/{len(prompts)} prompts"
             )
     for backend in graphs.values():
