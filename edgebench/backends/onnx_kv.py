@@ -113,13 +113,10 @@ class NumpyKV(_Steps):
         return outputs[0][0, -1].copy()
 
 
-class BoundKV(_Steps):
-    """The cache in preallocated buffers bound to the session (onnxruntime IO binding).
-
-    `_kv[side, i]` holds tensor i (layer i // 2, key or value) flat, its first
-    heads x length x head_dim values being the (1, heads, length, head_dim) tensor; a
-    step reads side `_side` and writes the other, then the sides swap. The decode step's
-    logits go to one reused (1, 1, vocab) buffer, the prefill's to a buffer of its own."""
+class _Bound(_Steps):
+    """What both IO-bound caches share: the step's inputs (ids, positions, the mask as a
+    view of one buffer of ones) and the logits bound each step, the cache's capacity
+    grown by doubling up to the request's limit. Subclasses keep and bind the cache."""
 
     def __init__(
         self,
@@ -140,30 +137,24 @@ class BoundKV(_Steps):
         self.length = 0
         self.max_tokens = max_tokens
         self.capacity = 0
-        self._kv = np.empty((2, len(self.past_names), 0), dtype=self.dtype)
-        self._side = 0
         self._ones = np.ones((1, 0), dtype=np.int64)
         self._step_logits = np.empty((1, 1, vocab), dtype=np.float32)
         self._logits = self._step_logits
         self._inputs: dict[str, np.ndarray] = {}  # alive until the step has run
         self._count = 0
 
-    def prepare(self, tokens: list[int]) -> None:
+    def _bind_step(self, tokens: list[int]) -> int:
+        """Bind the step's inputs and logits (growing the cache first when it is full);
+        the total length after the step."""
         self._count = len(tokens)
         total = self.length + self._count
         if total > self.capacity:
-            self._grow(total)
+            self._grow(self._new_capacity(total))
         bind = self.binding
         self._inputs = _step_inputs(tokens, self.length)
         self._inputs["attention_mask"] = self._ones[:, :total]
         for name, value in self._inputs.items():
             bind.bind_cpu_input(name, value)
-        past, present = self._kv[self._side], self._kv[1 - self._side]
-        for n, (past_name, present_name) in enumerate(
-            zip(self.past_names, self.present_names, strict=True)
-        ):
-            self._bind(bind.bind_input, past_name, past[n], self.length)
-            self._bind(bind.bind_output, present_name, present[n], total)
         if self._count == 1:
             self._logits = self._step_logits
         else:
@@ -171,28 +162,62 @@ class BoundKV(_Steps):
         bind.bind_output(
             "logits", "cpu", 0, np.float32, list(self._logits.shape), self._logits.ctypes.data
         )
-
-    def _bind(self, method: Any, name: str, flat: np.ndarray, length: int) -> None:
-        shape = [1, self.heads, length, self.head_dim]
-        method(name, "cpu", 0, self.dtype.type, shape, flat.ctypes.data)
+        return total
 
     def run(self) -> None:
         self.session.run_with_iobinding(self.binding)
 
     def collect(self) -> np.ndarray:
-        self._side = 1 - self._side
         self.length += self._count
         self._inputs = {}
         logits = self._logits[0, -1].copy()  # the buffer is rewritten by the next step
         self._logits = self._step_logits  # the prefill's (n x vocab) buffer is freed
         return logits
 
-    def _grow(self, needed: int) -> None:
-        """Room for at least `needed` tokens (doubling, up to the request's limit when
-        one was given); the cached positions move to the new buffers."""
+    def _new_capacity(self, needed: int) -> int:
+        """Room for at least `needed` tokens: doubling, up to the request's limit when
+        one was given."""
         capacity = max(needed, _FIRST_CAPACITY, 2 * self.capacity)
         if self.max_tokens is not None:
             capacity = max(needed, min(capacity, self.max_tokens))
+        return capacity
+
+    def _grow(self, capacity: int) -> None:
+        """New buffers of `capacity` tokens holding the cached positions."""
+        raise NotImplementedError
+
+
+class BoundKV(_Bound):
+    """The cache in preallocated buffers bound to the session (onnxruntime IO binding).
+
+    `_kv[side, i]` holds tensor i (layer i // 2, key or value) flat, its first
+    heads x length x head_dim values being the (1, heads, length, head_dim) tensor; a
+    step reads side `_side` and writes the other, then the sides swap. The decode step's
+    logits go to one reused (1, 1, vocab) buffer, the prefill's to a buffer of its own."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kv = np.empty((2, len(self.past_names), 0), dtype=self.dtype)
+        self._side = 0
+
+    def prepare(self, tokens: list[int]) -> None:
+        total = self._bind_step(tokens)
+        past, present = self._kv[self._side], self._kv[1 - self._side]
+        for n, (past_name, present_name) in enumerate(
+            zip(self.past_names, self.present_names, strict=True)
+        ):
+            self._bind(self.binding.bind_input, past_name, past[n], self.length)
+            self._bind(self.binding.bind_output, present_name, present[n], total)
+
+    def _bind(self, method: Any, name: str, flat: np.ndarray, length: int) -> None:
+        shape = [1, self.heads, length, self.head_dim]
+        method(name, "cpu", 0, self.dtype.type, shape, flat.ctypes.data)
+
+    def collect(self) -> np.ndarray:
+        self._side = 1 - self._side
+        return super().collect()
+
+    def _grow(self, capacity: int) -> None:
         width = self.heads * self.head_dim
         kv = np.empty((2, len(self.past_names), width * capacity), dtype=self.dtype)
         used = width * self.length
@@ -201,74 +226,23 @@ class BoundKV(_Steps):
         self._ones = np.ones((1, capacity), dtype=np.int64)
 
 
-class SharedKV(_Steps):
+class SharedKV(_Bound):
     """The cache in one buffer per tensor, bound as both past and present (graphs with
     GroupQueryAttention only: it takes the shared buffer's capacity as the past's length
     and the valid length from the attention mask).
 
     `_kv[i]` is tensor i (layer i // 2, key or value) as (heads, capacity, head_dim);
-    positions past `length` hold garbage the mask hides."""
+    positions past `length` hold zeros or stale values the mask hides. The cache is bound
+    only when the buffers change (at growth), so a step binds just its inputs and logits."""
 
-    def __init__(
-        self,
-        session: Any,
-        layers: int,
-        kv_shape: tuple[int, int],
-        dtype: Any,
-        vocab: int,
-        max_tokens: int | None = None,
-    ) -> None:
-        self.session = session
-        self.binding = session.io_binding()
-        self.heads, self.head_dim = kv_shape
-        self.dtype = np.dtype(dtype)
-        self.vocab = vocab
-        self.past_names = kv_names(layers, "past_key_values")
-        self.present_names = kv_names(layers, "present")
-        self.length = 0
-        self.max_tokens = max_tokens
-        self.capacity = 0
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._kv = np.zeros((len(self.past_names), self.heads, 0, self.head_dim), self.dtype)
-        self._ones = np.ones((1, 0), dtype=np.int64)
-        self._step_logits = np.empty((1, 1, vocab), dtype=np.float32)
-        self._logits = self._step_logits
-        self._inputs: dict[str, np.ndarray] = {}  # alive until the step has run
-        self._count = 0
 
     def prepare(self, tokens: list[int]) -> None:
-        self._count = len(tokens)
-        total = self.length + self._count
-        if total > self.capacity:
-            self._grow(total)
-        bind = self.binding
-        self._inputs = _step_inputs(tokens, self.length)
-        self._inputs["attention_mask"] = self._ones[:, :total]
-        for name, value in self._inputs.items():
-            bind.bind_cpu_input(name, value)
-        if self._count == 1:
-            self._logits = self._step_logits
-        else:
-            self._logits = np.empty((1, self._count, self.vocab), dtype=np.float32)
-        bind.bind_output(
-            "logits", "cpu", 0, np.float32, list(self._logits.shape), self._logits.ctypes.data
-        )
+        self._bind_step(tokens)
 
-    def run(self) -> None:
-        self.session.run_with_iobinding(self.binding)
-
-    def collect(self) -> np.ndarray:
-        self.length += self._count
-        self._inputs = {}
-        logits = self._logits[0, -1].copy()  # the buffer is rewritten by the next step
-        self._logits = self._step_logits  # the prefill's (n x vocab) buffer is freed
-        return logits
-
-    def _grow(self, needed: int) -> None:
-        """Room for at least `needed` tokens (doubling, up to the request's limit when
-        one was given); the cached positions move to the new buffers, bound anew."""
-        capacity = max(needed, _FIRST_CAPACITY, 2 * self.capacity)
-        if self.max_tokens is not None:
-            capacity = max(needed, min(capacity, self.max_tokens))
+    def _grow(self, capacity: int) -> None:
         kv = np.zeros((len(self.past_names), self.heads, capacity, self.head_dim), self.dtype)
         kv[:, :, : self.length] = self._kv[:, :, : self.length]
         self._kv, self.capacity = kv, capacity

@@ -14,6 +14,7 @@ import pytest
 from edgebench.backends import onnx_kv
 from edgebench.backends.onnx_kv import BoundKV, NumpyKV, SharedKV
 from edgebench.models.onnx_graph import LlamaShape, build_llama, rotary_tables
+from tests.helpers.onnx_fakes import decode_side_by_side
 from tests.helpers.tiny_llama import CONFIG, tiny_weights
 
 
@@ -106,15 +107,7 @@ def test_shared_buffer_loop_gives_the_numpy_loops_logits_across_growth(
     sess, _ = session
     old = NumpyKV(sess, 2, (2, 16), np.float32)
     new = SharedKV(sess, 2, (2, 16), np.float32, 40)
-    prompt = [3, 1, 4, 1, 5]
-    old_logits, new_logits = old.forward(prompt), new.forward(prompt)
-    capacities = {new.capacity}
-    for _ in range(40):
-        assert np.array_equal(old_logits, new_logits)
-        token = int(np.argmax(old_logits))
-        old_logits, new_logits = old.forward([token]), new.forward([token])
-        capacities.add(new.capacity)
-    assert sorted(capacities) == [5, 10, 20, 40, 80]
+    assert decode_side_by_side(old, new, [3, 1, 4, 1, 5], 40) == [5, 10, 20, 40, 80]
     for index, name in enumerate(old.past_names):
         assert np.array_equal(new._kv[index, :, : new.length][None], old.past[name])
     assert np.array_equal(old.forward([2, 7, 9]), new.forward([2, 7, 9]))
