@@ -18,7 +18,6 @@ from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.onnx_model import (
-    DEFAULT_GRAPH,
     GRAPHS,
     PRECISIONS,
     converted_variants,
@@ -182,7 +181,7 @@ def info(
 
 _PRECISION_NOTES = {"fp32": "exported as is", "int4": "4-bit weights"}
 _GRAPH_NOTES = {
-    "gqa": "llama models: fused attention, about 1.5x faster decoding",
+    "gqa": "llama models only: fused attention",
     "optimum": "optimum's export, any architecture it knows",
 }
 
@@ -204,11 +203,13 @@ def convert_model(
     threads: ThreadsOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Convert again if converted.")] = False,
     graph: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--graph", metavar="GRAPH", help=f"ONNX graph: {listing(GRAPHS, _GRAPH_NOTES)}."
+            "--graph",
+            metavar="GRAPH",
+            help=f"ONNX graph: {listing(GRAPHS, _GRAPH_NOTES)} (default: gqa where it can).",
         ),
-    ] = DEFAULT_GRAPH,
+    ] = None,
 ) -> None:
     r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> ONNX
     graph with KV cache -> optional 4-bit weights. Needs the convert extra

@@ -6,9 +6,10 @@ Steps (measured on SmolLM2-135M, 2 cores: about 1 minute in all):
    tokenizer; saved as a plain transformers folder in a temporary directory.
 2. The graph (inputs input_ids, attention_mask, position_ids, past_key_values.N.key/value;
    outputs logits and present.N.*), one of GRAPHS:
-   `gqa` (the default, llama architecture): edgebench writes it from the weights with
+   `gqa` (the default for the llama architecture): edgebench writes it from the weights with
    onnxruntime's fused operators (models/onnx_graph.py), about 1.5x optimum's decode speed;
-   `optimum`: optimum's `text-generation-with-past` export, any architecture it knows.
+   `optimum` (the default otherwise): optimum's `text-generation-with-past` export, any
+   architecture it knows.
 3. `int4`: MatMulNBitsQuantizer, 4 bits, block size 32, symmetric (the recipe that gave
    sane output here; dynamic int8 degraded it), on every MatMul with a constant weight:
    with `gqa` that includes the output layer, a MatMul of its own there, while optimum's
@@ -42,7 +43,6 @@ from edgebench.models.hashing import sha256_file
 from edgebench.models.onnx_check import check_model_file
 from edgebench.models.onnx_model import (
     CHAT_TEMPLATE,
-    DEFAULT_GRAPH,
     FORMAT,
     GRAPH,
     GRAPHS,
@@ -50,6 +50,7 @@ from edgebench.models.onnx_model import (
     PROVENANCE,
     TOKENIZER,
     OnnxModel,
+    default_graph,
     onnx_state,
     read_provenance,
     variant_dir,
@@ -105,28 +106,30 @@ def convert(
     *,
     force: bool = False,
     threads: int | None = None,
-    graph: str = DEFAULT_GRAPH,
+    graph: str | None = None,
     say: Say = print,
 ) -> OnnxModel:
     """Convert registry model `name` to ONNX at `precision` into the model cache, as a
-    `graph` (one of GRAPHS) graph."""
+    `graph` graph (one of GRAPHS; None: `default_graph` of the model's architecture)."""
     if precision not in PRECISIONS:
         raise UserError(f"--precision: {precision!r} is not one of: {', '.join(PRECISIONS)}")
-    if graph not in GRAPHS:
+    if graph is not None and graph not in GRAPHS:
         raise UserError(f"--graph: {graph!r} is not one of: {', '.join(GRAPHS)}")
     target = variant_dir(name, precision)
     label = variant_name(name, precision)
     if not force and onnx_state(name, precision) == "yes":
         done = read_provenance(target)
-        if done.graph_kind == graph:
+        wanted = graph or default_graph((done.provenance.get("source") or {}).get("architecture"))
+        if done.graph_kind == wanted:
             say(f"{label}: already converted: {target} (--force converts again)")
             return done
-        say(f"{label}: converted as a {done.graph_kind} graph; converting as {graph}")
+        say(f"{label}: converted with the {done.graph_kind} graph; converting with {wanted}")
     check_convert_extras()
     source = resolve_model(name)
     if source.entry is None:
         raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
     header = read_gguf(source.path)
+    graph = graph or default_graph(header.architecture)
     if graph == "gqa" and header.architecture != "llama":
         raise UserError(
             f"{name!r}: the gqa graph is written for the llama architecture, not "

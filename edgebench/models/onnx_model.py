@@ -23,7 +23,13 @@ PRECISIONS = ("fp32", "int4")
 # How `models convert` writes the graph (models/convert.py): edgebench's own fused llama
 # graph (models/onnx_graph.py) or optimum's export.
 GRAPHS = ("gqa", "optimum")
-DEFAULT_GRAPH = "gqa"
+
+
+def default_graph(architecture: str | None) -> str:
+    """gqa where edgebench can write it (the llama architecture), else optimum's export."""
+    return "gqa" if architecture == "llama" else "optimum"
+
+
 RUNTIME = "onnx"
 PROVENANCE = "edgebench-onnx.json"
 FORMAT = "edgebench-onnx/1"

@@ -112,3 +112,40 @@ def test_unknown_graph_and_unsupported_architecture_are_one_line_errors(
         "cannot write the gqa graph: projection biases are not supported by the gqa graph: "
         "try --graph optimum"
     )
+
+
+def test_the_default_graph_follows_the_architecture(
+    tiny: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from edgebench.models.onnx_model import default_graph
+
+    assert default_graph("llama") == "gqa"
+    assert default_graph("gemma3") == default_graph(None) == "optimum"
+    monkeypatch.setattr(
+        convert_module, "read_gguf", lambda _: SimpleNamespace(architecture="gemma3")
+    )
+    with pytest.raises(UserError) as error:
+        convert_module.convert(tiny, "int4", graph="gqa", say=lambda _: None)
+    assert str(error.value) == (
+        "'tiny': the gqa graph is written for the llama architecture, not 'gemma3': "
+        "convert with --graph optimum"
+    )
+
+
+def test_an_optimum_folder_is_converted_again_for_the_default_graph(tiny: str) -> None:
+    """A folder converted before the gqa graph (no export.graph) is optimum's: without
+    --graph a llama model is converted again as gqa; with --graph optimum it is kept."""
+    first = convert_module.convert(tiny, "int4", say=lambda _: None)
+    provenance_file = first.folder / "edgebench-onnx.json"
+    provenance = json.loads(provenance_file.read_text())
+    del provenance["export"]["graph"]
+    provenance_file.write_text(json.dumps(provenance))
+    said: list[str] = []
+    kept = convert_module.convert(tiny, "int4", graph="optimum", say=said.append)
+    assert said == [f"tiny@onnx-int4: already converted: {first.folder} (--force converts again)"]
+    assert kept.graph_kind == "optimum"
+    again = convert_module.convert(tiny, "int4", say=said.append)
+    assert said[1] == "tiny@onnx-int4: converted with the optimum graph; converting with gqa"
+    assert again.graph_kind == "gqa"
