@@ -9,7 +9,7 @@ step for SmolLM2-135M, and the per-kernel dispatch, not the arithmetic, is most 
 onnxruntime-genai's model builder does: SimplifiedLayerNormalization /
 SkipSimplifiedLayerNormalization (RMSNorm with the residual add), the q/k/v/o and MLP
 projections as MatMul (4-bit MatMulNBits after quantization), and GroupQueryAttention with
-the rotary embedding inside (cos/sin tables of the graph). About 15 nodes per layer.
+the rotary embedding inside (cos/sin tables of the graph): 13 nodes a layer.
 
 The inputs and outputs are those of the optimum export (input_ids, attention_mask,
 position_ids, past_key_values.N.key/value -> logits, present.N.key/value, the cache
