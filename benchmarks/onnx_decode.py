@@ -21,9 +21,9 @@ hits all of them:
         inputs and outputs before the run, the cache and the logits after it), argmax
         (the sampling), detokenizing (the backend decodes all ids so far once per token,
         for stop strings and the answer-ending policies) and the rest (Python around
-        them). On each graph the two loops' token ids must be identical (the benchmark
-        fails otherwise); between the graphs it counts the prompts whose ids agree and
-        the first step where they part.
+        them). On each graph every loop's token ids must equal the numpy loop's (the
+        benchmark fails otherwise); between the graphs it counts the prompts whose ids
+        agree and the first step where they part.
 --genai-python PY also times onnxruntime-genai's own greedy loop on each graph with the
 same prompt ids (benchmarks/onnx_genai_loop.py run by PY, an interpreter with
 onnxruntime-genai: it would break edgebench's venv, so use a throwaway one).
