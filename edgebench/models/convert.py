@@ -11,9 +11,11 @@ Steps (measured on SmolLM2-135M, 2 cores: about 1 minute in all):
    `optimum` (the default otherwise): optimum's `text-generation-with-past` export, any
    architecture it knows.
 3. `int4`: MatMulNBitsQuantizer, 4 bits, block size 32, symmetric (the recipe that gave
-   sane output here; dynamic int8 degraded it), on every MatMul with a constant weight:
-   with `gqa` that includes the output layer, a MatMul of its own there, while optimum's
-   reads the tied embedding through a Transpose and stays float32.
+   sane output here; dynamic int8 degraded it), on every MatMul with a constant weight
+   but the output layer. optimum's graph reads the tied embedding through a Transpose,
+   which the quantizer cannot take; the gqa graph's output layer is a MatMul of its own,
+   kept float32 by default (the same greedy tokens as optimum's int4) or 4-bit with
+   `lm_head="int4"` (faster still, other tokens: docs/performance.md).
 The graph kind and what was quantized are recorded in the provenance (`export.graph`,
 `quantization`), which every run record's model block carries.
 Everything happens in a private folder beside the destination, which is renamed into
@@ -46,6 +48,7 @@ from edgebench.models.onnx_model import (
     FORMAT,
     GRAPH,
     GRAPHS,
+    LM_HEADS,
     PRECISIONS,
     PROVENANCE,
     TOKENIZER,
@@ -107,29 +110,37 @@ def convert(
     force: bool = False,
     threads: int | None = None,
     graph: str | None = None,
+    lm_head: str = "float32",
     say: Say = print,
 ) -> OnnxModel:
     """Convert registry model `name` to ONNX at `precision` into the model cache, as a
-    `graph` graph (one of GRAPHS; None: `default_graph` of the model's architecture)."""
+    `graph` graph (one of GRAPHS; None: `default_graph` of the model's architecture),
+    the int4 gqa graph's output layer at `lm_head` (one of LM_HEADS)."""
     if precision not in PRECISIONS:
         raise UserError(f"--precision: {precision!r} is not one of: {', '.join(PRECISIONS)}")
     if graph is not None and graph not in GRAPHS:
         raise UserError(f"--graph: {graph!r} is not one of: {', '.join(GRAPHS)}")
+    if lm_head not in LM_HEADS:
+        raise UserError(f"--lm-head: {lm_head!r} is not one of: {', '.join(LM_HEADS)}")
+    if lm_head == "int4" and (precision != "int4" or graph == "optimum"):
+        raise UserError("--lm-head int4 needs --precision int4 and the gqa graph")
     target = variant_dir(name, precision)
     label = variant_name(name, precision)
     if not force and onnx_state(name, precision) == "yes":
         done = read_provenance(target)
         wanted = graph or default_graph((done.provenance.get("source") or {}).get("architecture"))
-        if done.graph_kind == wanted:
+        if _same_conversion(done, precision, wanted, lm_head):
             say(f"{label}: already converted: {target} (--force converts again)")
             return done
-        say(f"{label}: converted with the {done.graph_kind} graph; converting with {wanted}")
+        say(f"{label}: converted otherwise ({_describe(done)}); converting again")
     check_convert_extras()
     source = resolve_model(name)
     if source.entry is None:
         raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
     header = read_gguf(source.path)
     graph = graph or default_graph(header.architecture)
+    if lm_head == "int4" and graph != "gqa":
+        raise UserError("--lm-head int4 needs --precision int4 and the gqa graph")
     if graph == "gqa" and header.architecture != "llama":
         raise UserError(
             f"{name!r}: the gqa graph is written for the llama architecture, not "
@@ -168,9 +179,11 @@ def convert(
                     _export(hf_dir, export_dir)
         if precision == "int4":
             with _step(steps, "quantize_int4", say, f"{label}: 4-bit weights (MatMulNBits)"):
-                _quantize_int4(export_dir, out_dir)
+                _quantize_int4(export_dir, out_dir, lm_head)
         external = check_model_file(out_dir / GRAPH, out_dir)
-        provenance = _provenance(label, precision, source, header, out_dir, external, steps, graph)
+        provenance = _provenance(
+            label, precision, source, header, out_dir, external, steps, graph, lm_head
+        )
         if reuse:
             provenance["export"]["from"] = variant_name(name, "fp32")
         write_json_atomic(out_dir / PROVENANCE, provenance)
@@ -254,13 +267,26 @@ def _export(hf_dir: Path, out_dir: Path) -> None:
         raise UserError(f"optimum could not export {hf_dir.name}: {_first_line(exc)}") from None
 
 
-def quantization(precision: str, graph: str) -> dict[str, Any] | None:
-    """What the int4 step quantized: every MatMul with a constant weight, which takes in
-    the output layer only in the gqa graph (optimum's reads the tied embedding through a
-    Transpose, so it stays float32: 49,152 x 576 floats, 113 MB read per token)."""
+def quantization(precision: str, lm_head: str) -> dict[str, Any] | None:
+    """What the int4 step quantized: the weights of every MatMul, the output layer's at
+    `lm_head` (float32 on optimum's graph, which the quantizer cannot take: 49,152 x 576
+    floats, 113 MB read per token for SmolLM2)."""
     if precision != "int4":
         return None
-    return {**INT4, "lm_head": "int4" if graph == "gqa" else "float32"}
+    return {**INT4, "lm_head": lm_head}
+
+
+def _same_conversion(done: OnnxModel, precision: str, graph: str, lm_head: str) -> bool:
+    quant = done.provenance.get("quantization") or {}
+    return done.graph_kind == graph and (
+        precision != "int4" or quant.get("lm_head", "float32") == lm_head
+    )
+
+
+def _describe(done: OnnxModel) -> str:
+    quant = done.provenance.get("quantization") or {}
+    head = f", lm_head {quant.get('lm_head', 'float32')}" if quant else ""
+    return f"{done.graph_kind} graph{head}"
 
 
 def _write_gqa(hf_dir: Path, out_dir: Path) -> None:
@@ -302,7 +328,7 @@ def _copy_side_files(src: Path, out_dir: Path, skip: Callable[[Path], bool]) -> 
                 raise WriteFailed(out_dir / item.name, exc) from None
 
 
-def _quantize_int4(fp32_dir: Path, out_dir: Path) -> None:
+def _quantize_int4(fp32_dir: Path, out_dir: Path, lm_head: str) -> None:
     import onnx
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
@@ -311,6 +337,8 @@ def _quantize_int4(fp32_dir: Path, out_dir: Path) -> None:
         bits=INT4["bits"],
         block_size=INT4["block_size"],
         is_symmetric=INT4["symmetric"],
+        # The gqa graph's output layer is the node named "logits" (models/onnx_graph.py).
+        nodes_to_exclude=["logits"] if lm_head == "float32" else [],
     )
     quantizer.process()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -333,6 +361,7 @@ def _provenance(
     external: list[Any],
     steps: dict[str, float],
     graph: str,
+    lm_head: str,
 ) -> dict[str, Any]:
     specials = header.special_tokens()
     template = header.chat_template
@@ -364,7 +393,7 @@ def _provenance(
             "size_bytes": size,
             "external_data": external_files,
         },
-        "quantization": quantization(precision, graph),
+        "quantization": quantization(precision, lm_head),
         "context_length": header.context_length,
         # The runtime keeps K and V in float32 (twice llama.cpp's f16 cache): for the
         # memory pre-check.

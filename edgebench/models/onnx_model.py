@@ -23,6 +23,9 @@ PRECISIONS = ("fp32", "int4")
 # How `models convert` writes the graph (models/convert.py): edgebench's own fused llama
 # graph (models/onnx_graph.py) or optimum's export.
 GRAPHS = ("gqa", "optimum")
+# The output layer of an int4 gqa graph: float32 (the default: greedy tokens as optimum's
+# int4 gave them) or 4-bit like the other weights (faster, different tokens).
+LM_HEADS = ("float32", "int4")
 
 
 def default_graph(architecture: str | None) -> str:

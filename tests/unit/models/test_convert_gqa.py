@@ -48,17 +48,18 @@ def greedy_both_loops(folder: Path) -> list[list[int]]:
     backend = OnnxBackend(str(folder), n_threads=1)
     backend.load(64)
     runs = []
-    for make in (backend._numpy_kv, backend._bound_kv):
+    for make in (backend._numpy_kv, backend._shared_kv):
         backend.kv_cache = make
         runs.append(backend.greedy_token_ids([3, 1, 4, 1, 5], 20))
     backend.close()
     return runs
 
 
-def test_int4_gqa_conversion_records_its_graph_and_quantized_output_layer(tiny: str) -> None:
+@pytest.mark.parametrize("lm_head", ["float32", "int4"])
+def test_int4_gqa_conversion_records_its_graph_and_output_layer(tiny: str, lm_head: str) -> None:
     import onnx
 
-    model = convert_module.convert(tiny, "int4", say=lambda _: None)
+    model = convert_module.convert(tiny, "int4", lm_head=lm_head, say=lambda _: None)
     export, quant = model.provenance["export"], model.provenance["quantization"]
     assert export["graph"] == "gqa" and "gqa_graph" in export["steps_s"]
     assert quant == {
@@ -66,19 +67,20 @@ def test_int4_gqa_conversion_records_its_graph_and_quantized_output_layer(tiny: 
         "bits": 4,
         "block_size": 32,
         "symmetric": True,
-        "lm_head": "int4",
+        "lm_head": lm_head,
     }
     graph = onnx.load(str(model.graph))
     ops = [node.op_type for node in graph.graph.node]
     assert ops.count("GroupQueryAttention") == CONFIG["num_hidden_layers"]
-    assert "MatMul" not in ops  # every projection and the output layer are 4-bit
+    # Every projection is 4-bit; the output layer as asked.
     logits = next(node for node in graph.graph.node if "logits" in node.output)
-    assert logits.op_type == "MatMulNBits"
+    assert logits.op_type == ("MatMul" if lm_head == "float32" else "MatMulNBits")
+    assert ops.count("MatMul") == (1 if lm_head == "float32" else 0)
     assert {p.name for p in (model.folder).iterdir()} >= {"tokenizer.json", "config.json"}
     # The run record's model block carries the provenance.
     record = model_under_test(str(model.folder)).details["onnx"]
-    assert record["export"]["graph"] == "gqa" and record["quantization"]["lm_head"] == "int4"
-    # Both decode loops give the same greedy tokens on the converted graph.
+    assert record["export"]["graph"] == "gqa" and record["quantization"]["lm_head"] == lm_head
+    # Every decode loop gives the same greedy tokens on the converted graph.
     old, new = greedy_both_loops(model.folder)
     assert old == new and len(new) == 20
 
@@ -99,6 +101,12 @@ def test_unknown_graph_and_unsupported_architecture_are_one_line_errors(
 ) -> None:
     with pytest.raises(UserError, match=r"^--graph: 'fused' is not one of: gqa, optimum$"):
         convert_module.convert(tiny, "int4", graph="fused")
+    with pytest.raises(UserError, match=r"^--lm-head: 'int8' is not one of: float32, int4$"):
+        convert_module.convert(tiny, "int4", lm_head="int8")
+    message = r"^--lm-head int4 needs --precision int4 and the gqa graph$"
+    for precision, graph in (("fp32", None), ("int4", "optimum")):
+        with pytest.raises(UserError, match=message):
+            convert_module.convert(tiny, precision, graph=graph, lm_head="int4")
 
     def biased(gguf: Path, hf_dir: Path) -> None:
         fake_transformers_folder(gguf, hf_dir)
@@ -147,5 +155,11 @@ def test_an_optimum_folder_is_converted_again_for_the_default_graph(tiny: str) -
     assert said == [f"tiny@onnx-int4: already converted: {first.folder} (--force converts again)"]
     assert kept.graph_kind == "optimum"
     again = convert_module.convert(tiny, "int4", say=said.append)
-    assert said[1] == "tiny@onnx-int4: converted with the optimum graph; converting with gqa"
+    assert said[1] == (
+        "tiny@onnx-int4: converted otherwise (optimum graph, lm_head float32); converting again"
+    )
     assert again.graph_kind == "gqa"
+    said.clear()
+    head = convert_module.convert(tiny, "int4", lm_head="int4", say=said.append)
+    assert said[0].endswith("converted otherwise (gqa graph, lm_head float32); converting again")
+    assert head.provenance["quantization"]["lm_head"] == "int4"
