@@ -7,7 +7,7 @@ Steps (measured on SmolLM2-135M, 2 cores: about 1 minute in all):
 2. The graph (inputs input_ids, attention_mask, position_ids, past_key_values.N.key/value;
    outputs logits and present.N.*), one of GRAPHS:
    `gqa` (the default for the llama architecture): edgebench writes it from the weights with
-   onnxruntime's fused operators (models/onnx_graph.py), 2x optimum's tg128 on SmolLM2;
+   onnxruntime's fused operators (models/onnx_graph.py), 1.6-1.8x optimum's tg128 on SmolLM2;
    `optimum` (the default otherwise): optimum's `text-generation-with-past` export, any
    architecture it knows.
 3. `int4`: MatMulNBitsQuantizer, 4 bits, block size 32, symmetric (the recipe that gave

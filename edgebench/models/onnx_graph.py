@@ -16,8 +16,9 @@ position_ids, past_key_values.N.key/value -> logits, present.N.key/value, the ca
 (batch, kv_heads, length, head_dim)), so the backend's decode loops run either graph.
 GroupQueryAttention takes positions from the attention mask (its `seqlens_k`, the index of
 the last token); position_ids is accepted and unused, which is right for the backend's
-unpadded single-sequence requests. The output layer is a MatMul of its own (the tied
-embedding transposed), so the 4-bit quantizer takes it too.
+unpadded single-sequence requests. The output layer is a MatMul of its own, named
+"logits" (the tied embedding transposed), so the 4-bit quantizer can take it or leave it
+(models/convert.py `--lm-head`).
 """
 
 from __future__ import annotations
