@@ -4,8 +4,10 @@ onnxruntime-genai; edgebench's venv does not).
 
 `models convert` writes no genai_config.json and onnxruntime-genai's model builder needs
 transformers 5.x (docs/performance.md), so this writes one by hand into a temporary folder
-beside a symlink to the folder's model.onnx: optimum's input/output names, the shapes
-from config.json, past and present in separate buffers (optimum's graph concatenates).
+beside a symlink to the folder's model.onnx: optimum's input/output names (the gqa graph
+keeps them), the shapes from config.json; past and present in separate buffers for
+optimum's graph (it concatenates), one shared buffer for the gqa graph (its
+GroupQueryAttention writes the new keys in place, as in genai's own builder's graphs).
 
 Usage: PY benchmarks/onnx_genai_loop.py FOLDER IDS.json STEPS THREADS ROUNDS
 Prints one JSON line per (round, prompt): prompt tokens, prefill s, tok/s, ids.
@@ -20,7 +22,7 @@ from pathlib import Path
 import onnxruntime_genai as og
 
 
-def genai_config(config: dict, threads: int) -> dict:
+def genai_config(config: dict, threads: int, share: bool) -> dict:
     names = {
         "input_ids": "input_ids",
         "attention_mask": "attention_mask",
@@ -56,7 +58,7 @@ def genai_config(config: dict, threads: int) -> dict:
         "decoder": decoder,
     }
     search = {"do_sample": False, "max_length": 2048, "num_beams": 1, "top_k": 1}
-    search["past_present_share_buffer"] = False
+    search["past_present_share_buffer"] = share
     return {"model": model, "search": search}
 
 
@@ -67,7 +69,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "model.onnx").symlink_to(folder.resolve() / "model.onnx")
         config = json.loads((folder / "config.json").read_text())
-        (Path(tmp) / "genai_config.json").write_text(json.dumps(genai_config(config, threads)))
+        provenance = json.loads((folder / "edgebench-onnx.json").read_text())
+        share = (provenance.get("export") or {}).get("graph") == "gqa"
+        genai = genai_config(config, threads, share)
+        (Path(tmp) / "genai_config.json").write_text(json.dumps(genai))
         model = og.Model(tmp)
         for r in range(rounds):
             for ids in prompts:

@@ -12,6 +12,12 @@ side-by-side benchmark (benchmarks/onnx_decode.py), for the integration test tha
 checks both give the same tokens, and for sessions without IO binding (the unit tests'
 fake sessions).
 
+`SharedKV` is for graphs whose attention is onnxruntime's GroupQueryAttention (the `gqa`
+graph of `models convert`, models/onnx_graph.py): past and present are bound to the same
+(1, heads, capacity, head_dim) buffer, which the operator reads up to the attention
+mask's length and writes the new positions into in place, so a step copies nothing of
+the cache at all, and the cache is bound once per buffer rather than every step.
+
 Each cache splits a forward pass into `prepare` (inputs and outputs for the step),
 `run` (onnxruntime) and `collect` (the cache for the next step, the last logits), so
 the benchmark can time the three apart; `forward` does all three.
@@ -107,13 +113,10 @@ class NumpyKV(_Steps):
         return outputs[0][0, -1].copy()
 
 
-class BoundKV(_Steps):
-    """The cache in preallocated buffers bound to the session (onnxruntime IO binding).
-
-    `_kv[side, i]` holds tensor i (layer i // 2, key or value) flat, its first
-    heads x length x head_dim values being the (1, heads, length, head_dim) tensor; a
-    step reads side `_side` and writes the other, then the sides swap. The decode step's
-    logits go to one reused (1, 1, vocab) buffer, the prefill's to a buffer of its own."""
+class _Bound(_Steps):
+    """What both IO-bound caches share: the step's inputs (ids, positions, the mask as a
+    view of one buffer of ones) and the logits bound each step, the cache's capacity
+    grown by doubling up to the request's limit. Subclasses keep and bind the cache."""
 
     def __init__(
         self,
@@ -134,30 +137,24 @@ class BoundKV(_Steps):
         self.length = 0
         self.max_tokens = max_tokens
         self.capacity = 0
-        self._kv = np.empty((2, len(self.past_names), 0), dtype=self.dtype)
-        self._side = 0
         self._ones = np.ones((1, 0), dtype=np.int64)
         self._step_logits = np.empty((1, 1, vocab), dtype=np.float32)
         self._logits = self._step_logits
         self._inputs: dict[str, np.ndarray] = {}  # alive until the step has run
         self._count = 0
 
-    def prepare(self, tokens: list[int]) -> None:
+    def _bind_step(self, tokens: list[int]) -> int:
+        """Bind the step's inputs and logits (growing the cache first when it is full);
+        the total length after the step."""
         self._count = len(tokens)
         total = self.length + self._count
         if total > self.capacity:
-            self._grow(total)
+            self._grow(self._new_capacity(total))
         bind = self.binding
         self._inputs = _step_inputs(tokens, self.length)
         self._inputs["attention_mask"] = self._ones[:, :total]
         for name, value in self._inputs.items():
             bind.bind_cpu_input(name, value)
-        past, present = self._kv[self._side], self._kv[1 - self._side]
-        for n, (past_name, present_name) in enumerate(
-            zip(self.past_names, self.present_names, strict=True)
-        ):
-            self._bind(bind.bind_input, past_name, past[n], self.length)
-            self._bind(bind.bind_output, present_name, present[n], total)
         if self._count == 1:
             self._logits = self._step_logits
         else:
@@ -165,31 +162,93 @@ class BoundKV(_Steps):
         bind.bind_output(
             "logits", "cpu", 0, np.float32, list(self._logits.shape), self._logits.ctypes.data
         )
-
-    def _bind(self, method: Any, name: str, flat: np.ndarray, length: int) -> None:
-        shape = [1, self.heads, length, self.head_dim]
-        method(name, "cpu", 0, self.dtype.type, shape, flat.ctypes.data)
+        return total
 
     def run(self) -> None:
         self.session.run_with_iobinding(self.binding)
 
     def collect(self) -> np.ndarray:
-        self._side = 1 - self._side
         self.length += self._count
         self._inputs = {}
         logits = self._logits[0, -1].copy()  # the buffer is rewritten by the next step
         self._logits = self._step_logits  # the prefill's (n x vocab) buffer is freed
         return logits
 
-    def _grow(self, needed: int) -> None:
-        """Room for at least `needed` tokens (doubling, up to the request's limit when
-        one was given); the cached positions move to the new buffers."""
+    def _new_capacity(self, needed: int) -> int:
+        """Room for at least `needed` tokens: doubling, up to the request's limit when
+        one was given."""
         capacity = max(needed, _FIRST_CAPACITY, 2 * self.capacity)
         if self.max_tokens is not None:
             capacity = max(needed, min(capacity, self.max_tokens))
+        return capacity
+
+    def _grow(self, capacity: int) -> None:
+        """New buffers of `capacity` tokens holding the cached positions."""
+        raise NotImplementedError
+
+
+class BoundKV(_Bound):
+    """The cache in preallocated buffers bound to the session (onnxruntime IO binding).
+
+    `_kv[side, i]` holds tensor i (layer i // 2, key or value) flat, its first
+    heads x length x head_dim values being the (1, heads, length, head_dim) tensor; a
+    step reads side `_side` and writes the other, then the sides swap. The decode step's
+    logits go to one reused (1, 1, vocab) buffer, the prefill's to a buffer of its own."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kv = np.empty((2, len(self.past_names), 0), dtype=self.dtype)
+        self._side = 0
+
+    def prepare(self, tokens: list[int]) -> None:
+        total = self._bind_step(tokens)
+        past, present = self._kv[self._side], self._kv[1 - self._side]
+        for n, (past_name, present_name) in enumerate(
+            zip(self.past_names, self.present_names, strict=True)
+        ):
+            self._bind(self.binding.bind_input, past_name, past[n], self.length)
+            self._bind(self.binding.bind_output, present_name, present[n], total)
+
+    def _bind(self, method: Any, name: str, flat: np.ndarray, length: int) -> None:
+        shape = [1, self.heads, length, self.head_dim]
+        method(name, "cpu", 0, self.dtype.type, shape, flat.ctypes.data)
+
+    def collect(self) -> np.ndarray:
+        self._side = 1 - self._side
+        return super().collect()
+
+    def _grow(self, capacity: int) -> None:
         width = self.heads * self.head_dim
         kv = np.empty((2, len(self.past_names), width * capacity), dtype=self.dtype)
         used = width * self.length
         kv[self._side, :, :used] = self._kv[self._side, :, :used]
         self._kv, self.capacity = kv, capacity
         self._ones = np.ones((1, capacity), dtype=np.int64)
+
+
+class SharedKV(_Bound):
+    """The cache in one buffer per tensor, bound as both past and present (graphs with
+    GroupQueryAttention only: it takes the shared buffer's capacity as the past's length
+    and the valid length from the attention mask).
+
+    `_kv[i]` is tensor i (layer i // 2, key or value) as (heads, capacity, head_dim);
+    positions past `length` hold zeros or stale values the mask hides. The cache is bound
+    only when the buffers change (at growth), so a step binds just its inputs and logits."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kv = np.zeros((len(self.past_names), self.heads, 0, self.head_dim), self.dtype)
+
+    def prepare(self, tokens: list[int]) -> None:
+        self._bind_step(tokens)
+
+    def _grow(self, capacity: int) -> None:
+        kv = np.zeros((len(self.past_names), self.heads, capacity, self.head_dim), self.dtype)
+        kv[:, :, : self.length] = self._kv[:, :, : self.length]
+        self._kv, self.capacity = kv, capacity
+        self._ones = np.ones((1, capacity), dtype=np.int64)
+        shape = [1, self.heads, capacity, self.head_dim]
+        for n, (past, present) in enumerate(zip(self.past_names, self.present_names, strict=True)):
+            address = self._kv[n].ctypes.data
+            self.binding.bind_input(past, "cpu", 0, self.dtype.type, shape, address)
+            self.binding.bind_output(present, "cpu", 0, self.dtype.type, shape, address)

@@ -1,12 +1,14 @@
 """ONNX models (from `edgebench models convert`) on plain onnxruntime: no torch, no
 transformers at run time.
 
-The graph is optimum's `text-generation-with-past` export: inputs input_ids,
-attention_mask, position_ids and past_key_values.N.key/value, outputs logits and
-present.N.key/value. edgebench runs its own decode loop over the session with the KV
-cache in preallocated buffers bound through onnxruntime's IO binding (backends/onnx_kv.py),
-fresh for every request, and timestamps the first and last sampled token itself, like the
-llama.cpp backend. Decoding is greedy, or with
+The graph has the inputs of optimum's `text-generation-with-past` export (input_ids,
+attention_mask, position_ids and past_key_values.N.key/value; outputs logits and
+present.N.key/value): optimum's own, or edgebench's `gqa` graph (models/onnx_graph.py).
+edgebench runs its own decode loop over the session with the KV cache in preallocated
+buffers bound through onnxruntime's IO binding (backends/onnx_kv.py: `SharedKV`, one
+buffer read and written in place, on a gqa graph; `BoundKV` on optimum's), fresh for every
+request, and timestamps the first and last sampled token itself, like the llama.cpp
+backend. Decoding is greedy, or with
 `DecodeSettings(temperature > 0, seed)` (`edgebench consistency`) a seeded draw from the
 softmax of the logits (`decoding.softmax_draw`, the same helper the llama.cpp backend
 uses where it picks tokens itself; unconstrained and under the constraints alike).
@@ -51,7 +53,7 @@ from edgebench.backends.decoding import (
     schema_guard,
     softmax_draw,
 )
-from edgebench.backends.onnx_kv import BoundKV, KVCache, NumpyKV
+from edgebench.backends.onnx_kv import BoundKV, KVCache, NumpyKV, SharedKV
 from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints import gbnf
 from edgebench.constraints.guard import GUARDED_KEYWORDS, TokenGuard
@@ -235,7 +237,7 @@ class OnnxBackend:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserError(f"onnxruntime could not load {graph}: {reason}") from None
         self._read_signature()
-        self.kv_cache = self._bound_kv
+        self.kv_cache = self.default_kv()
         if self.tokenizer is None:
             self.tokenizer = load_tokenizer(self.folder)
         self.n_ctx = n_ctx
@@ -248,6 +250,8 @@ class OnnxBackend:
                 "intra_op_num_threads": self.n_threads,
                 "inter_op_num_threads": 1,
                 "graph_optimization": "ORT_ENABLE_ALL",
+                "graph": self.model.graph_kind,
+                "kv_loop": type(self.new_session()).__name__,
                 "n_layers": self.layers,
                 "kv_heads": self.kv_shape[0],
                 "head_dim": self.kv_shape[1],
@@ -318,6 +322,16 @@ class OnnxBackend:
 
     def _numpy_kv(self) -> NumpyKV:
         return NumpyKV(self.session, self.layers, self.kv_shape, self.kv_dtype)
+
+    def default_kv(self) -> Callable[[], KVCache]:
+        """The loop a loaded session decodes with: the in-place cache on a graph whose
+        attention is GroupQueryAttention, else the IO-bound one."""
+        return self._shared_kv if self.model.graph_kind == "gqa" else self._bound_kv
+
+    def _shared_kv(self) -> SharedKV:
+        return SharedKV(
+            self.session, self.layers, self.kv_shape, self.kv_dtype, self.vocab, self.n_ctx
+        )
 
     def _bound_kv(self) -> BoundKV:
         return BoundKV(

@@ -18,6 +18,8 @@ from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.info import model_info
 from edgebench.models.onnx_model import (
+    GRAPHS,
+    LM_HEADS,
     PRECISIONS,
     converted_variants,
     onnx_state,
@@ -274,6 +276,14 @@ def info(
 
 
 _PRECISION_NOTES = {"fp32": "exported as is", "int4": "4-bit weights"}
+_LM_HEAD_NOTES = {
+    "float32": "default: optimum's int4 tokens",
+    "int4": "faster, other tokens",
+}
+_GRAPH_NOTES = {
+    "gqa": "llama models only: fused attention",
+    "optimum": "optimum's export, any architecture it knows",
+}
 
 
 @models_app.command("convert")
@@ -292,9 +302,25 @@ def convert_model(
     ] = "int4",
     threads: ThreadsOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Convert again if converted.")] = False,
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph",
+            metavar="GRAPH",
+            help=f"ONNX graph: {listing(GRAPHS, _GRAPH_NOTES)} (default: gqa where it can).",
+        ),
+    ] = None,
+    lm_head: Annotated[
+        str,
+        typer.Option(
+            "--lm-head",
+            metavar="PRECISION",
+            help=f"Output layer of an int4 gqa graph: {listing(LM_HEADS, _LM_HEAD_NOTES)}.",
+        ),
+    ] = "float32",
 ) -> None:
-    r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> optimum
-    export with KV cache -> optional 4-bit weights. Needs the convert extra
+    r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> ONNX
+    graph with KV cache -> optional 4-bit weights. Needs the convert extra
     (`pip install 'edgebench\[convert]'`); runs offline from the cached GGUF. The result
     is `NAME@onnx-PRECISION`.
 
@@ -305,7 +331,9 @@ def convert_model(
     if to != "onnx":
         raise UserError(f"--to: {to!r} is not a supported target (supported: onnx)")
     say = Console(file=sys.stderr, soft_wrap=True, highlight=False, markup=False).print
-    model = convert(name, precision, force=force, threads=threads, say=say)
+    model = convert(
+        name, precision, force=force, threads=threads, graph=graph, lm_head=lm_head, say=say
+    )
     typer.echo(model.folder)
 
 

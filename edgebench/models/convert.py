@@ -4,10 +4,20 @@ optionally 4-bit weights (onnxruntime MatMulNBits).
 Steps (measured on SmolLM2-135M, 2 cores: about 1 minute in all):
 1. transformers reads the GGUF and de-quantizes it to float32 (`gguf_file=`), with its
    tokenizer; saved as a plain transformers folder in a temporary directory.
-2. optimum exports it for `text-generation-with-past` (inputs input_ids, attention_mask,
-   position_ids, past_key_values.N.key/value; outputs logits and present.N.*).
+2. The graph (inputs input_ids, attention_mask, position_ids, past_key_values.N.key/value;
+   outputs logits and present.N.*), one of GRAPHS:
+   `gqa` (the default for the llama architecture): edgebench writes it from the weights with
+   onnxruntime's fused operators (models/onnx_graph.py), 1.6-1.8x optimum's tg128 on SmolLM2;
+   `optimum` (the default otherwise): optimum's `text-generation-with-past` export, any
+   architecture it knows.
 3. `int4`: MatMulNBitsQuantizer, 4 bits, block size 32, symmetric (the recipe that gave
-   sane output here; dynamic int8 degraded it).
+   sane output here; dynamic int8 degraded it), on every MatMul with a constant weight
+   but the output layer. optimum's graph reads the tied embedding through a Transpose,
+   which the quantizer cannot take; the gqa graph's output layer is a MatMul of its own,
+   kept float32 by default (the same greedy tokens as optimum's int4) or 4-bit with
+   `lm_head="int4"` (faster still, other tokens: docs/performance.md).
+The graph kind and what was quantized are recorded in the provenance (`export.graph`,
+`quantization`), which every run record's model block carries.
 Everything happens in a private folder beside the destination, which is renamed into
 place once the provenance file is written, so a failed conversion leaves nothing behind.
 No network: transformers and optimum run with HF_HUB_OFFLINE=1 on local files.
@@ -37,10 +47,13 @@ from edgebench.models.onnx_model import (
     CHAT_TEMPLATE,
     FORMAT,
     GRAPH,
+    GRAPHS,
+    LM_HEADS,
     PRECISIONS,
     PROVENANCE,
     TOKENIZER,
     OnnxModel,
+    default_graph,
     onnx_state,
     read_provenance,
     variant_dir,
@@ -96,21 +109,43 @@ def convert(
     *,
     force: bool = False,
     threads: int | None = None,
+    graph: str | None = None,
+    lm_head: str = "float32",
     say: Say = print,
 ) -> OnnxModel:
-    """Convert registry model `name` to ONNX at `precision` into the model cache."""
+    """Convert registry model `name` to ONNX at `precision` into the model cache, as a
+    `graph` graph (one of GRAPHS; None: `default_graph` of the model's architecture),
+    the int4 gqa graph's output layer at `lm_head` (one of LM_HEADS)."""
     if precision not in PRECISIONS:
         raise UserError(f"--precision: {precision!r} is not one of: {', '.join(PRECISIONS)}")
+    if graph is not None and graph not in GRAPHS:
+        raise UserError(f"--graph: {graph!r} is not one of: {', '.join(GRAPHS)}")
+    if lm_head not in LM_HEADS:
+        raise UserError(f"--lm-head: {lm_head!r} is not one of: {', '.join(LM_HEADS)}")
+    if lm_head == "int4" and (precision != "int4" or graph == "optimum"):
+        raise UserError("--lm-head int4 needs --precision int4 and the gqa graph")
     target = variant_dir(name, precision)
     label = variant_name(name, precision)
     if not force and onnx_state(name, precision) == "yes":
-        say(f"{label}: already converted: {target} (--force converts again)")
-        return read_provenance(target)
+        done = read_provenance(target)
+        wanted = graph or default_graph((done.provenance.get("source") or {}).get("architecture"))
+        if _same_conversion(done, precision, wanted, lm_head):
+            say(f"{label}: already converted: {target} (--force converts again)")
+            return done
+        say(f"{label}: converted otherwise ({_describe(done)}); converting again")
     check_convert_extras()
     source = resolve_model(name)
     if source.entry is None:
         raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
     header = read_gguf(source.path)
+    graph = graph or default_graph(header.architecture)
+    if lm_head == "int4" and graph != "gqa":
+        raise UserError("--lm-head int4 needs --precision int4 and the gqa graph")
+    if graph == "gqa" and header.architecture != "llama":
+        raise UserError(
+            f"{name!r}: the gqa graph is written for the llama architecture, not "
+            f"{header.architecture!r}: convert with --graph optimum"
+        )
     # int4 starts from a converted fp32 export of the same GGUF when there is one.
     fp32 = variant_dir(name, "fp32")
     reuse = (
@@ -118,6 +153,7 @@ def convert(
         and not force
         and onnx_state(name, "fp32") == "yes"
         and read_provenance(fp32).provenance["source"]["sha256"] == source.sha256
+        and read_provenance(fp32).graph_kind == graph
     )
     work = cache_workdir(target.parent, ".convert-")
     steps: dict[str, float] = {}
@@ -131,13 +167,19 @@ def convert(
         else:
             with _step(steps, "gguf_to_transformers", say, f"{label}: reading {source.path.name}"):
                 _gguf_to_transformers(source.path, hf_dir)
-            with _step(steps, "onnx_export", say, f"{label}: exporting to ONNX with KV cache"):
-                _export(hf_dir, export_dir)
+            if graph == "gqa":
+                with _step(steps, "gqa_graph", say, f"{label}: writing the ONNX graph (gqa)"):
+                    _write_gqa(hf_dir, export_dir)
+            else:
+                with _step(steps, "onnx_export", say, f"{label}: exporting to ONNX with KV cache"):
+                    _export(hf_dir, export_dir)
         if precision == "int4":
             with _step(steps, "quantize_int4", say, f"{label}: 4-bit weights (MatMulNBits)"):
-                _quantize_int4(export_dir, out_dir)
+                _quantize_int4(export_dir, out_dir, lm_head)
         external = check_model_file(out_dir / GRAPH, out_dir)
-        provenance = _provenance(label, precision, source, header, out_dir, external, steps)
+        provenance = _provenance(
+            label, precision, source, header, out_dir, external, steps, graph, lm_head
+        )
         if reuse:
             provenance["export"]["from"] = variant_name(name, "fp32")
         write_json_atomic(out_dir / PROVENANCE, provenance)
@@ -221,7 +263,68 @@ def _export(hf_dir: Path, out_dir: Path) -> None:
         raise UserError(f"optimum could not export {hf_dir.name}: {_first_line(exc)}") from None
 
 
-def _quantize_int4(fp32_dir: Path, out_dir: Path) -> None:
+def quantization(precision: str, lm_head: str) -> dict[str, Any] | None:
+    """What the int4 step quantized: the weights of every MatMul, the output layer's at
+    `lm_head` (float32 on optimum's graph, which the quantizer cannot take: 49,152 x 576
+    floats, 113 MB read per token for SmolLM2)."""
+    if precision != "int4":
+        return None
+    return {**INT4, "lm_head": lm_head}
+
+
+def _same_conversion(done: OnnxModel, precision: str, graph: str, lm_head: str) -> bool:
+    quant = done.provenance.get("quantization") or {}
+    return done.graph_kind == graph and (
+        precision != "int4" or quant.get("lm_head", "float32") == lm_head
+    )
+
+
+def _describe(done: OnnxModel) -> str:
+    quant = done.provenance.get("quantization") or {}
+    head = f", lm_head {quant.get('lm_head', 'float32')}" if quant else ""
+    return f"{done.graph_kind} graph{head}"
+
+
+def _write_gqa(hf_dir: Path, out_dir: Path) -> None:
+    """The gqa graph from the transformers folder's weights, beside its tokenizer and
+    config files (what optimum's export copies too)."""
+    import json
+
+    from safetensors.numpy import load_file
+
+    from edgebench.models.onnx_graph import build_llama
+
+    config = json.loads((hf_dir / "config.json").read_text(encoding="utf-8"))
+    weights: dict[str, Any] = {}
+    for part in sorted(hf_dir.glob("*.safetensors")):
+        weights.update(load_file(str(part)))
+    try:
+        model = build_llama(weights, config)
+    except (KeyError, ValueError) as exc:
+        raise UserError(
+            f"cannot write the gqa graph: {_first_line(exc)}: try --graph optimum"
+        ) from None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        (out_dir / GRAPH).write_bytes(model.SerializeToString())
+    except OSError as exc:
+        raise WriteFailed(out_dir / GRAPH, exc) from None
+    _copy_side_files(hf_dir, out_dir, skip=lambda item: item.suffix == ".safetensors")
+
+
+def _copy_side_files(src: Path, out_dir: Path, skip: Callable[[Path], bool]) -> None:
+    """Tokenizer and config files from `src` (the graph, provenance and chat template are
+    written by the conversion itself)."""
+    for item in src.iterdir():
+        own = item.name.startswith(GRAPH) or item.name in (PROVENANCE, CHAT_TEMPLATE)
+        if item.is_file() and not own and not skip(item):
+            try:
+                shutil.copy2(item, out_dir / item.name)
+            except OSError as exc:  # a full disk: one line naming the file
+                raise WriteFailed(out_dir / item.name, exc) from None
+
+
+def _quantize_int4(fp32_dir: Path, out_dir: Path, lm_head: str) -> None:
     import onnx
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
@@ -230,18 +333,14 @@ def _quantize_int4(fp32_dir: Path, out_dir: Path) -> None:
         bits=INT4["bits"],
         block_size=INT4["block_size"],
         is_symmetric=INT4["symmetric"],
+        # The gqa graph's output layer is the node named "logits" (models/onnx_graph.py).
+        nodes_to_exclude=["logits"] if lm_head == "float32" else [],
     )
     quantizer.process()
     out_dir.mkdir(parents=True, exist_ok=True)
     # 4-bit weights stay well under protobuf's 2 GB limit: one file, no side data.
     quantizer.model.save_model_to_file(str(out_dir / GRAPH), use_external_data_format=False)
-    for item in fp32_dir.iterdir():
-        skip = item.name.startswith(GRAPH) or item.name in (PROVENANCE, CHAT_TEMPLATE)
-        if item.is_file() and not skip:
-            try:
-                shutil.copy2(item, out_dir / item.name)
-            except OSError as exc:  # a full disk: one line naming the file
-                raise WriteFailed(out_dir / item.name, exc) from None
+    _copy_side_files(fp32_dir, out_dir, skip=lambda item: False)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -257,6 +356,8 @@ def _provenance(
     out_dir: Path,
     external: list[Any],
     steps: dict[str, float],
+    graph: str,
+    lm_head: str,
 ) -> dict[str, Any]:
     specials = header.special_tokens()
     template = header.chat_template
@@ -288,7 +389,7 @@ def _provenance(
             "size_bytes": size,
             "external_data": external_files,
         },
-        "quantization": INT4 if precision == "int4" else None,
+        "quantization": quantization(precision, lm_head),
         "context_length": header.context_length,
         # The runtime keeps K and V in float32 (twice llama.cpp's f16 cache): for the
         # memory pre-check.
@@ -310,6 +411,7 @@ def _provenance(
         },
         "export": {
             "task": "text-generation-with-past",
+            "graph": graph,
             "dtype": "float32",
             "steps_s": steps,
         },

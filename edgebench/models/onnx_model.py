@@ -21,6 +21,19 @@ from edgebench.models.quant_types import usable_types
 from edgebench.paths import model_cache_dir
 
 PRECISIONS = ("fp32", "int4")
+# How `models convert` writes the graph (models/convert.py): edgebench's own fused llama
+# graph (models/onnx_graph.py) or optimum's export.
+GRAPHS = ("gqa", "optimum")
+# The output layer of an int4 gqa graph: float32 (the default: greedy tokens as optimum's
+# int4 gave them) or 4-bit like the other weights (faster, different tokens).
+LM_HEADS = ("float32", "int4")
+
+
+def default_graph(architecture: str | None) -> str:
+    """gqa where edgebench can write it (the llama architecture), else optimum's export."""
+    return "gqa" if architecture == "llama" else "optimum"
+
+
 RUNTIME = "onnx"
 PROVENANCE = "edgebench-onnx.json"
 FORMAT = "edgebench-onnx/1"
@@ -86,6 +99,11 @@ class OnnxModel:
     def size_bytes(self) -> int:
         """The weights on disk: the graph plus any external-data files."""
         return int(self.provenance["weights"]["size_bytes"])
+
+    @property
+    def graph_kind(self) -> str:
+        """One of GRAPHS; folders converted before the gqa graph existed are optimum's."""
+        return str((self.provenance.get("export") or {}).get("graph") or "optimum")
 
     @property
     def prompt(self) -> dict[str, Any]:

@@ -213,3 +213,17 @@ def tiny_decoder_graph(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(model.SerializeToString())
     return path
+
+
+def decode_side_by_side(old: Any, new: Any, prompt: list[int], steps: int) -> list[int]:
+    """Greedy decoding with two KV caches at once, asserting bit-equal logits at every
+    step; the capacities the second one went through (sorted)."""
+    old_logits, new_logits = old.forward(prompt), new.forward(prompt)
+    capacities = {new.capacity}
+    for _ in range(steps):
+        assert np.array_equal(old_logits, new_logits)
+        token = int(np.argmax(old_logits))
+        old_logits, new_logits = old.forward([token]), new.forward([token])
+        capacities.add(new.capacity)
+    assert new.length == old.length == len(prompt) + steps
+    return sorted(capacities)

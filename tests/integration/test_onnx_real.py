@@ -1,6 +1,7 @@
 """SmolLM2 converted to ONNX (once per session, from the cached GGUF, offline) and run on
-onnxruntime: the same greedy tokens as transformers, the IO-bound decode loop's tokens
-equal to the old numpy loop's, and a real two-runtime run."""
+onnxruntime: the same greedy tokens as transformers, every decode loop's tokens equal to
+the old numpy loop's on both graphs (gqa, the default, and optimum's), and a real
+two-runtime run."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ NEW_TOKENS = 64
 
 @pytest.fixture(scope="session")
 def onnx_models(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """fp32 and int4 folders converted into a private cache (the int4 quantizes the fp32
-    export, so the session pays for one export: about a minute on 2 cores)."""
+    """fp32 and int4 gqa folders converted into a private cache (the int4 quantizes the
+    fp32 graph), and an int4 of optimum's graph in another: about 2 minutes on 2 cores."""
     from edgebench.errors import UserError
     from edgebench.models.convert import check_convert_extras, convert
 
@@ -38,14 +39,20 @@ def onnx_models(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
         if os.environ.get("CI") == "true":
             pytest.fail(str(exc))
         pytest.skip(str(exc))
-    cache = tmp_path_factory.mktemp("onnx-cache")
-    (cache / "models").mkdir()
-    (cache / "models" / smollm2.name).symlink_to(smollm2)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("EDGEBENCH_CACHE", str(cache))
-        fp32 = convert("smollm2-135m-instruct", "fp32", threads=2, say=lambda _: None)
-        int4 = convert("smollm2-135m-instruct", "int4", threads=2, say=lambda _: None)
-    return {"fp32": fp32.folder, "int4": int4.folder}
+    folders = {}
+    for graph in ("gqa", "optimum"):
+        cache = tmp_path_factory.mktemp(f"onnx-cache-{graph}")
+        (cache / "models").mkdir()
+        (cache / "models" / smollm2.name).symlink_to(smollm2)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("EDGEBENCH_CACHE", str(cache))
+            precisions = ("fp32", "int4") if graph == "gqa" else ("int4",)
+            for precision in precisions:
+                model = convert(
+                    "smollm2-135m-instruct", precision, threads=2, graph=graph, say=lambda _: None
+                )
+                folders[precision if graph == "gqa" else f"{precision}-{graph}"] = model.folder
+    return folders
 
 
 @pytest.fixture(scope="module")
@@ -105,23 +112,28 @@ def test_onnx_fp32_greedy_tokens_equal_the_transformers_model(
     backend.close()
 
 
-def test_onnx_int4_io_bound_loop_gives_the_old_loops_tokens(
-    onnx_models: dict[str, Path], prompts: list[str]
+@pytest.mark.parametrize("variant", ["int4", "int4-optimum"])
+def test_onnx_int4_loops_give_the_old_loops_tokens(
+    onnx_models: dict[str, Path], prompts: list[str], variant: str
 ) -> None:
-    """The KV cache in IO-bound buffers (the default) against the old numpy loop
-    (backends/onnx_kv.py): the same greedy ids, prompt after prompt on one session."""
-    from edgebench.backends.onnx_kv import BoundKV
+    """The KV cache in IO-bound buffers, and in place on the gqa graph (its default),
+    against the old numpy loop (backends/onnx_kv.py): the same greedy ids, prompt after
+    prompt on one session."""
+    from edgebench.backends.onnx_kv import BoundKV, SharedKV
     from edgebench.backends.onnx_runtime import OnnxBackend
 
-    backend = OnnxBackend(str(onnx_models["int4"]), n_threads=2)
+    backend = OnnxBackend(str(onnx_models[variant]), n_threads=2)
     backend.load(2048)
-    assert isinstance(backend.new_session(), BoundKV)
+    default = SharedKV if variant == "int4" else BoundKV
+    assert isinstance(backend.new_session(), default)
+    loops = [backend._numpy_kv, backend._bound_kv, backend._shared_kv]
     for prompt in prompts:
         ids = backend.encode(prompt)
-        new = backend.greedy_token_ids(ids, NEW_TOKENS)
-        backend.kv_cache = backend._numpy_kv
-        assert backend.greedy_token_ids(ids, NEW_TOKENS) == new
-        backend.kv_cache = backend._bound_kv
+        runs = []
+        for make in loops[: 3 if variant == "int4" else 2]:
+            backend.kv_cache = make
+            runs.append(backend.greedy_token_ids(ids, NEW_TOKENS))
+        assert all(run == runs[0] for run in runs)
     backend.close()
 
 

@@ -16,7 +16,13 @@ from edgebench.backends import onnx_kv
 from edgebench.backends.base import DecodeSettings
 from edgebench.backends.onnx_kv import BoundKV, NumpyKV
 from edgebench.models.onnx_model import GRAPH
-from tests.helpers.onnx_fakes import PROMPT, VOCAB, tiny_decoder_graph, write_tokenizer_folder
+from tests.helpers.onnx_fakes import (
+    PROMPT,
+    VOCAB,
+    decode_side_by_side,
+    tiny_decoder_graph,
+    write_tokenizer_folder,
+)
 
 LAYERS, HEADS, HEAD_DIM, TINY_VOCAB = 2, 2, 3, 11
 
@@ -44,16 +50,8 @@ def test_bound_cache_equals_the_numpy_loop_across_growth(
     monkeypatch.setattr(onnx_kv, "_FIRST_CAPACITY", 4)  # grow several times
     old = NumpyKV(session, LAYERS, (HEADS, HEAD_DIM), np.float32)
     new = bound(session)
-    prompt = [3, 1, 4, 1, 5]
-    old_logits, new_logits = old.forward(prompt), new.forward(prompt)
-    capacities = {new.capacity}
-    for _ in range(40):
-        assert np.array_equal(old_logits, new_logits)
-        token = int(np.argmax(old_logits))
-        old_logits, new_logits = old.forward([token]), new.forward([token])
-        capacities.add(new.capacity)
-    assert new.length == old.length == len(prompt) + 40
-    assert sorted(capacities) == [5, 10, 20, 40, 80]  # doubled, positions kept
+    capacities = decode_side_by_side(old, new, [3, 1, 4, 1, 5], 40)
+    assert capacities == [5, 10, 20, 40, 80]  # doubled, positions kept
     for index, name in enumerate(old.past_names):
         assert np.array_equal(cached(new, index), old.past[name])
     # A second prefill chunk after single steps (as a fast-forwarded constraint does).
