@@ -73,7 +73,8 @@ def run_fake(tmp_path: Path) -> RunFake:
     `n` echo examples (or `examples=`), in this process, into tmp_path/run (or `out=`).
     Keywords that are not RunSettings: `models`, `task_impl` (the Task; `task` is the
     setting), `examples`, `dataset_record`, `kind`, `factory` (a worker factory instead
-    of the in-process fake), `progress`, `resume`."""
+    of the in-process fake), `progress`, `resume`, `fidelity_factory` (teacher forcing for
+    the fidelity phase of a run with variants)."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
@@ -87,6 +88,7 @@ def run_fake(tmp_path: Path) -> RunFake:
         factory: Any = None,
         progress: Any = None,
         resume: bool = False,
+        fidelity_factory: Any = None,
         **settings: Any,
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
@@ -101,6 +103,7 @@ def run_fake(tmp_path: Path) -> RunFake:
             worker_factory=factory or in_process(backend),
             progress=progress,
             resume=resume,
+            fidelity_factory=fidelity_factory,
         )
 
     return run

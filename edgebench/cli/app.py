@@ -22,6 +22,7 @@ from edgebench.cli import (
     consistency_cmd,
     data_cmd,
     doctor_cmd,
+    fidelity_cmd,
     models_cmd,
     run_cmd,
     score_cmd,
@@ -51,6 +52,7 @@ app.command()(card_cmd.report)
 app.command()(doctor_cmd.doctor)
 app.command()(consistency_cmd.consistency)
 app.command()(score_cmd.score)
+app.command()(fidelity_cmd.fidelity)
 app.command()(bench_cmd.bench)
 app.add_typer(data_cmd.data_app, name="data")
 # The order `edgebench --help` lists them in: the workflow, then the rest.

@@ -263,6 +263,16 @@ LoopDetectionOpt = Annotated[
         "(finish reason 'loop'; default: on).",
     ),
 ]
+FidelityOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--fidelity/--no-fidelity",
+        help="After the arms of a run with two or more GGUF variants of one model "
+        "(NAME@Q8_0,NAME@Q4_K_M ...): KL divergence and top-1 agreement of each against "
+        "the highest-precision one on the run's prompts and expected answers, into "
+        "fidelity.json (default: on).",
+    ),
+]
 CloseOpt = Annotated[
     bool,
     typer.Option(

@@ -12,6 +12,7 @@ from edgebench.cli.options import (
     CloseTokensOpt,
     CompileTimeoutOpt,
     DatasetOpt,
+    FidelityOpt,
     GuardOpt,
     IgnoreMemoryOpt,
     JsonOpt,
@@ -94,6 +95,7 @@ def run(
     prefix_cache: PrefixCacheOpt = None,
     parse: ParseOpt = None,
     prompt: PromptOpt = None,
+    fidelity: FidelityOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
@@ -119,6 +121,8 @@ def run(
     Example: edgebench run --task deepjson --parse reference
 
     Example: edgebench run --task deepjson --dataset sample.jsonl --prompt reference
+
+    Example: edgebench run --model smollm2-135m-instruct,smollm2-135m-instruct@Q8_0 --no-fidelity
 
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """

@@ -19,6 +19,7 @@ from edgebench.runfolder.record import Record, field_docs, json_schema, nested_r
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,
+    FidelityRecord,
     Manifest,
     SampleRecord,
     Summary,
@@ -29,6 +30,11 @@ FILES: dict[str, tuple[type[Record], str]] = {
     "manifest.json": (Manifest, "what ran, on what, with what, and how each arm went"),
     "samples.jsonl": (SampleRecord, "one JSON object per line: one example in one arm"),
     "summary.json": (Summary, "every figure, derived from the two others"),
+    "fidelity.json": (
+        FidelityRecord,
+        "KL divergence and top-1 agreement of each GGUF variant against the run's "
+        "highest-precision variant of the same model (only runs with two or more)",
+    ),
     # not in a run folder: `edgebench bench` writes it alone, and `card`/`report` read it
     "bench.json": (
         BenchRecord,

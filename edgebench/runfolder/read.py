@@ -15,6 +15,7 @@ from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,
     BenchRow,
+    FidelityRecord,
     Manifest,
     SampleRecord,
     Summary,
@@ -23,6 +24,7 @@ from edgebench.runfolder.records import (
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"
+FIDELITY = "fidelity.json"
 
 R = TypeVar("R", bound=Record)
 
@@ -102,6 +104,16 @@ def read_summary(run_dir: Path) -> Summary | None:
     data = _read_json_object(path)
     check_version(data, path)
     return _as_record(Summary, data, str(path))
+
+
+def read_fidelity(run_dir: Path) -> FidelityRecord | None:
+    """The run's fidelity record, or None when it has none (one model, an older run)."""
+    path = run_dir / FIDELITY
+    if not path.is_file():
+        return None
+    data = _read_json_object(path)
+    check_version(data, path)
+    return _as_record(FidelityRecord, data, str(path))
 
 
 @dataclass(frozen=True)

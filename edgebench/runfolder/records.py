@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.6"
+SCHEMA_VERSION = "2.7"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -77,6 +77,9 @@ class RunSettings(Record):
     # scorer's); `edgebench score --parse` records the mode it scored with here
     parse: str = "lenient"
     prompt: str = "default"  # `--prompt`: the task's own prompt, or its benchmark's (reference)
+    # `--no-fidelity`: no fidelity phase after the arms (KL and top-1 agreement of the GGUF
+    # variants of one model against its highest-precision one, fidelity.json)
+    fidelity: bool = True
 
 
 @dataclass(frozen=True)
@@ -933,3 +936,44 @@ class BenchRecord(Record):
     git: GitCommit | None = None  # edgebench's commit, from a checkout
     workers: list[BenchWorker] = field(default_factory=list)  # one per model and thread count
     results: list[BenchRow] = field(default_factory=list)  # rows with a timed repetition
+
+
+# -- fidelity.json --------------------------------------------------------------------
+@dataclass(frozen=True)
+class FidelityVariant(Record):
+    """One variant against its reference, over the same examples and positions: the
+    next-token distributions with the same tokens read (teacher forcing)."""
+
+    quantization: str | None  # the variant's type (Q4_K_M ...)
+    kl_mean: float | None  # mean KL(reference || variant) per position, nats
+    kl_median: float | None  # median over positions, nats
+    kl_p99: float | None  # 99th percentile over positions, nats
+    top1_agreement: float | None  # share of positions where both models' top token agree
+    positions: int  # answer positions scored
+    reference: str | None = None  # the model it was compared with (each base its own)
+    prompts: int = 0  # examples scored
+    skipped: int = 0  # examples left out: no expected answer, or too long for the model
+    status: str = "completed"  # completed, failed or interrupted
+    error: str | None = None  # why it failed, in one line
+    wall_s: float | None = None  # seconds from the worker's start to its close
+    peak_rss_mb: float | None = None  # peak resident memory of the worker (both models)
+
+
+@dataclass(frozen=True)
+class FidelityRecord(Record):
+    """fidelity.json: how closely each GGUF variant of a model follows the run's
+    highest-precision variant of it, on the run's own prompts and expected answers
+    (docs/metrics.md). No file: no fidelity (one model, or made before format 2.7)."""
+
+    reference: str  # label of the reference model (the first base's, with several)
+    reference_quantization: str | None  # its quantization
+    prompts: int  # examples scored (of the reference's base)
+    positions: int  # answer positions scored per variant
+    variants: dict[str, FidelityVariant]  # variant label -> figures (the reference omitted)
+    schema_version: str = SCHEMA_VERSION  # the run-folder format
+    status: str = "completed"  # running, completed or interrupted
+    threads: int | None = None  # threads each model ran with
+    limit: int | None = None  # `edgebench fidelity --limit`: the run's first N examples
+    answer_text: str = "json.dumps(expected, indent=2)"  # how the expected answer was written
+    started_at: str | None = None  # UTC, ISO 8601
+    finished_at: str | None = None  # UTC, ISO 8601

@@ -12,6 +12,9 @@
       arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then per
                 job generate -> score -> append to samples.jsonl (fsynced); a job the
                 worker dies on is recorded and a fresh worker goes on
+      fidelity  a run with two or more GGUF variants of one model: KL and top-1
+                agreement of each against the highest-precision one (runner/fidelity.py,
+                fidelity.json; `--no-fidelity` skips it)
       finish    manifest.json and summary.json, each written atomically
 
 Models' arms run one after another, so each peak RSS is its own. A mode a model's runtime
@@ -40,7 +43,7 @@ from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families
 from edgebench.runfolder.folder import RunFolder
-from edgebench.runfolder.read import read_manifest, read_samples
+from edgebench.runfolder.read import read_fidelity, read_manifest, read_samples
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     AnswerEndPlan,
@@ -62,6 +65,12 @@ from edgebench.runfolder.records import (
 )
 from edgebench.runner.arm import Arm, ArmGaveUp
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
+from edgebench.runner.fidelity import (
+    FidelityFactory,
+    already_measured,
+    measure_fidelity,
+    variant_groups,
+)
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
 from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
@@ -135,6 +144,9 @@ class Progress(Protocol):
         included."""
 
     def advance(self, sample: SampleRecord) -> None: ...
+    def step(self, stats: str) -> None:
+        """One example of the fidelity phase done; `stats`: its running figures."""
+
     def note(self, message: str) -> None: ...
     def stop(self) -> None: ...
 
@@ -156,6 +168,7 @@ def execute(
     worker_factory: WorkerFactory | None = None,
     progress: Progress | None = None,
     resume: bool = False,
+    fidelity_factory: FidelityFactory | None = None,
 ) -> RunResult:
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
@@ -208,6 +221,7 @@ def execute(
             families,
             worker_factory,
             progress,
+            fidelity_factory,
         )
         try:
             run.begin(dataset_record, resume)
@@ -220,6 +234,7 @@ def execute(
             raise run.interrupted_before_arms() from None
         with run.stop.installed():
             failure = run.run_arms(first_worker, plans)
+            failure = run.fidelity(failure)
         return run.finish(failure)
     finally:
         folder.release()
@@ -271,6 +286,7 @@ class _Run:
     families: list[Family]
     factory: WorkerFactory | None
     progress: Progress | None
+    fidelity_factory: FidelityFactory | None = None
     stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C, remembered
     samples: list[SampleRecord] = field(default_factory=list)  # the records so far
     resumed: bool = False
@@ -633,6 +649,32 @@ class _Run:
             self.note(record.error)
         self._put_arm(record)
         return self._write_manifest_after(failure)
+
+    # -- fidelity --------------------------------------------------------------------
+    def fidelity(self, failure: BaseException | None) -> BaseException | None:
+        """The fidelity phase when the run has variants of one model and the arms were not
+        stopped (Ctrl-C, a full disk); returns what stopped the run, if anything. A
+        variant whose worker fails is recorded in fidelity.json, the run goes on."""
+        if isinstance(failure, KeyboardInterrupt | OSError):
+            return failure
+        groups = variant_groups(self.manifest.models)
+        if not groups or not self.settings.fidelity or self.kind.name != "run":
+            return failure
+        if self.resumed and already_measured(read_fidelity(self.folder.path), groups):
+            return failure
+        try:
+            measure_fidelity(
+                groups,
+                self.samples,
+                threads=self.settings.threads,
+                write=self.folder.write_fidelity,
+                factory=self.fidelity_factory,
+                progress=self.progress,
+                check_stop=self.stop.check,
+            )
+        except (KeyboardInterrupt, OSError) as exc:
+            return exc
+        return failure
 
     # -- finish ----------------------------------------------------------------------
     def _in_run_order(self, samples: list[SampleRecord]) -> list[SampleRecord]:

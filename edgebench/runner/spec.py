@@ -21,6 +21,7 @@ RESUMABLE_CHANGES = frozenset(
         "compile_timeout",
         "max_crashes",
         "check_memory",
+        "fidelity",  # the phase after the arms: measured again or not, the arms are the same
     }
 )
 
