@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from edgebench.cli.options import JsonOpt, LimitOpt
+from edgebench.cli.options import JsonOpt, LimitOpt, threads_option
 from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
 from edgebench.report.fidelity import fidelity_table
 from edgebench.report.table import RichProgress
@@ -27,14 +27,7 @@ def fidelity(
     ],
     limit: LimitOpt = None,
     threads: Annotated[
-        int | None,
-        typer.Option(
-            "--threads",
-            "-t",
-            metavar="N",
-            min=1,
-            help="CPU threads for each model (default: the run's --threads).",
-        ),
+        int | None, threads_option("CPU threads for each model (default: the run's --threads).")
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:

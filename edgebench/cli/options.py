@@ -116,15 +116,13 @@ def parse_model_list(text: str | None) -> list[str | None]:
     return specs
 
 
+def threads_option(help_text: str) -> Any:
+    """`-t/--threads N`: CPU threads, at least 1."""
+    return typer.Option("--threads", "-t", metavar="N", min=1, help=help_text)
+
+
 ThreadsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--threads",
-        "-t",
-        metavar="N",
-        min=1,
-        help="CPU threads for the model (default: physical cores).",
-    ),
+    int | None, threads_option("CPU threads for the model (default: physical cores).")
 ]
 MaxTokensOpt = Annotated[
     int | None,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -261,11 +261,7 @@ class _Phase:
         figures = summarize_positions(scores)
         return replace(
             base,
-            kl_mean=figures.kl_mean,
-            kl_median=figures.kl_median,
-            kl_p99=figures.kl_p99,
-            top1_agreement=figures.top1_agreement,
-            positions=figures.positions,
+            **asdict(figures),  # kl_mean, kl_median, kl_p99, top1_agreement, positions
             prompts=len(kept),
             skipped=len(examples) - len(kept),
             wall_s=now() - t_start,
