@@ -4,7 +4,9 @@ percentile KL divergence and top-1 agreement of the next-token distributions ove
 run's own prompts followed by each example's expected answer (teacher forcing, as
 `llama-perplexity --kl-divergence`; definitions in docs/metrics.md).
 
-    variant_groups   GGUF models of one base (`NAME@TYPE` labels), two or more: the
+    variant_groups   GGUF models of one base (`NAME@TYPE` labels, `NAME.Q8_0` file
+                     stems, the label without the type compared in lower case), two
+                     or more: the
                      reference is the highest precision_rank, ties the first
     per variant      one worker with the reference and the variant side by side
                      (backends/teacher_forcing.py): count tokens, load at the n_ctx the
@@ -53,13 +55,23 @@ def answer_text(expected: Any) -> str:
     return json.dumps(expected, indent=2, ensure_ascii=False)
 
 
+# What separates a quantization type from the model's name in a label: `NAME@Q8_0` (the
+# model cache's variants), `SmolLM2-135M-Instruct.Q8_0`, `model-q4_k_m` (file names).
+_SEPARATORS = "@.-_"
+
+
 def base_name(model: ModelRecord) -> str | None:
-    """The model a GGUF file is a variant of: NAME of a `NAME@TYPE` label (TYPE a llama.cpp
-    quantization type), else the label itself; None for a model that is not GGUF."""
+    """The model a GGUF file is a variant of, in lower case: its label without a trailing
+    quantization type (`NAME@Q8_0`, a file stem `NAME.Q8_0` or `NAME-q8_0`), else the whole
+    label; None for a model that is not GGUF."""
     if model.format != "gguf":
         return None
-    name, at, suffix = model.label.rpartition("@")
-    return name if at and suffix.upper() in QUANT_TYPES else model.label
+    label = model.label
+    for quant in sorted(QUANT_TYPES, key=len, reverse=True):  # Q4_K_M before K_M-less ones
+        cut = len(label) - len(quant) - 1  # where the separator would be
+        if cut > 0 and label.upper().endswith(quant) and label[cut] in _SEPARATORS:
+            return label[:cut].lower()
+    return label.lower()
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,9 @@ def requantize(source: Path, target: Path, quantization: str) -> None:
 @pytest.fixture(scope="module")
 def variant_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("fidelity")
-    q8 = folder / f"{BASE}@Q8_0.gguf"  # label: the file's stem, NAME@TYPE
+    # label: the file's stem, a variant of BASE (a path cannot hold `@`: resolve reads
+    # NAME@VARIANT there)
+    q8 = folder / f"{BASE}.Q8_0.gguf"
     requantize(smollm2, q8, "Q8_0")
     out = folder / "run"
     settings = RunSettings(limit=LIMIT, threads=2, out=out, warmup=False)
@@ -56,7 +58,7 @@ def variant_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 def test_the_q4_1_against_the_q8_0_reference_differs(variant_run: Path) -> None:
     fidelity = read_fidelity(variant_run)
     assert fidelity is not None and fidelity.status == "completed"
-    assert fidelity.reference == f"{BASE}@Q8_0"
+    assert fidelity.reference == f"{BASE}.Q8_0"
     assert fidelity.reference_quantization == "Q8_0"
     variant = fidelity.variants[BASE]
     assert variant.quantization == "Q4_1"

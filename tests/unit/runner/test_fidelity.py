@@ -59,6 +59,23 @@ def test_variants_of_one_base_and_the_highest_precision_reference() -> None:
     assert [m.label for m in group.variants] == ["smol", "smol@Q2_K"]
 
 
+def test_file_stems_with_a_quantization_type_are_variants_of_their_base() -> None:
+    models = [
+        record("smollm2-135m-instruct", "Q4_1"),  # a registry name
+        record("SmolLM2-135M-Instruct.Q8_0", "Q8_0"),  # a local file's stem
+        record("smollm2-135m-instruct-q4_k_m", "Q4_K_M"),
+        record("smollm2-135m-instruct_Q2_K", "Q2_K"),
+        record("smollm2-135m-instruct-v2", "Q4_1"),  # another model
+    ]
+    (group,) = variant_groups(models)
+    assert group.reference.label == "SmolLM2-135M-Instruct.Q8_0"
+    assert [m.label for m in group.variants] == [
+        "smollm2-135m-instruct",
+        "smollm2-135m-instruct-q4_k_m",
+        "smollm2-135m-instruct_Q2_K",
+    ]
+
+
 def test_equal_precision_takes_the_first_and_one_model_has_no_group() -> None:
     (group,) = variant_groups([record("m@Q4_0", "Q4_0"), record("m", "Q4_0")])
     assert group.reference.label == "m@Q4_0"
