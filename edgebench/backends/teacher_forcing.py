@@ -25,6 +25,8 @@ from edgebench.isolation import ProcessWorker
 from edgebench.scoring.fidelity import PositionScores, compare_logits
 from edgebench.system.memory import MemoryPeak, MemorySampler
 
+LOGITS_BATCH = 128  # tokens per llama_decode call of teacher forcing
+
 
 class LogitsModel(Protocol):
     """What teacher forcing asks of a model: tokens, and logits at chosen positions."""
@@ -41,7 +43,10 @@ class LlamaLogits:
     the logits of the rows from `first` on, after a fresh KV cache."""
 
     def __init__(self, model_path: str, n_threads: int) -> None:
-        self.backend = LlamaCppBackend(model_path, n_threads)
+        # llama.cpp sizes its output and compute buffers for a whole batch of logits (n_batch
+        # x vocabulary floats: 200 MB per model at 512 and SmolLM2's 49k); 128 keeps the
+        # two models' worker near two arms' memory and prefill about as fast.
+        self.backend = LlamaCppBackend(model_path, n_threads, n_batch=LOGITS_BATCH)
 
     def tokenize(self, text: str, special: bool) -> list[int]:
         if self.backend.model is None:
