@@ -44,8 +44,9 @@ class LlamaLogits:
 
     def __init__(self, model_path: str, n_threads: int) -> None:
         # llama.cpp sizes its output and compute buffers for a whole batch of logits (n_batch
-        # x vocabulary floats: 200 MB per model at 512 and SmolLM2's 49k); 128 keeps the
-        # two models' worker near two arms' memory and prefill about as fast.
+        # x vocabulary floats: 100 MB each per model at 512 and SmolLM2's 49k tokens), and
+        # teacher forcing asks for logits: a smaller batch keeps the worker's peak down
+        # (docs/performance.md has both figures).
         self.backend = LlamaCppBackend(model_path, n_threads, n_batch=LOGITS_BATCH)
 
     def tokenize(self, text: str, special: bool) -> list[int]:
