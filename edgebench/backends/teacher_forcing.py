@@ -42,12 +42,12 @@ class LlamaLogits:
     """A llama.cpp model (edgebench's llama backend: the run's tokenization) that returns
     the logits of the rows from `first` on, after a fresh KV cache."""
 
-    def __init__(self, model_path: str, n_threads: int) -> None:
+    def __init__(self, model_path: str, n_threads: int, n_batch: int = LOGITS_BATCH) -> None:
         # llama.cpp sizes its output and compute buffers for a whole batch of logits (n_batch
         # x vocabulary floats: 100 MB each per model at 512 and SmolLM2's 49k tokens), and
         # teacher forcing asks for logits: a smaller batch keeps the worker's peak down
         # (docs/performance.md has both figures).
-        self.backend = LlamaCppBackend(model_path, n_threads, n_batch=LOGITS_BATCH)
+        self.backend = LlamaCppBackend(model_path, n_threads, n_batch=n_batch)
 
     def tokenize(self, text: str, special: bool) -> list[int]:
         if self.backend.model is None:
@@ -142,9 +142,10 @@ class TeacherForcing:
 
 
 def logits_model(backend: str, model_path: str, n_threads: int, **options: Any) -> LogitsModel:
-    """The logits of `model_path` under the run's runtime: llama.cpp, or the tests' fake."""
+    """The logits of `model_path` under the run's runtime: llama.cpp (`n_batch` an option,
+    for benchmarks), or the tests' fake."""
     if backend == "llama":
-        return LlamaLogits(model_path, n_threads)
+        return LlamaLogits(model_path, n_threads, **options)
     if backend == "fake":
         from edgebench.backends.fake import FakeLogits
 
@@ -157,10 +158,10 @@ def serve_teacher_forcing(
     reference: str,
     variant: str,
     n_threads: int,
-    fake: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> TeacherForcing:
-    """The worker's factory (module level: it must pickle)."""
-    options = fake or {}
+    """The worker's factory (module level: it must pickle); `options` go to each model."""
+    options = options or {}
     return TeacherForcing(
         logits_model(backend, reference, n_threads, **options),
         logits_model(backend, variant, n_threads, **options),
