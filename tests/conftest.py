@@ -78,7 +78,8 @@ def run_fake(tmp_path: Path) -> RunFake:
     setting), `examples`, `dataset_record`, `kind`, `factory` (a worker factory instead
     of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits),
     `power` (a PowerChoice; default: no source), `timeline_interval`, `heat` (the
-    timeline's heat reader; default: nothing readable)."""
+    timeline's heat reader; default: nothing readable), `fidelity_factory` (teacher
+    forcing for the fidelity phase of a run with variants)."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
@@ -96,6 +97,7 @@ def run_fake(tmp_path: Path) -> RunFake:
         power: Any = None,
         timeline_interval: float = 1.0,
         heat: Any = None,
+        fidelity_factory: Any = None,
         **settings: Any,
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
@@ -116,6 +118,7 @@ def run_fake(tmp_path: Path) -> RunFake:
             timeline_interval=timeline_interval,
             # the timeline reads no machine in a fake run (same figures everywhere)
             heat=heat or (lambda: dict(NOTHING_READABLE)),
+            fidelity_factory=fidelity_factory,
         )
 
     return run

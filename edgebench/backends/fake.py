@@ -242,3 +242,35 @@ def _misbehave(fault: str) -> None:
         while True:  # a runtime stuck in a loop, deaf to the pipe
             time.sleep(3600)
     os.kill(os.getpid(), getattr(signal, fault))
+
+
+class FakeLogits:
+    """Teacher forcing's model for tests (backends/teacher_forcing.py): one word = one
+    token, and at position i the logits row `rows[i % len(rows)]` given for this model
+    path (`logits`: model path -> rows); a path not listed gets uniform logits."""
+
+    def __init__(
+        self, model_path: str, logits: dict[str, list[list[float]]] | None = None, vocab: int = 3
+    ) -> None:
+        self.rows = (logits or {}).get(model_path) or [[0.0] * vocab]
+        self.loaded_n_ctx: int | None = None
+
+    def tokenize(self, text: str, special: bool) -> list[int]:
+        return [len(word) for word in text.split()]
+
+    def load(self, n_ctx: int) -> None:
+        self.loaded_n_ctx = n_ctx
+
+    def n_vocab(self) -> int:
+        return len(self.rows[0])
+
+    def logits(self, tokens: list[int], first: int) -> Any:
+        import numpy as np
+
+        if self.loaded_n_ctx is None or len(tokens) > self.loaded_n_ctx:
+            raise RuntimeError(f"{len(tokens)} tokens do not fit n_ctx {self.loaded_n_ctx}")
+        rows = [self.rows[i % len(self.rows)] for i in range(first, len(tokens))]
+        return np.asarray(rows, dtype=np.float32)
+
+    def close(self) -> None:
+        pass

@@ -294,12 +294,14 @@ class LlamaCppBackend:
         return _Compiled(report, chain=self._greedy_chain(grammar), guard=guard, grammar=text)
 
     # -- tokens --------------------------------------------------------------------
-    def _tokenize(self, text: str) -> list[int]:
+    def _tokenize(self, text: str, special: bool = True) -> list[int]:
+        """`text` as the model reads it; `special`: a prompt (BOS added, special tokens
+        of the chat template parsed), else plain text (an answer that follows one)."""
         data = text.encode("utf-8")
         capacity = len(data) + 8
         for _ in range(2):
             buf = (self.L.llama_token * capacity)()
-            n = self.L.llama_tokenize(self.vocab, data, len(data), buf, capacity, True, True)
+            n = self.L.llama_tokenize(self.vocab, data, len(data), buf, capacity, special, special)
             if n >= 0:
                 tokens = list(buf[:n])
                 # A chat template that writes BOS itself plus add_bos would give two.

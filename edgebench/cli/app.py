@@ -22,6 +22,7 @@ from edgebench.cli import (
     consistency_cmd,
     data_cmd,
     doctor_cmd,
+    fidelity_cmd,
     models_cmd,
     recommend_cmd,
     run_cmd,
@@ -53,6 +54,7 @@ app.command()(recommend_cmd.recommend)
 app.command()(doctor_cmd.doctor)
 app.command()(consistency_cmd.consistency)
 app.command()(score_cmd.score)
+app.command()(fidelity_cmd.fidelity)
 app.command()(bench_cmd.bench)
 app.add_typer(data_cmd.data_app, name="data")
 # The order `edgebench --help` lists them in: the workflow, then the rest.

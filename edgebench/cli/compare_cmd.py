@@ -13,6 +13,7 @@ from edgebench.report.compare import compare_rows, compare_table, differences_ta
 from edgebench.report.coverage import coverage_table
 from edgebench.report.fit import fitted
 from edgebench.report.steps import step_table
+from edgebench.runfolder.read import read_fidelity
 from edgebench.summary import load_run
 
 
@@ -26,21 +27,23 @@ def compare(
     ] = False,
 ) -> None:
     """Put constraint modes side by side: accuracy, TTFT, decode tok/s and its ratio to
-    `none`, grammar compile times, time per decode-loop call (mask, guard, forward
+    `none`, grammar compile times, KL and top-1 agreement of quantized variants
+    (when the run measured them), time per decode-loop call (mask, guard, forward
     pass); for schema engines, their coverage per subset.
 
     Example: edgebench compare runs/20261122T101500-smollm2-135m-instruct-edgejson
     """
     summaries = [load_run(path).summary for path in run_dirs]
+    fidelity = [read_fidelity(path) for path in run_dirs]
     if as_json:
-        typer.echo(json.dumps(compare_rows(summaries), indent=2))
+        typer.echo(json.dumps(compare_rows(summaries, fidelity), indent=2))
         return
     # Arm minus arm with paired intervals; time per decode-loop phase; schema engines
     # per subset (JSONSchemaBench).
     # Each table fits the terminal, names and numbers whole (report/fit.py).
     stdout_console().print(
         fitted(
-            compare_table(summaries),
+            compare_table(summaries, fidelity),
             differences_table(summaries),
             step_table(summaries),
             coverage_table(summaries),

@@ -135,15 +135,13 @@ def expand_variants(specs: list[str]) -> list[str]:
     return expanded
 
 
+def threads_option(help_text: str) -> Any:
+    """`-t/--threads N`: CPU threads, at least 1."""
+    return typer.Option("--threads", "-t", metavar="N", min=1, help=help_text)
+
+
 ThreadsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--threads",
-        "-t",
-        metavar="N",
-        min=1,
-        help="CPU threads for the model (default: physical cores).",
-    ),
+    int | None, threads_option("CPU threads for the model (default: physical cores).")
 ]
 MaxTokensOpt = Annotated[
     int | None,
@@ -280,6 +278,16 @@ LoopDetectionOpt = Annotated[
         "--loop-detection/--no-loop-detection",
         help="End an answer whose last 32+ tokens repeat with a period of up to 32 tokens "
         "(finish reason 'loop'; default: on).",
+    ),
+]
+FidelityOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--fidelity/--no-fidelity",
+        help="After the arms of a run with two or more GGUF variants of one model "
+        "(NAME@Q8_0,NAME@Q4_K_M ...): KL divergence and top-1 agreement of each against "
+        "the highest-precision one on the run's prompts and expected answers, into "
+        "fidelity.json (default: on).",
     ),
 ]
 CloseOpt = Annotated[

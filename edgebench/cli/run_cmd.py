@@ -13,6 +13,7 @@ from edgebench.cli.options import (
     CompileTimeoutOpt,
     DatasetOpt,
     DelayOpt,
+    FidelityOpt,
     GuardOpt,
     IdleBaselineOpt,
     IgnoreMemoryOpt,
@@ -110,6 +111,7 @@ def run(
     power_log: PowerLogOpt = None,
     idle_baseline: IdleBaselineOpt = None,
     timeline: TimelineOpt = None,
+    fidelity: FidelityOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
@@ -137,11 +139,14 @@ def run(
     Example: edgebench run --task deepjson --dataset sample.jsonl --prompt reference
 
     Example: edgebench run --limit 20 --delay 10 --wait-cool 50
+
     Example: edgebench run --power-log usb-meter.csv --idle-baseline 10
 
     Example: edgebench run --power-command 'python read_ina219.py' --limit 20
 
     Example: edgebench run --no-timeline --limit 20
+
+    Example: edgebench run --model smollm2-135m-instruct,smollm2-135m-instruct@Q8_0 --no-fidelity
 
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """

@@ -19,7 +19,7 @@ from edgebench.report.facts import (
     difference_rows,
     indicative,
 )
-from edgebench.runfolder.records import ArmSummary, Summary
+from edgebench.runfolder.records import ArmSummary, FidelityRecord, Summary
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
 from edgebench.summary.consistency import FAMILY as CONSISTENCY
@@ -169,7 +169,29 @@ def _differences(summary: Summary, arm: ArmSummary) -> list[dict[str, Any]]:
     ]
 
 
-def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
+# Fidelity to the run's highest-precision variant (fidelity.json), beside the task scores.
+FIDELITY_COLUMNS = (("KL", "kl_mean", 4), ("top-1", "top1_agreement", 3))
+
+
+def _fidelity(record: FidelityRecord | None, model: str) -> dict[str, Any]:
+    """A model's fidelity figures; `fidelity`: reference, variant or None (not measured)."""
+    empty: dict[str, Any] = {"fidelity": None, "kl_mean": None, "top1_agreement": None}
+    if record is None:
+        return empty
+    variant = record.variants.get(model)
+    if variant is not None:
+        return {
+            "fidelity": "variant",
+            "kl_mean": variant.kl_mean,
+            "top1_agreement": variant.top1_agreement,
+        }
+    references = {v.reference or record.reference for v in record.variants.values()}
+    return {**empty, "fidelity": "reference"} if model in references else empty
+
+
+def compare_rows(
+    summaries: list[Summary], fidelity: list[FidelityRecord | None] | None = None
+) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
     task's figures' 95% bootstrap intervals; `differences`: this arm minus another on the
@@ -177,11 +199,13 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
     `energy_reason` when unmeasured) and `throttled_during_run`; `step_times`: the decode
     loop's phases (report/steps.py). A consistency run has a
     row per temperature (`temperature`; None for greedy runs): `n` counts its
-    generations at that temperature."""
+    generations at that temperature. `kl_mean`, `top1_agreement`: the model's fidelity to
+    its reference (`fidelity`: variant or reference) when the run has fidelity.json."""
     # every row has the energy figures (None when unmeasured) and the throttling flag
     columns = (*columns_for(summaries), MODEL_RATIO, *energy.ENERGY_COLUMNS, energy.THROTTLED)
+    records = fidelity or [None] * len(summaries)
     rows = []
-    for summary in summaries:
+    for summary, record in zip(summaries, records, strict=True):
         for arm in result_arms(summary):
             row: dict[str, Any] = {
                 "run": summary.run_id,
@@ -195,6 +219,7 @@ def compare_rows(summaries: list[Summary]) -> list[dict[str, Any]]:
                 "skipped": arm.skip_reason,
             }
             row.update({key: None if arm.skip_reason else read(arm) for _, key, read, _ in columns})
+            row.update(_fidelity(record, arm.model))
             row["ttft_warm"] = arm.perf.ttft_warm
             # per decode-loop phase: calls, mean, the median answer's p50 and p99 (µs)
             row["step_times"] = {k: v.to_json() for k, v in arm.perf.step_times.items()}
@@ -214,10 +239,13 @@ def with_interval(cell: str, interval: list[float] | None) -> str:
     return f"{cell}\n{lo}–{hi}"
 
 
-def compare_table(summaries: list[Summary]) -> Table:
+def compare_table(
+    summaries: list[Summary], fidelity: list[FidelityRecord | None] | None = None
+) -> Table:
     """Values are p50 over examples; the run column appears when more than one run is
-    compared, the model column (and ×1st) when a table holds more than one model."""
-    rows = compare_rows(summaries)
+    compared, the model column (and ×1st) when a table holds more than one model, KL and
+    top-1 after the task's scores when a run measured fidelity."""
+    rows = compare_rows(summaries, fidelity)
     several_runs = len(summaries) > 1
     several_models = len({row["model"] for row in rows}) > 1
     title = (
@@ -233,6 +261,10 @@ def compare_table(summaries: list[Summary]) -> Table:
     if len(parses) == 1:  # one extraction for every row: said once
         title += f" · parse {parses[0]}"
     columns = list(columns_for(summaries))
+    fidelity_shown = any(row["fidelity"] for row in rows)
+    if fidelity_shown:
+        at = len(_task_columns(summaries))
+        columns[at:at] = [(h, key, lambda arm: None, d) for h, key, d in FIDELITY_COLUMNS]
     if several_models:
         columns.append(MODEL_RATIO)
     table = Table(title=escape(title), title_justify="left")
@@ -266,6 +298,9 @@ def compare_table(summaries: list[Summary]) -> Table:
             for _, key, _, digits in columns
         ]
         keys = [key for _, key, _, _ in columns]
+        if row["fidelity"] == "reference" and fidelity_shown:
+            for _, key, _ in FIDELITY_COLUMNS:
+                cells[counted + keys.index(key)] = "ref"
         if row.get("ttft_warm") and "ttft_s_p50" in keys:
             cells[counted + keys.index("ttft_s_p50")] += "w"
         prefix = [escape(row["run"] or "-")] if several_runs else []
@@ -290,6 +325,13 @@ def compare_table(summaries: list[Summary]) -> Table:
     )
     if several_models:
         caption += " ×1st: decode tok/s over the first model's, same mode, same run."
+    if fidelity_shown:
+        caption += (
+            " KL: mean KL divergence (nats) of the model's next-token distribution from "
+            "its reference's (ref: the run's highest-precision variant) over the expected "
+            "answers' tokens; top-1: share of those positions where both pick the same "
+            "token (fidelity.json)."
+        )
     if sampled:
         caption += (
             " T: a consistency run's sampling temperature; its n counts generations; cons: "

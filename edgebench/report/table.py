@@ -125,6 +125,16 @@ class RichProgress:
             self._task_id, advance=1, stats=self._arm.text(self._label), run_eta=self._run_eta()
         )
 
+    def step(self, stats: str) -> None:
+        """One example of the fidelity phase, with its running figures."""
+        self._run_done += 1
+        self._run_left -= 1
+        self._arm_left -= 1
+        assert self._progress is not None
+        self._progress.update(
+            self._task_id, advance=1, stats=escape(stats), run_eta=self._run_eta()
+        )
+
     def _run_eta(self) -> str:
         """The whole run's time left, at the pace of the run so far (loading included);
         nothing while only this arm is left."""

@@ -19,8 +19,8 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
-from edgebench.runfolder.read import MANIFEST, SAMPLES, SUMMARY, read_manifest
-from edgebench.runfolder.records import Manifest, Summary
+from edgebench.runfolder.read import FIDELITY, MANIFEST, SAMPLES, SUMMARY, read_manifest
+from edgebench.runfolder.records import FidelityRecord, Manifest, Summary
 from edgebench.system.versions import utc_now
 
 LOCK_FILE = ".edgebench.lock"
@@ -163,6 +163,9 @@ class RunFolder:
 
     def write_summary(self, summary: Summary) -> None:
         write_json_atomic(self.summary_path, summary.to_json())
+
+    def write_fidelity(self, record: FidelityRecord) -> None:
+        write_json_atomic(self.path / FIDELITY, record.to_json())
 
     def release(self) -> None:
         self.lock.release()

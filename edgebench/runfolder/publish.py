@@ -19,6 +19,7 @@ from edgebench.runfolder.record import Record, field_docs, json_schema, nested_r
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,
+    FidelityRecord,
     Manifest,
     PowerReading,
     SampleRecord,
@@ -39,6 +40,11 @@ FILES: dict[str, tuple[type[Record], str]] = {
     "power-log.jsonl": (
         PowerReading,
         "the --power-log rows around the run's examples, copied at its end (format 2.7)",
+    ),
+    "fidelity.json": (
+        FidelityRecord,
+        "KL divergence and top-1 agreement of each GGUF variant against the run's "
+        "highest-precision variant of the same model (only runs with two or more)",
     ),
     # not in a run folder: `edgebench bench` writes it alone, and `card`/`report` read it
     "bench.json": (

@@ -110,23 +110,23 @@ def read_rows(run_dir: Path, name: str, cls: type[R]) -> list[R]:
     return [_as_record(cls, row, f"{path}:{line}") for line, row in rows]
 
 
-def read_summary(run_dir: Path) -> Summary | None:
-    """The stored summary, or None when the run wrote none (yet)."""
-    path = run_dir / SUMMARY
+def _read_optional(path: Path, cls: type[R]) -> R | None:
+    """A versioned record file of the run, or None when the run has none."""
     if not path.is_file():
         return None
     data = _read_json_object(path)
     check_version(data, path)
-    return _as_record(Summary, data, str(path))
+    return _as_record(cls, data, str(path))
+
+
+def read_summary(run_dir: Path) -> Summary | None:
+    """The stored summary, or None when the run wrote none (yet)."""
+    return _read_optional(run_dir / SUMMARY, Summary)
 
 
 def read_fidelity(run_dir: Path) -> FidelityRecord | None:
-    """The variants' fidelity to the most precise one; None when the run has none (a
-    run of one model, or one made before format 2.7)."""
-    path = run_dir / FIDELITY
-    if not path.is_file():
-        return None
-    return _as_record(FidelityRecord, _read_json_object(path), str(path))
+    """The run's fidelity record, or None when it has none (one model, an older run)."""
+    return _read_optional(run_dir / FIDELITY, FidelityRecord)
 
 
 @dataclass(frozen=True)

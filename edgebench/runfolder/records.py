@@ -88,6 +88,9 @@ class RunSettings(Record):
     # `--idle-baseline`: seconds of idle power measured before the first arm (0: none)
     idle_baseline: float = 5.0
     timeline: bool = True  # `--timeline/--no-timeline`: sample heat and power once a second
+    # `--no-fidelity`: no fidelity phase after the arms (KL and top-1 agreement of the GGUF
+    # variants of one model against its highest-precision one, fidelity.json)
+    fidelity: bool = True
 
 
 @dataclass(frozen=True)
@@ -1005,30 +1008,6 @@ class BenchRecord(Record):
     wait_cool: WaitCool | None = None  # `--wait-cool`: how the bench waited to start
 
 
-# -- fidelity of quantized variants (format 2.7) ---------------------------------
-@dataclass(frozen=True)
-class FidelityVariant(Record):
-    """One variant's next-token agreement with the reference, teacher-forced."""
-
-    quantization: str | None = None  # the variant's type
-    kl_mean: float | None = None  # mean KL(reference || variant) per position (nats)
-    kl_median: float | None = None
-    kl_p99: float | None = None
-    top1_agreement: float | None = None  # share of positions with the same argmax token
-    positions: int | None = None  # token positions scored
-
-
-@dataclass(frozen=True)
-class FidelityRecord(Record):
-    """fidelity.json: each variant of a sweep against its highest-precision variant."""
-
-    reference: str  # the reference model's label
-    reference_quantization: str | None = None
-    prompts: int | None = None  # examples scored
-    positions: int | None = None  # token positions scored
-    variants: dict[str, FidelityVariant] = field(default_factory=dict)  # label -> figures
-
-
 # -- power and heat (format 2.7) ----------------------------------------------------
 @dataclass(frozen=True)
 class PowerRecord(Record):
@@ -1101,3 +1080,44 @@ class ArmEnergy(Record):
     prefill_j: float | None = None  # energy from request start to first token
     decode_j: float | None = None  # energy from first token to end
     n_measured: int = 0  # examples whose whole interval the readings cover
+
+
+# -- fidelity.json --------------------------------------------------------------------
+@dataclass(frozen=True)
+class FidelityVariant(Record):
+    """One variant against its reference, over the same examples and positions: the
+    next-token distributions with the same tokens read (teacher forcing)."""
+
+    quantization: str | None  # the variant's type (Q4_K_M ...)
+    kl_mean: float | None  # mean KL(reference || variant) per position, nats
+    kl_median: float | None  # median over positions, nats
+    kl_p99: float | None  # 99th percentile over positions, nats
+    top1_agreement: float | None  # share of positions where both models' top token agree
+    positions: int  # answer positions scored
+    reference: str | None = None  # the model it was compared with (each base its own)
+    prompts: int = 0  # examples scored
+    skipped: int = 0  # examples left out: no expected answer, or too long for the model
+    status: str = "completed"  # completed, failed or interrupted
+    error: str | None = None  # why it failed, in one line
+    wall_s: float | None = None  # seconds from the worker's start to its close
+    peak_rss_mb: float | None = None  # peak resident memory of the worker (both models)
+
+
+@dataclass(frozen=True)
+class FidelityRecord(Record):
+    """fidelity.json: how closely each GGUF variant of a model follows the run's
+    highest-precision variant of it, on the run's own prompts and expected answers
+    (docs/metrics.md). No file: no fidelity (one model, or made before format 2.7)."""
+
+    reference: str  # label of the reference model (the first base's, with several)
+    reference_quantization: str | None  # its quantization
+    prompts: int  # examples scored (of the reference's base)
+    positions: int  # answer positions scored per variant
+    variants: dict[str, FidelityVariant]  # variant label -> figures (the reference omitted)
+    schema_version: str = SCHEMA_VERSION  # the run-folder format
+    status: str = "completed"  # running, completed or interrupted
+    threads: int | None = None  # threads each model ran with
+    limit: int | None = None  # `edgebench fidelity --limit`: the run's first N examples
+    answer_text: str = "json.dumps(expected, indent=2)"  # how the expected answer was written
+    started_at: str | None = None  # UTC, ISO 8601
+    finished_at: str | None = None  # UTC, ISO 8601

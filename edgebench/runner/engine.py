@@ -12,6 +12,9 @@
       arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then per
                 job generate -> score -> append to samples.jsonl (fsynced); a job the
                 worker dies on is recorded and a fresh worker goes on
+      fidelity  a run with two or more GGUF variants of one model: KL and top-1
+                agreement of each against the highest-precision one (runner/fidelity.py,
+                fidelity.json; `--no-fidelity` skips it)
       finish    manifest.json and summary.json, each written atomically
 
 Models' arms run one after another, so each peak RSS is its own. A mode a model's runtime
@@ -51,6 +54,7 @@ from edgebench.runfolder.read import (
     read_rows,
     read_samples,
 )
+from edgebench.runfolder.read import read_fidelity, read_manifest, read_samples
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     AnswerEndPlan,
@@ -76,6 +80,12 @@ from edgebench.runfolder.records import (
 from edgebench.runner.arm import Arm, ArmGaveUp
 from edgebench.runner.budget import plan_budget, plan_context, reference_text
 from edgebench.runner.cooling import Waits, wait_until_cool
+from edgebench.runner.fidelity import (
+    FidelityFactory,
+    already_measured,
+    measure_fidelity,
+    variant_groups,
+)
 from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import GreedyRun, Job, RunKind
 from edgebench.runner.power import (
@@ -160,6 +170,9 @@ class Progress(Protocol):
         included."""
 
     def advance(self, sample: SampleRecord) -> None: ...
+    def step(self, stats: str) -> None:
+        """One example of the fidelity phase done; `stats`: its running figures."""
+
     def note(self, message: str) -> None: ...
     def stop(self) -> None: ...
 
@@ -185,6 +198,7 @@ def execute(
     power: PowerChoice | None = None,
     timeline_interval: float = INTERVAL_S,
     heat: HeatReader = heat_sample,
+    fidelity_factory: FidelityFactory | None = None,
 ) -> RunResult:
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
@@ -244,6 +258,7 @@ def execute(
             worker_factory,
             progress,
             waits or Waits(),
+            fidelity_factory,
         )
         try:
             run.begin(dataset_record, resume)
@@ -257,6 +272,7 @@ def execute(
             raise run.interrupted_before_arms() from None
         with run.stop.installed():
             failure = run.run_arms(first_worker, plans)
+            failure = run.fidelity(failure)
         return run.finish(failure)
     finally:
         if run is not None:  # the timeline's thread ends with the run, however it ends
@@ -311,6 +327,7 @@ class _Run:
     factory: WorkerFactory | None
     progress: Progress | None
     waits: Waits  # the clock, sleep and thermometer of --delay and --wait-cool
+    fidelity_factory: FidelityFactory | None = None
     stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C, remembered
     samples: list[SampleRecord] = field(default_factory=list)  # the records so far
     resumed: bool = False
@@ -731,6 +748,32 @@ class _Run:
             self.note(record.error)
         self._put_arm(record)
         return self._write_manifest_after(failure)
+
+    # -- fidelity --------------------------------------------------------------------
+    def fidelity(self, failure: BaseException | None) -> BaseException | None:
+        """The fidelity phase when the run has variants of one model and the arms were not
+        stopped (Ctrl-C, a full disk); returns what stopped the run, if anything. A
+        variant whose worker fails is recorded in fidelity.json, the run goes on."""
+        if isinstance(failure, KeyboardInterrupt | OSError):
+            return failure
+        groups = variant_groups(self.manifest.models)
+        if not groups or not self.settings.fidelity or self.kind.name != "run":
+            return failure
+        if self.resumed and already_measured(read_fidelity(self.folder.path), groups):
+            return failure
+        try:
+            measure_fidelity(
+                groups,
+                self.samples,
+                threads=self.settings.threads,
+                write=self.folder.write_fidelity,
+                factory=self.fidelity_factory,
+                progress=self.progress,
+                check_stop=self.stop.check,
+            )
+        except (KeyboardInterrupt, OSError) as exc:
+            return exc
+        return failure
 
     # -- finish ----------------------------------------------------------------------
     def _in_run_order(self, samples: list[SampleRecord]) -> list[SampleRecord]:

@@ -25,6 +25,7 @@ RESUMABLE_CHANGES = frozenset(
         "delay",
         "wait_cool",
         "wait_cool_timeout",
+        "fidelity",  # the phase after the arms: measured again or not, the arms are the same
     }
 )
 

@@ -42,6 +42,9 @@ ROW_KEYS = {
     "wall_s",
     "ttft_warm",
     "step_times",
+    "fidelity",  # variant or reference when the run has fidelity.json, else None
+    "kl_mean",
+    "top1_agreement",
     "valid_json",
     "schema_compliance",
     "json_exact",

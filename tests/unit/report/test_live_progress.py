@@ -98,3 +98,15 @@ def test_stopping_on_a_terminal_that_is_gone_does_not_raise() -> None:
     progress = RichProgress(Console(file=GoneTerminal(), width=100))
     progress.start(3, "echo · a, none", 3)
     progress.stop()  # the run goes on to mark itself interrupted and release its lock
+
+
+def test_the_fidelity_phase_shows_its_running_kl_and_top1() -> None:
+    out = io.StringIO()
+    progress = RichProgress(Console(file=out, width=200), clock=lambda: 0.0)
+    progress.start(2, "fidelity · m vs m@Q8_0", 2)
+    progress.step("KL 0.1733 · top-1 [0.500]")  # markup-like text shows as it is
+    progress.step("KL 0.1733 · top-1 [0.000]")
+    progress.stop()
+    last = [line for line in out.getvalue().splitlines() if line.strip()][-1]
+    assert "fidelity · m vs m@Q8_0" in last and "2/2" in last
+    assert "KL 0.1733 · top-1 [0.000]" in last
