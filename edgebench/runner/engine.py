@@ -50,11 +50,11 @@ from edgebench.runfolder.folder import RunFolder
 from edgebench.runfolder.read import (
     POWER_LOG,
     TIMELINE,
+    read_fidelity,
     read_manifest,
     read_rows,
     read_samples,
 )
-from edgebench.runfolder.read import read_fidelity, read_manifest, read_samples
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     AnswerEndPlan,

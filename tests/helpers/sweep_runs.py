@@ -13,7 +13,7 @@ from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.worker import InProcessWorker
 from edgebench.constraints import parse_modes
 from edgebench.prompts import PromptFormat
-from edgebench.runfolder.records import DatasetRecord, RunSettings
+from edgebench.runfolder.records import SCHEMA_VERSION, DatasetRecord, RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.tasks import get_task
@@ -84,7 +84,14 @@ def make_sweep_run(
         outputs = [a if i < v.correct else "{}" for i, a in enumerate(answers)]
         return FakeBackend(outputs, timings=FakeTimings(per_output_token=v.per_token_s))
 
-    settings = RunSettings(out=out, warmup=False, limit=n, constraints=tuple(parse_modes(modes)))
+    # the fidelity phase is not run: the fixture writes its own fidelity.json below
+    settings = RunSettings(
+        out=out,
+        warmup=False,
+        limit=n,
+        constraints=tuple(parse_modes(modes)),
+        fidelity=False,
+    )
     dataset = DatasetRecord(path="data/edgejson/test.jsonl", sha256="ab" * 32, n_examples=n)
     execute(
         settings,
@@ -130,6 +137,7 @@ def write_fidelity(out: Path, variants: tuple[Variant, ...] = VARIANTS, base: st
         "reference_quantization": reference.quantization,
         "prompts": 4,
         "positions": 400,
+        "schema_version": SCHEMA_VERSION,
         "variants": {
             v.label(base): {
                 "quantization": v.quantization,

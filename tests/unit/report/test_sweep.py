@@ -18,6 +18,7 @@ from edgebench.report.fit import Fitted
 from edgebench.report.html import render_report
 from edgebench.report.sweep import build_sweep, is_sweep, sweep_json, sweep_table
 from edgebench.report.sweep_plot import sweep_plots
+from edgebench.runfolder.records import SCHEMA_VERSION
 from edgebench.summary import load_run
 from tests.helpers.sweep_runs import REQUANTIZED, make_sweep_run, variant
 
@@ -145,7 +146,8 @@ def test_the_report_of_one_model_has_no_sweep(tmp_path: Path) -> None:
 
 def test_a_fidelity_file_that_is_not_a_record_is_a_one_line_error(tmp_path: Path) -> None:
     run_dir = make_sweep_run(tmp_path / "run", modes="none")
-    (run_dir / "fidelity.json").write_text(json.dumps({"variants": {}}))
+    broken = {"schema_version": SCHEMA_VERSION, "variants": {}}  # no reference, no counts
+    (run_dir / "fidelity.json").write_text(json.dumps(broken))
     with pytest.raises(UserError, match=r"fidelity.json: not a run record"):
         build_sweep(load_run(run_dir))
 
