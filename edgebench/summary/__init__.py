@@ -30,6 +30,7 @@ from edgebench.summary.arms import summarize_arms
 from edgebench.summary.consistency import summarize_consistency
 from edgebench.summary.differences import paired_differences
 from edgebench.summary.energy import arm_energy, arm_throttled, power_samples, throttled
+from edgebench.system.power import PowerCurve
 
 # What a run kind adds to the arms' figures (None: nothing).
 Section = Callable[[Manifest, list[SampleRecord], Sequence[Family]], ConsistencySummary | None]
@@ -86,7 +87,8 @@ def _with_energy(
     families: Sequence[Family],
 ) -> list[ArmSummary]:
     """Each arm with its energy and throttling flag (format 2.7 runs)."""
-    power = power_samples(timeline, power_log)
+    # built once: every example of every arm is an interval on the same readings
+    power = PowerCurve.of(power_samples(timeline, power_log))
     task_family = next((f for f in families if f.name == manifest.task_family), None)
     with_energy = []
     for arm in arms:

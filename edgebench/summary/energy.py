@@ -24,7 +24,7 @@ from edgebench.runfolder.records import (
     TimelineRow,
     WallClock,
 )
-from edgebench.system.power import PowerSample, energy_between
+from edgebench.system.power import PowerCurve, PowerSample
 
 # Pi get_throttled bits that mean the clock was held down (under-voltage alone is not).
 _THROTTLE_NOW = ("freq_capped_now", "throttled_now", "soft_temp_limit_now")
@@ -57,22 +57,23 @@ def power_samples(
     return sorted(readings, key=lambda s: s.t)
 
 
-def idle_watts(record: PowerRecord, power: Sequence[PowerSample]) -> float | None:
+def idle_watts(record: PowerRecord, power: PowerCurve) -> float | None:
     """Mean power over the idle baseline's window; None when not measured or covered."""
     start, end = record.idle_start, record.idle_end
     if start is None or end is None or end <= start:
         return None
-    joules = energy_between(power, start, end)
+    joules = power.energy(start, end)
     return joules / (end - start) if joules is not None else None
 
 
 def example_energy(
-    wall: WallClock, power: Sequence[PowerSample], idle: float | None
+    wall: WallClock, power: PowerCurve | Sequence[PowerSample], idle: float | None
 ) -> ExampleEnergy | None:
     """Prefill and decode joules of one example (None: the readings do not cover it)."""
+    curve = power if isinstance(power, PowerCurve) else PowerCurve.of(power)
     first = wall.first_token if wall.first_token is not None else wall.end
-    prefill = energy_between(power, wall.start, first)
-    decode = energy_between(power, first, wall.end)
+    prefill = curve.energy(wall.start, first)
+    decode = curve.energy(first, wall.end)
     if prefill is None or decode is None:
         return None
     base = idle or 0.0
@@ -116,7 +117,7 @@ def _idle_seconds(record: PowerRecord) -> float | None:
 def arm_energy(
     record: PowerRecord | None,
     samples: Sequence[SampleRecord],
-    power: Sequence[PowerSample],
+    power: PowerCurve,
     family: Family | None,
 ) -> ArmEnergy | None:
     """The energy figures of one arm's `samples` (None: a run made before format 2.7)."""
@@ -124,7 +125,7 @@ def arm_energy(
         return None
     if record.reason is not None:
         return none_with(record, record.reason)
-    if not power:
+    if power.empty:
         return none_with(record, f"the power source ({record.source}) gave no reading")
     idle = idle_watts(record, power)
     measured = [

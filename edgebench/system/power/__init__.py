@@ -5,12 +5,13 @@ sensor chips, command and meter_log: an external meter), the choice between them
 what each tier measures and misses."""
 
 from edgebench.system.power.choose import choose_power_source
-from edgebench.system.power.energy import energy_between
+from edgebench.system.power.energy import PowerCurve, energy_between
 from edgebench.system.power.meter_log import PowerLogInfo, describe_power_log, read_power_log
 from edgebench.system.power.sample import PowerChoice, PowerSample, PowerSource
 
 __all__ = [
     "PowerChoice",
+    "PowerCurve",
     "PowerLogInfo",
     "PowerSample",
     "PowerSource",

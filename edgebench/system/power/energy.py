@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 
 from edgebench.system.power.sample import PowerSample
@@ -48,14 +49,36 @@ def _trapezoid(points: Points, start: float, end: float) -> float:
     return sum((x1 - x0) * (y0 + y1) / 2 for (x0, y0), (x1, y1) in pairwise(curve))
 
 
+@dataclass(frozen=True)
+class PowerCurve:
+    """A source's samples as sorted counter and power points, built once so that many
+    intervals (every example of a run) are each a couple of bisections."""
+
+    counter: Points
+    power: Points
+
+    @classmethod
+    def of(cls, samples: Sequence[PowerSample]) -> PowerCurve:
+        return cls(
+            _points([(s.t, s.joules) for s in samples if s.joules is not None]),
+            _points([(s.t, s.watts) for s in samples if s.watts is not None]),
+        )
+
+    @property
+    def empty(self) -> bool:
+        return not self.counter[0] and not self.power[0]
+
+    def energy(self, start: float, end: float) -> float | None:
+        """Joules over [start, end]; None when the samples do not cover it."""
+        if end < start:
+            return None
+        if _covers(self.counter[0], start, end):
+            return _at(self.counter, end) - _at(self.counter, start)
+        if _covers(self.power[0], start, end):
+            return _trapezoid(self.power, start, end)
+        return None
+
+
 def energy_between(samples: Sequence[PowerSample], start: float, end: float) -> float | None:
     """Joules over [start, end]; None when the samples do not cover it."""
-    if end < start:
-        return None
-    counter = _points([(s.t, s.joules) for s in samples if s.joules is not None])
-    if _covers(counter[0], start, end):
-        return _at(counter, end) - _at(counter, start)
-    power = _points([(s.t, s.watts) for s in samples if s.watts is not None])
-    if _covers(power[0], start, end):
-        return _trapezoid(power, start, end)
-    return None
+    return PowerCurve.of(samples).energy(start, end)
