@@ -185,8 +185,7 @@ def _fidelity(record: FidelityRecord | None, model: str) -> dict[str, Any]:
             "kl_mean": variant.kl_mean,
             "top1_agreement": variant.top1_agreement,
         }
-    references = {v.reference or record.reference for v in record.variants.values()}
-    return {**empty, "fidelity": "reference"} if model in references else empty
+    return {**empty, "fidelity": "reference"} if record.is_reference(model) else empty
 
 
 def compare_rows(

@@ -173,10 +173,10 @@ def _row(run: LoadedRun, arm: Arm, metric: str, fidelity: FidelityRecord | None)
     record = run.manifest.model(arm.model)
     kl = top1 = None
     if fidelity is not None:
-        if arm.model == fidelity.reference:
-            kl, top1 = 0.0, 1.0  # the reference against itself
-        elif (variant := fidelity.variants.get(arm.model)) is not None:
+        if (variant := fidelity.variants.get(arm.model)) is not None:
             kl, top1 = variant.kl_mean, variant.top1_agreement
+        elif fidelity.is_reference(arm.model):
+            kl, top1 = 0.0, 1.0  # the reference against itself
     source = record.quantized_from
     note = source.note if source is not None and source.requantized else None
     return SweepRow(

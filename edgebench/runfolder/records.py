@@ -1121,3 +1121,7 @@ class FidelityRecord(Record):
     answer_text: str = "json.dumps(expected, indent=2)"  # how the expected answer was written
     started_at: str | None = None  # UTC, ISO 8601
     finished_at: str | None = None  # UTC, ISO 8601
+
+    def is_reference(self, model: str) -> bool:
+        """The model some variant was compared with (each base its own reference)."""
+        return model in {v.reference or self.reference for v in self.variants.values()}
