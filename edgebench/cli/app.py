@@ -23,6 +23,7 @@ from edgebench.cli import (
     data_cmd,
     doctor_cmd,
     fidelity_cmd,
+    fleet_cmd,
     models_cmd,
     recommend_cmd,
     run_cmd,
@@ -57,6 +58,7 @@ app.command()(score_cmd.score)
 app.command()(fidelity_cmd.fidelity)
 app.command()(bench_cmd.bench)
 app.add_typer(data_cmd.data_app, name="data")
+app.add_typer(fleet_cmd.fleet_app, name="fleet")
 # The order `edgebench --help` lists them in: the workflow, then the rest.
 WORKFLOW = ("models", "run", "compare", "card", "report")
 

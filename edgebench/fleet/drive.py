@@ -1,0 +1,209 @@
+"""`edgebench fleet run`: stage what the hosts need, run the shipped playbook with
+ansible-playbook (a subprocess; its events read line by line as they come), unpack each
+host's fetched results into `OUT/<host>/`.
+
+OUT/.fleet/ is the controller's working folder: the source and plan tarballs, the
+variables passed to the playbook, each host's fetched tarball and ansible-playbook's own
+log (its stderr and every line that is not an event).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from edgebench.errors import UserError
+from edgebench.fleet.inventory import Inventory
+from edgebench.fleet.payload import (
+    model_files,
+    plan_members,
+    read_plan_payload,
+    registry_bases,
+    source_checkout,
+    source_members,
+    write_tarball,
+)
+from edgebench.fleet.status import (
+    COMPLETE,
+    FAILED,
+    NOT_STARTED,
+    CellCounts,
+    Fleet,
+    HostState,
+    count_cells,
+    parse_event,
+)
+
+PACKAGE = Path(__file__).parent
+PLAYBOOK = PACKAGE / "playbook.yml"
+CALLBACKS = PACKAGE / "callback"
+WORK = ".fleet"
+INSTALL_HINT = (
+    "ansible-playbook not found: install Ansible on this machine with "
+    "pip install 'edgebench[fleet]' (or ./install.sh fleet); the hosts need only ssh and python3"
+)
+
+
+@dataclass(frozen=True)
+class HostResult:
+    state: HostState
+    cells: CellCounts
+    folder: Path | None  # OUT/<host>, when results were fetched (now or before)
+
+
+def find_playbook_command() -> Path:
+    """ansible-playbook beside this Python (the venv edgebench runs in), else on PATH."""
+    beside = Path(sys.executable).parent / "ansible-playbook"
+    if beside.is_file():
+        return beside
+    found = shutil.which("ansible-playbook")
+    if not found:
+        raise UserError(INSTALL_HINT)
+    return Path(found)
+
+
+def stage(plan: Path, out: Path, *, push_models: bool) -> dict[str, object]:
+    """Write the tarballs into OUT/.fleet and return the playbook's fleet_* variables."""
+    payload = read_plan_payload(plan)
+    work = out / WORK
+    source = write_tarball(source_members(source_checkout()), work / "source.tar.gz")
+    plan_tar = write_tarball(plan_members(payload), work / "plan.tar.gz")
+    pushed = model_files(payload.models) if push_models else []
+    return {
+        "fleet_source_tarball": str(source.path.resolve()),
+        "fleet_source_sha256": source.sha256,
+        "fleet_plan_tarball": str(plan_tar.path.resolve()),
+        "fleet_plan_name": plan.name,
+        "fleet_push_models": [[relative, str(path.resolve())] for relative, path in pushed],
+        "fleet_pull_models": [] if push_models else registry_bases(payload.models),
+        "fleet_incoming": str((work / "incoming").resolve()),
+    }
+
+
+def run_fleet(
+    plan: Path,
+    inventory: Inventory,
+    out: Path,
+    *,
+    push_models: bool = False,
+    say: Callable[[str], None] = print,
+) -> dict[str, HostResult]:
+    """Run the plan on every host of the inventory; each host's result. Hosts that fail
+    are in the result with why; this raises only for the user's mistakes."""
+    command = find_playbook_command()
+    out.mkdir(parents=True, exist_ok=True)
+    variables = stage(plan, out, push_models=push_models)
+    work = out / WORK
+    incoming = Path(str(variables["fleet_incoming"]))
+    shutil.rmtree(incoming, ignore_errors=True)  # only this run's fetches count
+    incoming.mkdir(parents=True)
+    (work / "vars.json").write_text(json.dumps(variables, indent=1) + "\n", encoding="utf-8")
+    argv = [
+        str(command),
+        "-i",
+        str(inventory.path),
+        "--forks",
+        str(max(5, len(inventory.hosts))),
+        "--extra-vars",
+        f"@{work / 'vars.json'}",
+        str(PLAYBOOK),
+    ]
+    fleet = Fleet({host: HostState(host) for host in inventory.hosts})
+    with (work / "ansible.log").open("w", encoding="utf-8") as log:
+        process = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=playbook_env(os.environ),
+        )
+        assert process.stdout is not None
+        try:
+            for line in process.stdout:
+                event = parse_event(line)
+                if event is None:
+                    log.write(line)
+                    continue
+                status = fleet.apply(event)
+                if status:
+                    say(status)
+        finally:  # Ctrl-C, SIGTERM: Ansible ends too, and its connections with it
+            if process.poll() is None:
+                process.terminate()
+            process.wait()
+    return {host: _collect(fleet.hosts[host], incoming, out, work) for host in inventory.hosts}
+
+
+def playbook_env(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
+    """ansible-playbook's environment: the edgebench_status callback on stdout, no
+    retry files or cows, and the host keys as the user's ssh config says."""
+    env = dict(environ)
+    env.update(
+        {
+            "ANSIBLE_STDOUT_CALLBACK": "edgebench_status",
+            "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS),
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_NOCOWS": "1",
+            "ANSIBLE_PYTHON_INTERPRETER": env.get("ANSIBLE_PYTHON_INTERPRETER", "auto_silent"),
+            "ANSIBLE_FORCE_COLOR": "0",
+        }
+    )
+    return env
+
+
+def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostResult:
+    """A host's results unpacked into OUT/<host> (replacing the older copy) and counted."""
+    if state.state == NOT_STARTED:
+        state = replace(
+            state,
+            state=FAILED,
+            reason=f"ansible-playbook ended before this host started (see {work / 'ansible.log'})",
+        )
+    tarball = incoming / f"{state.host}.tar.gz"
+    folder = out / state.host
+    if tarball.is_file():
+        unpack_results(tarball, folder)
+    if not folder.is_dir():
+        return HostResult(state, CellCounts(0, 0, None), None)
+    cells = count_cells(folder)
+    if state.state == COMPLETE and cells.failed:
+        state = replace(state, state=FAILED, reason=f"{cells.failed} cell(s) failed")
+    return HostResult(state, cells, folder)
+
+
+def unpack_results(tarball: Path, folder: Path) -> None:
+    """The host's `results/` from its tarball into `folder`, swapped in whole: a reader
+    never sees half a copy, and the copy is the host's folder as it is now."""
+    staging = folder.with_name(f".{folder.name}.unpacking")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with tarfile.open(tarball) as tar:
+        members = [m for m in tar.getmembers() if m.name.split("/")[0] == "results"]
+        _extract(tar, members, staging)
+    old = folder.with_name(f".{folder.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
+    (staging / "results").rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
+    """Only plain files and folders inside `dest` (a host's tarball is not trusted)."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, members=members, filter="data")
+        return
+    safe = [
+        m
+        for m in members
+        if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in m.name
+    ]
+    tar.extractall(dest, members=safe)  # noqa: S202 - checked above (Python < 3.12)

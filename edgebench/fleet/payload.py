@@ -1,0 +1,204 @@
+"""What `fleet run` ships to every host: the edgebench source it runs from, the plan with
+the files it names, and (with --push-models) the cached model files the plan names.
+
+Tarballs are byte-for-byte deterministic (sorted members, fixed times and owners, gzip
+without a timestamp), so the source's hash names exactly what a host has installed and
+an unchanged source is not installed again.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import sys
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import edgebench
+from edgebench.errors import UserError
+from edgebench.models.fetch import cached_file
+from edgebench.models.quantized import provenance_file, split_quant_variant, variant_file
+from edgebench.models.registry import ModelEntry, load_registry
+from edgebench.paths import model_cache_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+# What install.sh and the package build need: the package, the registry, grammars and
+# built-in data it bundles (pyproject's force-include), and the files pip reads.
+SOURCE_DIRS = ("edgebench", "models", "grammars", "data")
+SOURCE_FILES = ("install.sh", "pyproject.toml", "README.md")
+_SKIPPED = ("__pycache__", ".pyc", ".egg-info")
+
+
+@dataclass(frozen=True)
+class Tarball:
+    path: Path
+    sha256: str  # of the uncompressed tar: the same files give the same hash
+
+
+def source_checkout(package_dir: Path | None = None) -> Path:
+    """The source tree of the running edgebench (the folder holding install.sh and
+    pyproject.toml beside the package); a UserError saying how to get one otherwise."""
+    package = (package_dir or Path(edgebench.__file__).parent).resolve()
+    root = package.parent
+    missing = [name for name in ("install.sh", "pyproject.toml") if not (root / name).is_file()]
+    if missing:
+        raise UserError(
+            f"fleet run ships the edgebench source it runs from, but {package} is an "
+            f"installed package without its source tree (no {', '.join(missing)} in {root}): "
+            "run fleet run from a git clone installed with ./install.sh"
+        )
+    return root
+
+
+def source_members(root: Path) -> list[tuple[str, Path]]:
+    """(name in the tarball, file) for every file a host needs to install edgebench."""
+    members = [(name, root / name) for name in SOURCE_FILES if (root / name).is_file()]
+    for folder in SOURCE_DIRS:
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and not any(part.endswith(_SKIPPED) for part in path.parts):
+                members.append((path.relative_to(root).as_posix(), path))
+    return members
+
+
+def write_tarball(members: list[tuple[str, Path]], dest: Path) -> Tarball:
+    """`members` as a deterministic .tar.gz at `dest`."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, path in sorted(members):
+            info = tarfile.TarInfo(name)
+            data = path.read_bytes()
+            info.size = len(data)
+            info.mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+            info.mtime = 0
+            tar.addfile(info, io.BytesIO(data))
+    raw = buffer.getvalue()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with dest.open("wb") as out, gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as zipped:
+        zipped.write(raw)
+    return Tarball(dest, hashlib.sha256(raw).hexdigest())
+
+
+@dataclass(frozen=True)
+class PlanPayload:
+    plan: Path
+    files: tuple[str, ...]  # paths relative to the plan's folder it names (datasets, schemas)
+    models: tuple[str, ...]  # registry models and NAME@TYPE variants it names
+
+
+def read_plan_payload(plan: Path) -> PlanPayload:
+    """The files and models a plan names. The plan's own format is checked by `plan run`;
+    here every string value counts: one naming a file or folder beside the plan is copied
+    (it must not leave the plan's folder), one naming a registry model is a model."""
+    try:
+        data = tomllib.loads(plan.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{plan}: plan file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{plan}: cannot read the plan ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{plan}: not a TOML file ({exc})") from None
+    registry = load_registry()
+    folder = plan.resolve().parent
+    files: list[str] = []
+    models: list[str] = []
+    for key, value in _strings(data):
+        for name in value.split(","):
+            if _model_base(name.strip(), registry) and name.strip() not in models:
+                models.append(name.strip())
+        relative = _plan_file(value, folder, plan, key)
+        if relative and relative not in files:
+            files.append(relative)
+    return PlanPayload(plan, tuple(files), tuple(models))
+
+
+def _strings(data: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    """(dotted key, value) of every string in a TOML document."""
+    if isinstance(data, str):
+        yield key, data
+    elif isinstance(data, dict):
+        for name, value in data.items():
+            yield from _strings(value, f"{key}.{name}" if key else name)
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _strings(value, f"{key}[{index}]")
+
+
+def _plan_file(value: str, folder: Path, plan: Path, key: str) -> str | None:
+    """`value` relative to the plan's folder when it names a file or folder there."""
+    if not value or "\n" in value or "\x00" in value:
+        return None
+    path = Path(value).expanduser()
+    target = path if path.is_absolute() else folder / path
+    try:
+        if not target.exists() or target.resolve() == plan.resolve():
+            return None
+    except OSError:
+        return None
+    resolved = target.resolve()
+    if resolved == folder or folder not in resolved.parents:
+        raise UserError(
+            f"{plan}: {key} = '{value}' is outside the plan's folder; fleet run copies "
+            "the plan's folder only: put the file beside the plan and name it relatively"
+        )
+    return resolved.relative_to(folder).as_posix()
+
+
+def _model_base(name: str, registry: dict[str, ModelEntry]) -> ModelEntry | None:
+    """The registry entry `name` (or the NAME of NAME@TYPE) is, if any."""
+    variant = split_quant_variant(name)
+    return registry.get(variant[0] if variant else name)
+
+
+def plan_members(payload: PlanPayload) -> list[tuple[str, Path]]:
+    """The plan under its own name and the files it names, folders walked: the members
+    of the plan tarball."""
+    folder = payload.plan.resolve().parent
+    members = [(payload.plan.name, payload.plan)]
+    for relative in payload.files:
+        path = folder / relative
+        paths = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        members += [(p.relative_to(folder).as_posix(), p) for p in paths]
+    return sorted(set(members))
+
+
+def model_files(models: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(path under the model cache, file on this machine) of every cached file the named
+    models need, for --push-models; a UserError naming the first one not cached here."""
+    registry = load_registry()
+    cache = model_cache_dir()
+    files: list[tuple[str, Path]] = []
+    for name in models:
+        variant = split_quant_variant(name)
+        if variant:
+            paths = [variant_file(*variant), provenance_file(*variant)]
+            pull = f"edgebench models quantize {variant[0]} --types {variant[1]}"
+        else:
+            # Not its .sha256.json: that cache names this machine's path and mtime.
+            paths = [cached_file(registry[name])]
+            pull = f"edgebench models pull {name}"
+        if not paths[0].is_file():
+            raise UserError(
+                f"--push-models: {name} is not in this machine's model cache ({paths[0]}): "
+                f"{pull} first"
+            )
+        files += [(str(PurePosixPath(p.relative_to(cache))), p) for p in paths if p.is_file()]
+    return files
+
+
+def registry_bases(models: tuple[str, ...]) -> list[str]:
+    """The registry models a host pulls itself (without --push-models): each NAME once."""
+    bases: list[str] = []
+    for name in models:
+        variant = split_quant_variant(name)
+        base = variant[0] if variant else name
+        if base not in bases:
+            bases.append(base)
+    return bases
