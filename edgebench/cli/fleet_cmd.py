@@ -27,9 +27,7 @@ fleet_app = typer.Typer(
 
 @fleet_app.command("run")
 def fleet_run(
-    plan: Annotated[
-        Path, typer.Argument(metavar="PLAN.toml", help="The plan every host runs.")
-    ],
+    plan: Annotated[Path, typer.Argument(metavar="PLAN.toml", help="The plan every host runs.")],
     inventory: Annotated[
         Path,
         typer.Option(
@@ -68,9 +66,6 @@ def fleet_run(
     hosts = read_inventory(inventory)
     destination = out or DEFAULT_OUT
     console = stderr_console()
-    console.print(
-        f"fleet: {len(hosts.hosts)} host(s): {escape(', '.join(hosts.hosts))}", highlight=False
-    )
     try:
         with stop_signals():
             results = run_fleet(

@@ -100,6 +100,7 @@ def run_fleet(
     command = find_playbook_command()
     out.mkdir(parents=True, exist_ok=True)
     variables = stage(plan, out, push_models=push_models)
+    say(f"fleet: {len(inventory.hosts)} host(s): {', '.join(inventory.hosts)}")
     work = out / WORK
     incoming = Path(str(variables["fleet_incoming"]))
     shutil.rmtree(incoming, ignore_errors=True)  # only this run's fetches count
@@ -169,7 +170,11 @@ def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostRes
     tarball = incoming / f"{state.host}.tar.gz"
     folder = out / state.host
     if tarball.is_file():
-        unpack_results(tarball, folder)
+        try:
+            unpack_results(tarball, folder)
+        except (tarfile.TarError, OSError) as exc:
+            reason = f"its results could not be unpacked ({exc})"
+            state = replace(state, state=FAILED, reason=reason)
     if not folder.is_dir():
         return HostResult(state, CellCounts(0, 0, None), None)
     cells = count_cells(folder)
@@ -206,4 +211,4 @@ def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -
         for m in members
         if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in m.name
     ]
-    tar.extractall(dest, members=safe)  # noqa: S202 - checked above (Python < 3.12)
+    tar.extractall(dest, members=safe)  # checked above (Python < 3.12)

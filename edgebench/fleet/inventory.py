@@ -46,8 +46,9 @@ def read_inventory(path: Path) -> Inventory:
         section = _SECTION.match(line)
         if line.startswith("["):
             if not section:
-                raise UserError(f"{where}: '{line}' is not a [group], [group:vars] or "
-                                "[group:children] heading")
+                raise UserError(
+                    f"{where}: '{line}' is not a [group], [group:vars] or [group:children] heading"
+                )
             kind = section.group(2) or "hosts"
             continue
         if kind == "children":
@@ -64,8 +65,10 @@ def read_inventory(path: Path) -> Inventory:
         if name not in hosts:
             hosts.append(name)
     if not hosts:
-        raise UserError(f"{path}: no hosts in the inventory (one host a line, e.g. "
-                        "'pi5-a ansible_host=192.168.1.20')")
+        raise UserError(
+            f"{path}: no hosts in the inventory (one host a line, e.g. "
+            "'pi5-a ansible_host=192.168.1.20')"
+        )
     return Inventory(path=path, hosts=tuple(hosts))
 
 

@@ -81,7 +81,10 @@ def write_tarball(members: list[tuple[str, Path]], dest: Path) -> Tarball:
             tar.addfile(info, io.BytesIO(data))
     raw = buffer.getvalue()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with dest.open("wb") as out, gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as zipped:
+    with (
+        dest.open("wb") as out,
+        gzip.GzipFile(filename="", fileobj=out, mode="wb", mtime=0) as zipped,
+    ):
         zipped.write(raw)
     return Tarball(dest, hashlib.sha256(raw).hexdigest())
 

@@ -11,6 +11,7 @@ it. The exit code is the command's (128 + signal when it was stopped).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -23,10 +24,8 @@ _GRACE_SECONDS = 10.0
 
 def _die_with_parent() -> None:
     """In the child: SIGTERM when this wrapper dies, however it dies (Linux)."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
 
 
 def _stop(child: subprocess.Popen[bytes], code: int) -> int:

@@ -65,9 +65,7 @@ class Fleet:
             line = f"{name}: {STEPS[task]}"
         elif kind == "recap" and host.state == RUNNING:
             # The play ended for this host without a failure: complete if the plan ran.
-            complete = host.plan_done and not event.get("failures") and not event.get(
-                "unreachable"
-            )
+            complete = host.plan_done and not event.get("failures") and not event.get("unreachable")
             host = replace(host, state=COMPLETE if complete else FAILED)
             if not complete and not host.reason:
                 host = replace(host, reason=f"the play stopped after '{host.step}'")

@@ -82,8 +82,17 @@ class SshHost:
             f" && exec {SSHD} -D -e -f {config}"
         )
         self.process = subprocess.Popen(
-            ["unshare", "--uts", "--mount", "--pid", "--fork", "--kill-child=SIGKILL",
-             "sh", "-c", script],
+            [
+                "unshare",
+                "--uts",
+                "--mount",
+                "--pid",
+                "--fork",
+                "--kill-child=SIGKILL",
+                "sh",
+                "-c",
+                script,
+            ],
             stdout=log,
             stderr=log,
         )
@@ -95,7 +104,8 @@ class SshHost:
             if self.process.poll() is not None:
                 break
             time.sleep(0.05)
-        raise RuntimeError(f"{self.name}: sshd did not start: {(self.folder / 'sshd.log').read_text()}")
+        log_text = (self.folder / "sshd.log").read_text()
+        raise RuntimeError(f"{self.name}: sshd did not start: {log_text}")
 
     def kill(self) -> None:
         """The whole namespace, at once (SIGKILL to unshare: its child, PID 1 there, dies
@@ -117,9 +127,7 @@ class SshFleet:
 
 
 def _keygen(path: Path) -> None:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True
-    )
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
 
 
 def _sshd_config(host: SshHost, authorized: Path) -> str:

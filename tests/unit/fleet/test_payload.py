@@ -1,0 +1,115 @@
+"""What fleet run ships: the plan and the files it names (never one outside its folder),
+the models it names, and a source tarball that is the same bytes for the same files."""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from edgebench.errors import UserError
+from edgebench.fleet.payload import (
+    model_files,
+    plan_members,
+    read_plan_payload,
+    registry_bases,
+    source_checkout,
+    source_members,
+    write_tarball,
+)
+
+PLAN = """
+models = ["smollm2-135m-instruct", "smollm2-135m-instruct@Q8_0"]
+constraints = ["none", "mask"]
+limit = 3
+[[tasks]]
+task = "edgejson"
+dataset = "data/rows.jsonl"
+schemas = "data/schemas"
+"""
+
+
+def write_plan(folder: Path, text: str = PLAN) -> Path:
+    (folder / "data" / "schemas" / "simple").mkdir(parents=True)
+    (folder / "data" / "rows.jsonl").write_text("{}\n")
+    (folder / "data" / "schemas" / "simple" / "s.json").write_text("{}")
+    (folder / "unrelated.txt").write_text("not named by the plan")
+    plan = folder / "plan.toml"
+    plan.write_text(text)
+    return plan
+
+
+def test_the_plan_names_its_files_and_models(tmp_path: Path) -> None:
+    payload = read_plan_payload(write_plan(tmp_path))
+    assert payload.files == ("data/rows.jsonl", "data/schemas")
+    assert payload.models == ("smollm2-135m-instruct", "smollm2-135m-instruct@Q8_0")
+    assert registry_bases(payload.models) == ["smollm2-135m-instruct"]
+    names = [name for name, _ in plan_members(payload)]
+    assert names == ["data/rows.jsonl", "data/schemas/simple/s.json", "plan.toml"]
+
+
+def test_a_file_outside_the_plan_folder_is_refused_naming_the_key(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("{}\n")
+    (tmp_path / "p").mkdir()
+    plan = write_plan(tmp_path / "p", PLAN.replace("data/rows.jsonl", "../elsewhere.jsonl"))
+    outside_key = r"tasks\[0\]\.dataset = '\.\./elsewhere\.jsonl' is outside"
+    with pytest.raises(UserError, match=outside_key):
+        read_plan_payload(plan)
+    absolute = write_plan(tmp_path / "q", PLAN.replace("data/rows.jsonl", str(outside)))
+    with pytest.raises(UserError, match="outside the plan's folder"):
+        read_plan_payload(absolute)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [(None, "plan file not found"), ("models = [", "not a TOML file")],
+)
+def test_a_missing_or_broken_plan(tmp_path: Path, text: str | None, message: str) -> None:
+    plan = tmp_path / "plan.toml"
+    if text is not None:
+        plan.write_text(text)
+    with pytest.raises(UserError, match=message):
+        read_plan_payload(plan)
+
+
+def test_push_models_names_a_model_not_cached_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(UserError, match="smollm2-135m-instruct is not in this machine's model"):
+        model_files(("smollm2-135m-instruct",))
+    with pytest.raises(UserError, match="models quantize smollm2-135m-instruct --types Q8_0"):
+        model_files(("smollm2-135m-instruct@Q8_0",))
+
+
+def test_push_models_lists_the_cached_file_under_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path))
+    cached = tmp_path / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    cached.parent.mkdir()
+    cached.write_bytes(b"GGUF")
+    assert model_files(("smollm2-135m-instruct",)) == [("SmolLM2-135M-Instruct.Q4_1.gguf", cached)]
+
+
+def test_the_source_tarball_is_the_same_bytes_for_the_same_files(tmp_path: Path) -> None:
+    root = source_checkout()
+    members = source_members(root)
+    names = [name for name, _ in members]
+    assert {"install.sh", "pyproject.toml", "edgebench/fleet/playbook.yml"} <= set(names)
+    assert not [name for name in names if "__pycache__" in name]
+    first = write_tarball(members, tmp_path / "a.tar.gz")
+    second = write_tarball(list(reversed(members)), tmp_path / "b.tar.gz")
+    assert first.sha256 == second.sha256
+    assert first.path.read_bytes() == second.path.read_bytes()
+    with tarfile.open(first.path) as tar:
+        assert tar.getmember("install.sh").mode & 0o111
+
+
+def test_no_source_tree_to_ship_is_one_line_saying_how(tmp_path: Path) -> None:
+    package = tmp_path / "site-packages" / "edgebench"
+    package.mkdir(parents=True)
+    with pytest.raises(UserError, match=r"without its source tree.*git clone"):
+        source_checkout(package)
