@@ -151,6 +151,7 @@ def _sshd_config(host: SshHost, authorized: Path) -> str:
 def start_fleet(folder: Path, names: tuple[str, ...] = ("host-a", "host-b")) -> SshFleet:
     """Hosts `names` running, and the inventory that reaches them (folder/hosts.ini)."""
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation
+    folder.mkdir(parents=True, exist_ok=True)
     client_key = folder / "client_key"
     _keygen(client_key)
     authorized = folder / "authorized_keys"
