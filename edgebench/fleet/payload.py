@@ -13,12 +13,11 @@ import hashlib
 import io
 import sys
 import tarfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 import edgebench
+from edgebench.datagen.edgejson.shape import leaf_values
 from edgebench.errors import UserError
 from edgebench.models.fetch import cached_file
 from edgebench.models.quantized import provenance_file, split_quant_variant, variant_file
@@ -112,7 +111,9 @@ def read_plan_payload(plan: Path) -> PlanPayload:
     folder = plan.resolve().parent
     files: list[str] = []
     models: list[str] = []
-    for key, value in _strings(data):
+    for key, value in leaf_values(data):
+        if not isinstance(value, str):
+            continue
         for name in value.split(","):
             if _model_base(name.strip(), registry) and name.strip() not in models:
                 models.append(name.strip())
@@ -120,18 +121,6 @@ def read_plan_payload(plan: Path) -> PlanPayload:
         if relative and relative not in files:
             files.append(relative)
     return PlanPayload(plan, tuple(files), tuple(models))
-
-
-def _strings(data: Any, key: str = "") -> Iterator[tuple[str, str]]:
-    """(dotted key, value) of every string in a TOML document."""
-    if isinstance(data, str):
-        yield key, data
-    elif isinstance(data, dict):
-        for name, value in data.items():
-            yield from _strings(value, f"{key}.{name}" if key else name)
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from _strings(value, f"{key}[{index}]")
 
 
 def _plan_file(value: str, folder: Path, plan: Path, key: str) -> str | None:
