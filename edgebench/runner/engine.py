@@ -373,7 +373,9 @@ class _Run:
                 f"cannot resume {run_dir}: it was made by `edgebench {stored.kind}`; "
                 f"continue it with `{resume_command(stored.kind, run_dir)}`"
             )
-        conflict = resume_conflict(stored, self.settings, self.models, self.task, dataset)
+        conflict = resume_conflict(
+            stored, self.settings, self.models, self.task, dataset, self.device_name
+        )
         if conflict is None and stored.consistency != self.kind.plan_record():
             conflict = "the sampling plan differs (--samples, --temperatures, --seed)"
         if conflict is not None:

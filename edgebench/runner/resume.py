@@ -60,11 +60,13 @@ def resume_conflict(
     models: list[ModelUnderTest],
     task: PromptingTask,
     dataset: DatasetRecord,
+    device_name: str | None = None,
 ) -> str | None:
     """The first way the run to resume differs from what would run now, or None.
 
     Models and dataset are compared by content (sha256), settings by value, except those
-    `--resume` may change (RESUMABLE_CHANGES)."""
+    `--resume` may change (RESUMABLE_CHANGES); the device by its identity (`device_name`
+    names this one in the message)."""
     stored_labels = [m.label for m in manifest.models]
     if stored_labels != [m.label for m in models]:
         return _differs("models", ",".join(stored_labels), ",".join(m.label for m in models))
@@ -91,7 +93,7 @@ def resume_conflict(
     for name, version in package_versions().items():
         if name in manifest.packages and manifest.packages[name] != version:
             return _differs(f"{name} version", manifest.packages[name], version)
-    return device_conflict(manifest.device, device_info(settings.threads))
+    return device_conflict(manifest.device, device_info(settings.threads, name=device_name))
 
 
 def device_conflict(stored: Device, now: dict[str, Any]) -> str | None:
