@@ -9,14 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.backends.fake import FakeBackend, FakeTimings
-from edgebench.backends.worker import InProcessWorker
+from edgebench.backends.fake import FakeBackend
 from edgebench.errors import UserError
 from edgebench.runner.bench import BenchSettings, execute_bench
-from edgebench.runner.spec import ModelUnderTest
 from edgebench.system.identity import ENV_NAME, config_of
 from tests.conftest import RunFake
-from tests.helpers.bench_fakes import bench_model
+from tests.helpers.bench_fakes import bench_model, built_for
 from tests.helpers.device_trees import pi5_tree
 from tests.helpers.fakes import RIGHT
 from tests.helpers.run_folder import manifest_of
@@ -96,13 +94,9 @@ def test_a_resume_of_a_run_from_before_identities_compares_the_cpu(run_fake: Run
 
 
 def test_a_bench_record_carries_the_identity_with_its_build(tmp_path: Path) -> None:
-    def worker(model: ModelUnderTest, threads: int) -> InProcessWorker:
-        backend = FakeBackend(timings=FakeTimings(per_output_token=0.01), system_info=NEW_PI)
-        return InProcessWorker(backend, clock=backend.virtual_clock)
-
     out = tmp_path / "bench.json"
     settings = BenchSettings(prompt_tokens=(0,), gen_tokens=(8,), repetitions=1, out=out)
-    root = pi5_tree(tmp_path)
+    worker, root = built_for(NEW_PI), pi5_tree(tmp_path)
     execute_bench(settings, [bench_model()], worker_factory=worker, root=root, device_name="p5")
     device = json.loads(out.read_text())["device"]
     identity = device["identity"]
