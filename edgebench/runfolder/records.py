@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.7"
+SCHEMA_VERSION = "2.8"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -219,6 +219,22 @@ class ModelRecord(Record):
 
 # -- the device, the task, the dataset ---------------------------------------------
 @dataclass(frozen=True)
+class DeviceIdentity(Record):
+    """Which device a run measured: the unit, its model of device and its software, as
+    hashes (raw serials are never stored). Format 2.8; runfolder/identity.py derives one
+    for older runs."""
+
+    name: str  # what the user calls the device (--device-name, EDGEBENCH_DEVICE_NAME, host)
+    hostname: str | None  # the machine's host name
+    unit_id: str  # "u" + 12 hex over every unit identifier readable: this board, not its kind
+    unit_sources: list[str]  # the identifiers hashed into unit_id (soc-serial, machine-id ...)
+    model_id: str  # "m" + 12 hex over board (else CPU) model, arch, RAM GiB, logical cores
+    model_label: str  # the model of device as a reader says it ("Raspberry Pi 5 ... · 8 GB")
+    config_id: str  # "c" + 12 hex over OS, kernel, governor and llama.cpp build features
+    fingerprint: str  # "d" + 12 hex over unit_id, model_id and config_id
+
+
+@dataclass(frozen=True)
 class Device(Record):
     """The machine, read before the model loads (`runtime` after the first load)."""
 
@@ -255,6 +271,7 @@ class Device(Record):
     build_features: list[str] | None = None  # the features the build uses (AVX2, DOTPROD ...)
     build_missing: list[str] | None = None  # CPU features (/proc/cpuinfo names) it does not
     build_hint: str | None = None  # how to rebuild it for them, when some are missing
+    identity: DeviceIdentity | None = None  # which device this is (format 2.8; None before)
 
 
 @dataclass(frozen=True)
