@@ -33,17 +33,19 @@ def compare(
 
     Example: edgebench compare runs/20261122T101500-smollm2-135m-instruct-edgejson
     """
-    summaries = [load_run(path).summary for path in run_dirs]
+    runs = [load_run(path) for path in run_dirs]
+    summaries = [run.summary for run in runs]
+    devices = [run.manifest.device for run in runs]  # a device column when they differ
     fidelity = [read_fidelity(path) for path in run_dirs]
     if as_json:
-        typer.echo(json.dumps(compare_rows(summaries, fidelity), indent=2))
+        typer.echo(json.dumps(compare_rows(summaries, fidelity, devices), indent=2))
         return
     # Arm minus arm with paired intervals; time per decode-loop phase; schema engines
     # per subset (JSONSchemaBench).
     # Each table fits the terminal, names and numbers whole (report/fit.py).
     stdout_console().print(
         fitted(
-            compare_table(summaries, fidelity),
+            compare_table(summaries, fidelity, devices),
             differences_table(summaries),
             step_table(summaries),
             coverage_table(summaries),

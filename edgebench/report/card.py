@@ -19,6 +19,7 @@ from edgebench.errors import UserError
 from edgebench.io import write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, energy, facts
 from edgebench.report import markdown as md
+from edgebench.report.device_names import device_label
 from edgebench.report.plots import Plot, all_plots, count_range
 from edgebench.report.recommend import (
     DEVICE_HEADERS,
@@ -100,6 +101,9 @@ def measured_on(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
         "tool": f"edgebench {run.manifest.packages.get('edgebench') or __version__}",
         "run": run.run_id,
         "device": device.cpu_model or device.machine,
+        # which device, when the run recorded it (format 2.8): never a derived guess
+        "device_name": device.identity.name if device.identity else None,
+        "device_fingerprint": device.identity.fingerprint if device.identity else None,
         "threads": device.threads_used or runtime.get("n_threads"),
         "ram_total_mb": device.ram_total_mb,
         "os": device.os,
@@ -397,7 +401,11 @@ def device_summary(run: LoadedRun) -> list[tuple[str, Any]]:
         f"{device.logical_cores} logical" if device.logical_cores else None,
     ]
     os_name = " · ".join(str(v) for v in (device.os, device.kernel) if v) or None
+    identity = device.identity  # recorded since format 2.8; older runs: CPU and RAM say it
     rows: list[tuple[str, Any]] = [
+        ("device", device_label(identity) if identity else None),  # name and which unit
+        ("model of device", identity.model_label if identity else None),
+        ("fingerprint", identity.fingerprint if identity else None),
         ("CPU", facts.cpu_label(device)),
         ("cores", ", ".join(c for c in cores if c) or None),
         ("RAM", facts.ram_label(device.ram_total_mb)),

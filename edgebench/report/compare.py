@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from edgebench.report import energy
+from edgebench.report.device_names import device_names
 from edgebench.report.facts import (
     DIFFERENCE_HEADERS,
     INDICATIVE,
@@ -19,7 +20,8 @@ from edgebench.report.facts import (
     difference_rows,
     indicative,
 )
-from edgebench.runfolder.records import ArmSummary, FidelityRecord, Summary
+from edgebench.runfolder.identity import identity_of
+from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Summary
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
 from edgebench.summary.consistency import FAMILY as CONSISTENCY
@@ -189,7 +191,9 @@ def _fidelity(record: FidelityRecord | None, model: str) -> dict[str, Any]:
 
 
 def compare_rows(
-    summaries: list[Summary], fidelity: list[FidelityRecord | None] | None = None
+    summaries: list[Summary],
+    fidelity: list[FidelityRecord | None] | None = None,
+    devices: list[Device] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
@@ -199,15 +203,21 @@ def compare_rows(
     loop's phases (report/steps.py). A consistency run has a
     row per temperature (`temperature`; None for greedy runs): `n` counts its
     generations at that temperature. `kl_mean`, `top1_agreement`: the model's fidelity to
-    its reference (`fidelity`: variant or reference) when the run has fidelity.json."""
+    its reference (`fidelity`: variant or reference) when the run has fidelity.json.
+    `device`: the name of the device the run measured (with its unit id where two share
+    a name), `device_fingerprint` its identity's fingerprint, when `devices` are given."""
     # every row has the energy figures (None when unmeasured) and the throttling flag
     columns = (*columns_for(summaries), MODEL_RATIO, *energy.ENERGY_COLUMNS, energy.THROTTLED)
     records = fidelity or [None] * len(summaries)
+    names = device_names(devices) if devices else [None] * len(summaries)
+    prints = [identity_of(d).fingerprint for d in devices] if devices else names
     rows = []
-    for summary, record in zip(summaries, records, strict=True):
+    for summary, record, name, fingerprint in zip(summaries, records, names, prints, strict=True):
         for arm in result_arms(summary):
             row: dict[str, Any] = {
                 "run": summary.run_id,
+                "device": name,
+                "device_fingerprint": fingerprint,
                 "model": arm.model,
                 "constraint": arm.constraint,
                 "temperature": arm.temperature,
@@ -239,13 +249,17 @@ def with_interval(cell: str, interval: list[float] | None) -> str:
 
 
 def compare_table(
-    summaries: list[Summary], fidelity: list[FidelityRecord | None] | None = None
+    summaries: list[Summary],
+    fidelity: list[FidelityRecord | None] | None = None,
+    devices: list[Device] | None = None,
 ) -> Table:
     """Values are p50 over examples; the run column appears when more than one run is
-    compared, the model column (and ×1st) when a table holds more than one model, KL and
-    top-1 after the task's scores when a run measured fidelity."""
-    rows = compare_rows(summaries, fidelity)
+    compared, the device column when they come from more than one device, the model
+    column (and ×1st) when a table holds more than one model, KL and top-1 after the
+    task's scores when a run measured fidelity."""
+    rows = compare_rows(summaries, fidelity, devices)
     several_runs = len(summaries) > 1
+    several_devices = len({row["device_fingerprint"] for row in rows}) > 1
     several_models = len({row["model"] for row in rows}) > 1
     title = (
         "models and constraint modes side by side"
@@ -269,6 +283,8 @@ def compare_table(
     table = Table(title=escape(title), title_justify="left")
     if several_runs:
         table.add_column("run")
+    if several_devices:
+        table.add_column("device", no_wrap=True)
     if several_runs or several_models:
         # Model names are what the table is about: never cut them.
         width = max((len(str(row["model"])) for row in rows), default=5)
@@ -303,6 +319,8 @@ def compare_table(
         if row.get("ttft_warm") and "ttft_s_p50" in keys:
             cells[counted + keys.index("ttft_s_p50")] += "w"
         prefix = [escape(row["run"] or "-")] if several_runs else []
+        if several_devices:
+            prefix.append(escape(row["device"] or "-"))
         if several_runs or several_models:
             prefix.append(escape(row["model"] or "-"))
         if len(parses) > 1:

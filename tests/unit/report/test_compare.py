@@ -29,6 +29,8 @@ ROW_KEYS = {
     "energy_reason",
     "throttled_during_run",
     "run",
+    "device",
+    "device_fingerprint",
     "model",
     "constraint",
     "temperature",
