@@ -14,6 +14,7 @@ from tests.helpers.report_runs import make_run
 
 PI5 = "Raspberry Pi 5 Model B Rev 1.0 · 8 GB"
 LAPTOP = "Intel Core i5-1135G7 · 16 GB"
+LAPTOP_DEVICE = {"cpu_model": "Intel Core i5-1135G7", "ram_total_mb": 16000}
 
 
 def identity(name: str, unit: str, model: str, model_label: str) -> dict[str, object]:
@@ -58,32 +59,22 @@ class Fleet:
 
 def make_fleet(base: Path, model_label: str = "smollm2", laptop_name: str = "laptop") -> Fleet:
     """Three devices, 3 examples each: two Pi 5 units (none, mask) and a laptop (none)."""
-    pi_a = identity("pi5-a", "aaaa", "5555", PI5)
-    pi_b = identity("pi5-b", "bbbb", "5555", PI5)
     laptop = identity(laptop_name, "cccc", "7777", LAPTOP)
-    laptop_device = {"cpu_model": "Intel Core i5-1135G7", "ram_total_mb": 16000}
-    return Fleet(
-        pi_a=make_run(
-            base / "pi5-a" / "run",
-            modes="none,mask",
-            outputs=answers(3),
-            device=pi_device(pi_a),
-            model_label=model_label,
-        ),
-        pi_b=make_run(
-            base / "pi5-b" / "run",
-            modes="none,mask",
-            outputs=answers(2),
-            device=pi_device(pi_b),
-            model_label=model_label,
-            slowdown=1.25,
-        ),
-        laptop=make_run(
-            base / "laptop" / "run",
-            modes="none",
-            outputs=answers(1),
-            device={**laptop_device, "identity": laptop},
-            model_label=model_label,
-            slowdown=0.5,
-        ),
+    # folder, modes, answers right, device block, slowdown
+    devices = (
+        ("pi5-a", "none,mask", 3, pi_device(identity("pi5-a", "aaaa", "5555", PI5)), 1.0),
+        ("pi5-b", "none,mask", 2, pi_device(identity("pi5-b", "bbbb", "5555", PI5)), 1.25),
+        ("laptop", "none", 1, {**LAPTOP_DEVICE, "identity": laptop}, 0.5),
     )
+    folders = [
+        make_run(
+            base / folder / "run",
+            modes=modes,
+            outputs=answers(right),
+            device=device,
+            model_label=model_label,
+            slowdown=slowdown,
+        )
+        for folder, modes, right, device, slowdown in devices
+    ]
+    return Fleet(*folders)

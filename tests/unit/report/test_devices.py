@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -249,3 +250,19 @@ def test_identity_of_keeps_the_recorded_identity_and_derives_one_for_old_runs(
     assert re.fullmatch("d[0-9a-f]{12}", derived.fingerprint)
     other = identity_of(Device.from_json({"cpu_model": "Cortex-A72", "ram_total_mb": 8048}))
     assert other.fingerprint != derived.fingerprint
+
+
+def test_a_devices_repeated_runs_are_averaged_in_the_matrix_and_listed_apart(
+    fleet: Fleet, runs: list[LoadedRun], tmp_path: Path
+) -> None:
+    again = tmp_path / "pi5-a-again" / "run"
+    shutil.copytree(fleet.pi_a, again)
+    page = render_report([*runs, load_run(again)])
+    _, rows = table_cells(page, 'id="device-matrix"')
+    assert rows[3] == [
+        "pi5-a · uaaaa0000",
+        "1.000 100.0 tok/s · 2 runs",
+        "1.000 200.0 tok/s · 2 runs",
+    ]
+    _, board = table_cells(page, 'data-device="pi5-a · uaaaa0000"')
+    assert [row[1] for row in board] == ["pi5-a/run", "pi5-a-again/run"] * 2
