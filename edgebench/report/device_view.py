@@ -37,8 +37,8 @@ DEVICE_PERF = ("perf.decode_tok_s.p50", facts.TTFT_KEY, "perf.peak_rss_mb")
 # Its energy, when some arm was measured, by energy.ENERGY_COLUMNS key.
 DEVICE_ENERGY = ("energy.j_per_answer", "energy.j_per_decode_token")
 MATRIX_NOTE = (
-    "Each cell: the primary metric, decode tok/s p50 under it (the mean over the device's "
-    "runs of that model and mode when it has several); — : the device did not run it."
+    "Each cell: {metric}, decode tok/s p50 under it (the mean over the device's runs of "
+    "that model and mode when it has several); —: the device did not run it."
 )
 SPREAD_NOTE = (
     "Units of one model of device (same board or CPU, architecture, RAM and cores) on the "
@@ -119,7 +119,7 @@ def _matrix(
         header,
         [row for rows in bodies.values() for row in rows],
         bodies=[{"model_label": label, "rows": rows} for label, rows in bodies.items()],
-        note=MATRIX_NOTE,
+        note=MATRIX_NOTE.format(metric=facts.metric_label(metric) if metric else "no score"),
     )
 
 

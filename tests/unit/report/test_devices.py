@@ -110,9 +110,14 @@ def test_the_leaderboard_names_each_rows_device(page: str) -> None:
     ]
 
 
-def test_one_device_has_no_devices_section(runs: list[LoadedRun]) -> None:
+def test_one_device_has_no_devices_section(
+    fleet: Fleet, runs: list[LoadedRun], tmp_path: Path
+) -> None:
     page = render_report(runs[1:2])
     assert 'id="devices"' not in page and "Leaderboard per device" not in page
+    again = tmp_path / "again" / "run"  # two runs of one device: still one device
+    shutil.copytree(fleet.pi_a, again)
+    assert 'id="devices"' not in render_report([runs[1], load_run(again)])
     # and its leaderboard's device cell is the hardware alone, as before
     assert leaderboard_rows(page)[0]["device"][0].startswith("Raspberry Pi 5")
 
