@@ -403,6 +403,9 @@ def device_summary(run: LoadedRun) -> list[tuple[str, Any]]:
     os_name = " · ".join(str(v) for v in (device.os, device.kernel) if v) or None
     rows: list[tuple[str, Any]] = [
         ("device", device_tag(device)),  # its name and short fingerprint
+        # recorded since format 2.8; an older run's derived identity is not shown as fact
+        ("model of device", device.identity.model_label if device.identity else None),
+        ("fingerprint", device.identity.fingerprint if device.identity else None),
         ("CPU", facts.cpu_label(device)),
         ("cores", ", ".join(c for c in cores if c) or None),
         ("RAM", facts.ram_label(device.ram_total_mb)),
