@@ -152,7 +152,7 @@ def report(
         raise UserError(f"give the page once: --out {out} (--html is its old name)")
     target = out or html or Path("report.html")
     with ExitStack() as stack:
-        sources = run_sources(run_dirs, stack, device)
+        sources = run_sources(run_dirs, stack, device, benches=True)
         benches = [load_bench(path) for path in sources if is_bench_file(path)]
         runs = [load_run(path) for path in sources if not is_bench_file(path)]
         _check_output(target, (".html", ".htm"), "--out")

@@ -31,10 +31,15 @@ def is_db_path(path: Path) -> bool:
 
 
 def run_sources(
-    paths: list[Path], stack: ExitStack, device: str | None = None, run: str | None = None
+    paths: list[Path],
+    stack: ExitStack,
+    device: str | None = None,
+    run: str | None = None,
+    benches: bool = False,
 ) -> list[Path]:
-    """`paths` with each results database replaced by its runs (of `device`, of `run`),
-    written under a temporary folder that `stack` removes."""
+    """`paths` with each results database replaced by its runs (of `device`, of `run`;
+    with `benches`, its bench files too), written under a temporary folder that `stack`
+    removes."""
     if (device is not None or run is not None) and not any(map(is_db_path, paths)):
         option = "--device" if device is not None else "--run"
         raise UserError(f"{option} selects runs of a results database (.db); none was given")
@@ -44,5 +49,5 @@ def run_sources(
             expanded.append(path)
             continue
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="edgebench-db-")))
-        expanded += write_runs(path, root / str(index), device, run)
+        expanded += write_runs(path, root / str(index), device, run, benches)
     return expanded

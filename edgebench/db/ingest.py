@@ -1,20 +1,22 @@
-"""`edgebench db ingest`: run folders into the database, each validated first, each
-stored in one transaction. Idempotent: a run is keyed by run id + device fingerprint;
-the same files again change nothing, changed files (a `--resume` that grew the run, a
-re-score) replace all of its rows."""
+"""`edgebench db ingest`: run folders (and bench files) into the database, each
+validated first, each stored in one transaction. Idempotent: a run is keyed by run id +
+device fingerprint, a bench file by its start time + device fingerprint; the same files
+again change nothing, changed files (a `--resume` that grew the run, a re-score) replace
+all of its rows."""
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from edgebench.db.rows import Row, RunRows, run_rows
-from edgebench.db.schema import RUN_TABLES, db_problem
-from edgebench.db.validate import check_run_folder
+from edgebench.db.bench import bench_row, bench_rows, find_benches, read_bench_record
+from edgebench.db.rows import Row, RunRows, device_row, run_rows
+from edgebench.db.schema import BENCH_TABLES, RUN_TABLES, db_problem
+from edgebench.db.validate import check_bench_file, check_run_folder
 from edgebench.errors import UserError
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import FIDELITY, MANIFEST, POWER_LOG, SAMPLES, SUMMARY, TIMELINE
@@ -36,16 +38,23 @@ class Ingested:
 def find_runs(path: Path) -> list[Path]:
     """The run folders `path` names: itself when it holds a manifest.json, else every
     folder under it that does (a plan's or a fleet's results), in path order."""
-    if not path.exists():
-        raise UserError(f"{path}: no such folder")
     if not path.is_dir():
-        raise UserError(f"{path}: a file, not a run folder or a folder of run folders")
+        return []
     if (path / MANIFEST).is_file():
         return [path]
-    found = sorted(p.parent for p in path.rglob(MANIFEST) if p.is_file())
-    if not found:
+    return sorted(p.parent for p in path.rglob(MANIFEST) if p.is_file())
+
+
+def find_sources(path: Path) -> tuple[list[Path], list[Path]]:
+    """The run folders and bench files `path` names, or a one-line error when none."""
+    if not path.exists():
+        raise UserError(f"{path}: no such folder")
+    runs, benches = find_runs(path), find_benches(path)
+    if path.is_file() and not benches:
+        raise UserError(f"{path}: a file, not a run folder, a folder of them or a bench file")
+    if not runs and not benches:
         raise UserError(f"{path}: no run folders under it (no {MANIFEST} found)")
-    return found
+    return runs, benches
 
 
 def run_files(run_dir: Path) -> dict[str, bytes]:
@@ -90,10 +99,30 @@ def _upsert_device(conn: sqlite3.Connection, row: Row) -> None:
     )
 
 
+def _transaction(conn: sqlite3.Connection, store: Callable[[], None]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        store()
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _stored_hash(conn: sqlite3.Connection, table: str, key: str, value: str) -> str | None:
+    row = conn.execute(f"SELECT content_sha256 FROM {table} WHERE {key} = ?", (value,))
+    found = row.fetchone()
+    return None if found is None else found[0]
+
+
+def _clear(conn: sqlite3.Connection, tables: tuple[str, ...], key: str, value: str) -> None:
+    for table in tables:
+        conn.execute(f"DELETE FROM {table} WHERE {key} = ?", (value,))
+
+
 def _store(conn: sqlite3.Connection, rows: RunRows, files: dict[str, bytes]) -> None:
     run_key = rows.run["run_key"]
-    for table in RUN_TABLES:
-        conn.execute(f"DELETE FROM {table} WHERE run_key = ?", (run_key,))
+    _clear(conn, RUN_TABLES, "run_key", run_key)
     _upsert_device(conn, rows.device)
     _insert(conn, "runs", [rows.run])
     _insert(conn, "arms", rows.arms)
@@ -116,9 +145,8 @@ def ingest_one(conn: sqlite3.Connection, run_dir: Path) -> Ingested:
     identity = identity_of(manifest.device)
     run_key = f"{manifest.run_id}@{identity.fingerprint}"
     digest = content_hash(files)
-    stored = conn.execute("SELECT content_sha256 FROM runs WHERE run_key = ?", (run_key,))
-    previous = stored.fetchone()
-    if previous is not None and previous[0] == digest:
+    previous = _stored_hash(conn, "runs", "run_key", run_key)
+    if previous == digest:
         return Ingested(run_dir, "unchanged", run_key)
     run_row = {
         "run_key": run_key,
@@ -139,25 +167,44 @@ def ingest_one(conn: sqlite3.Connection, run_dir: Path) -> Ingested:
         "content_sha256": digest,
     }
     rows = run_rows(run, identity, run_key, run_row)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _store(conn, rows, files)
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    _transaction(conn, lambda: _store(conn, rows, files))
     return Ingested(run_dir, "added" if previous is None else "replaced", run_key)
+
+
+def ingest_bench(conn: sqlite3.Connection, path: Path) -> Ingested:
+    """Store one bench file (or leave it, unchanged); a UserError when it is refused."""
+    check_bench_file(path)
+    record = read_bench_record(path)
+    identity = identity_of(record.device)
+    bench_key = f"bench-{record.started_at}@{identity.fingerprint}"
+    content = path.read_bytes()
+    digest = content_hash({path.name: content})
+    previous = _stored_hash(conn, "benches", "bench_key", bench_key)
+    if previous == digest:
+        return Ingested(path, "unchanged", bench_key)
+
+    def store() -> None:
+        _clear(conn, BENCH_TABLES, "bench_key", bench_key)
+        _upsert_device(conn, device_row(identity, record.device))
+        _insert(conn, "benches", [bench_row(bench_key, path, record, identity, digest)])
+        _insert(conn, "bench_rows", bench_rows(bench_key, record))
+        _insert(conn, "bench_files", [{"bench_key": bench_key, "content": content}])
+
+    _transaction(conn, store)
+    return Ingested(path, "added" if previous is None else "replaced", bench_key)
 
 
 def ingest(conn: sqlite3.Connection, paths: list[Path]) -> Iterator[Ingested]:
     """Each run folder of `paths` stored, one result at a time; a folder that does not
     validate or read is `refused` with its one-line reason and the others go on. A
     database that fails (locked, corrupt) stops the whole ingest with one line."""
-    folders = [folder for path in paths for folder in find_runs(path)]
-    for folder in folders:
+    found = [find_sources(path) for path in paths]
+    jobs = [(ingest_one, run) for runs, _ in found for run in runs]
+    jobs += [(ingest_bench, bench) for _, benches in found for bench in benches]
+    for store, source in jobs:
         try:
-            yield ingest_one(conn, folder)
+            yield store(conn, source)
         except UserError as exc:
-            yield Ingested(folder, "refused", str(exc))
+            yield Ingested(source, "refused", str(exc))
         except sqlite3.Error as exc:
-            raise UserError(f"{folder}: not stored: {db_problem(exc)}") from None
+            raise UserError(f"{source}: not stored: {db_problem(exc)}") from None

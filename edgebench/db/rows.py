@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgebench.runfolder.identity import DeviceIdentity
-from edgebench.runfolder.records import ArmSummary, Manifest, SampleRecord
+from edgebench.runfolder.records import ArmSummary, Device, Manifest, SampleRecord
 from edgebench.summary import LoadedRun
 
 Row = dict[str, Any]
@@ -26,8 +26,7 @@ class RunRows:
     sample_scores: list[Row]
 
 
-def device_row(identity: DeviceIdentity, manifest: Manifest) -> Row:
-    device = manifest.device
+def device_row(identity: DeviceIdentity, device: Device) -> Row:
     return {
         "fingerprint": identity.fingerprint,
         "name": identity.name,
@@ -139,7 +138,7 @@ def run_rows(run: LoadedRun, identity: DeviceIdentity, run_key: str, run_row: Ro
     # `line`: the sample's position among the run's records, unique even for draws
     numbered = list(enumerate(run.samples, start=1))
     return RunRows(
-        device=device_row(identity, manifest),
+        device=device_row(identity, manifest.device),
         run=run_row,
         arms=[_arm_row(run_key, manifest, arm) for arm in arms],
         arm_metrics=[row for arm in arms for row in _metric_rows(run_key, arm)],

@@ -112,6 +112,41 @@ CREATE TABLE IF NOT EXISTS sample_scores (
     value REAL,
     PRIMARY KEY (run_key, line, family, metric)
 );
+CREATE TABLE IF NOT EXISTS benches (
+    bench_key TEXT PRIMARY KEY,
+    device TEXT NOT NULL REFERENCES devices (fingerprint),
+    device_name TEXT NOT NULL,
+    file TEXT NOT NULL,
+    label TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    edgebench_version TEXT,
+    content_sha256 TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bench_rows (
+    bench_key TEXT NOT NULL REFERENCES benches (bench_key),
+    row INTEGER NOT NULL,
+    model TEXT,
+    quant_type TEXT,
+    backend TEXT,
+    size_bytes INTEGER,
+    threads INTEGER NOT NULL,
+    test TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    n_tokens INTEGER NOT NULL,
+    depth INTEGER NOT NULL,
+    repetitions INTEGER NOT NULL,
+    tok_s_mean REAL,
+    tok_s_std REAL,
+    tok_s_median REAL,
+    peak_rss_mb REAL,
+    PRIMARY KEY (bench_key, row)
+);
+CREATE TABLE IF NOT EXISTS bench_files (
+    bench_key TEXT PRIMARY KEY REFERENCES benches (bench_key),
+    content BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS run_files (
     run_key TEXT NOT NULL REFERENCES runs (run_key),
     name TEXT NOT NULL,
@@ -121,7 +156,18 @@ CREATE TABLE IF NOT EXISTS run_files (
 """
 # Every table of a run, children first (a re-ingest deletes in this order).
 RUN_TABLES = ("sample_scores", "samples", "arm_metrics", "arms", "run_files", "runs")
-EXPORTED = ("devices", "runs", "arms", "arm_metrics", "samples", "sample_scores")
+BENCH_TABLES = ("bench_rows", "bench_files", "benches")
+# The tables `db export` writes (the stored files stay in the database).
+EXPORTED = (
+    "devices",
+    "runs",
+    "arms",
+    "arm_metrics",
+    "samples",
+    "sample_scores",
+    "benches",
+    "bench_rows",
+)
 
 
 def is_database(path: Path) -> bool:

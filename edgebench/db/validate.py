@@ -15,6 +15,7 @@ from edgebench.errors import UserError
 from edgebench.io import read_jsonl_numbered
 from edgebench.runfolder.publish import FILES, schema_name, schemas
 
+BENCH_FILE = "bench.json"  # its name in the published format (not in a run folder)
 _MESSAGE_CHARS = 160  # a validator's message quotes the value: kept to one short line
 
 
@@ -47,16 +48,23 @@ def _documents(path: Path) -> list[tuple[str, Any]]:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
 
 
+def _check(path: Path, file: str) -> None:
+    validator = _validators()[schema_name(file)]
+    for where, document in _documents(path):
+        problem = _problem(validator, document)
+        if problem is not None:
+            raise UserError(f"{where}: does not follow the run format ({problem})")
+
+
+def check_bench_file(path: Path) -> None:
+    """A file of `edgebench bench --out` valid against the published bench schema, or a
+    one-line UserError naming it and the failing field."""
+    _check(path, BENCH_FILE)
+
+
 def check_run_folder(run_dir: Path) -> None:
     """Every run file of `run_dir` valid against its published schema, or a one-line
     UserError naming the file (and line) and the failing field."""
-    validators = _validators()
     for file in FILES:
-        path = run_dir / file
-        if not path.is_file():
-            continue
-        validator = validators[schema_name(file)]
-        for where, document in _documents(path):
-            problem = _problem(validator, document)
-            if problem is not None:
-                raise UserError(f"{where}: does not follow the run format ({problem})")
+        if file != BENCH_FILE and (run_dir / file).is_file():
+            _check(run_dir / file, file)

@@ -8,6 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from edgebench.runfolder.records import (
+    SCHEMA_VERSION,
+    BenchModel,
+    BenchRecord,
+    BenchRow,
+    Device,
+)
 from edgebench.tasks import get_task
 from tests.helpers.report_runs import make_run
 
@@ -70,3 +77,28 @@ def make_fleet_runs(root: Path, n: int = 3) -> list[Path]:
             with_model_facts(folder, quant, size, rss)
             folders.append(folder)
     return folders
+
+
+def write_bench(path: Path, device: dict, started_at: str = "2026-11-26T07:00:00+00:00") -> Path:
+    """A completed `edgebench bench --out` file of one Q4_K_M model at 4 threads: pp64
+    at 120 tok/s and tg32 at 20 tok/s."""
+    rows = [
+        BenchRow(threads=4, test=test, kind=test[:2], n_tokens=int(test[2:]), depth=0,
+                 repetitions=3, tok_s_mean=speed, tok_s_std=0.5, tok_s_cv=0.5 / speed,
+                 peak_rss_mb=300.0, model="fake", quantization="Q4_K_M")
+        for test, speed in (("pp64", 120.0), ("tg32", 20.0))
+    ]  # fmt: skip
+    record = BenchRecord(
+        kind="edgebench-bench",
+        status="completed",
+        started_at=started_at,
+        settings={"threads": [4]},
+        device=Device.from_json(device),
+        schema_version=SCHEMA_VERSION,
+        models=[BenchModel(label="fake", path="/m/fake.gguf", sha256="0" * 64,
+                           size_bytes=100, backend="llama", quantization="Q4_K_M")],
+        results=rows,
+    )  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record.to_json()))
+    return path

@@ -15,7 +15,11 @@ from edgebench.db.schema import open_db
 from edgebench.errors import UserError
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
+from edgebench.runner.jobs import ConsistencyRun
+from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli, stdout_of
+from tests.helpers.db_runs import LAPTOP, PI5, write_bench
+from tests.helpers.fakes import RIGHT
 
 TABLES = ("devices", "runs", "arms", "arm_metrics", "samples", "sample_scores", "run_files")
 
@@ -228,3 +232,55 @@ def test_a_locked_database_is_a_one_line_error(
 def test_a_missing_database_is_named(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no such database"):
         open_db(tmp_path / "none.db")
+
+
+def test_bench_files_beside_the_runs_are_stored_with_their_rows(
+    fleet: Path, tmp_path: Path
+) -> None:
+    bench = write_bench(fleet / "pi5" / "bench" / "cell-1.json", PI5)
+    db = tmp_path / "r.db"
+    assert sorted(ingested(db, fleet)) == ["added"] * 5
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT d.name, b.label, r.test, r.quant_type, r.tok_s_mean FROM bench_rows r "
+            "JOIN benches b USING (bench_key) JOIN devices d ON d.fingerprint = b.device "
+            "ORDER BY r.row"
+        ).fetchall()
+        (content,) = conn.execute("SELECT content FROM bench_files").fetchone()
+        runs_of_pi = conn.execute(
+            "SELECT count(*) FROM runs WHERE device = (SELECT device FROM benches)"
+        ).fetchone()
+    pi = identity_of(read_manifest(fleet / "pi5" / "Q8_0").device).name
+    assert rows == [
+        (pi, "cell-1.json", "pp64", "Q4_K_M", 120.0),
+        (pi, "cell-1.json", "tg32", "Q4_K_M", 20.0),
+    ]
+    assert content == bench.read_bytes()
+    assert runs_of_pi == (2,)  # the bench's device is the Pi's runs' device
+    assert sorted(ingested(db, fleet, bench)) == ["unchanged"] * 6
+
+
+def test_a_bench_file_off_the_format_is_refused(
+    fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = write_bench(fleet / "bench" / "b.json", LAPTOP)
+    data = json.loads(bench.read_text())
+    data["results"][0]["threads"] = "four"
+    bench.write_text(json.dumps(data))
+    line = _refused(capsys, str(bench), "--db", str(tmp_path / "r.db"))
+    assert str(bench) in line and "$.results[0].threads" in line
+
+
+def test_a_consistency_run_is_stored_with_each_draw(run_fake: RunFake, tmp_path: Path) -> None:
+    kind = ConsistencyRun(samples=2, temperatures=(0.5,))
+    run = run_fake([RIGHT], n=2, kind=kind, out=tmp_path / "c").run_dir
+    db = tmp_path / "r.db"
+    assert ingested(db, run) == ["added"]
+    with sqlite3.connect(db) as conn:
+        draws = conn.execute(
+            "SELECT example_id, temperature, seed FROM samples ORDER BY line"
+        ).fetchall()
+        kinds = conn.execute("SELECT kind FROM runs").fetchall()
+    assert kinds == [("consistency",)]
+    assert len(draws) == 4 and {d[1] for d in draws} == {0.5}
+    assert len({(d[0], d[2]) for d in draws}) == 4  # two draws of each example

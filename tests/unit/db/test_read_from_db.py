@@ -13,6 +13,7 @@ from edgebench.db.schema import open_db
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
 from tests.helpers.cli import cli_error, stdout_of
+from tests.helpers.db_runs import PI5, write_bench
 from tests.helpers.inline_prompts import chat_templates_in_process
 
 
@@ -112,3 +113,19 @@ def test_a_db_file_that_is_not_one_is_named(
     fake = tmp_path / "results.db"
     fake.write_text("not a database")
     assert f"{fake}: not a SQLite database file" in cli_error(capsys, "compare", str(fake))
+
+
+def test_report_shows_the_bench_files_of_the_db_too(
+    fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = write_bench(fleet / "pi5" / "bench" / "cell-1.json", PI5)
+    db = tmp_path / "b.db"
+    conn = open_db(db, create=True)
+    list(ingest(conn, [fleet]))
+    conn.close()
+    with chat_templates_in_process():
+        args = ("--out", str(tmp_path / "a.html"))
+        stdout_of(capsys, "report", *folders(fleet), str(bench), *args)
+        out = stdout_of(capsys, "report", str(db), "--out", str(tmp_path / "b.html"))
+    assert "4 runs, 1 bench file" in out
+    assert _page(tmp_path / "b.html") == _page(tmp_path / "a.html")
