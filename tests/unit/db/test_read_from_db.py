@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from edgebench.db.ingest import find_runs, ingest
+from edgebench.db.runs import write_runs
 from edgebench.db.schema import open_db
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
+from edgebench.summary import load_run
 from tests.helpers.cli import cli_error, stdout_of
 from tests.helpers.db_runs import PI5, write_bench
 from tests.helpers.inline_prompts import chat_templates_in_process
@@ -129,3 +131,21 @@ def test_report_shows_the_bench_files_of_the_db_too(
         out = stdout_of(capsys, "report", str(db), "--out", str(tmp_path / "b.html"))
     assert "4 runs, 1 bench file" in out
     assert _page(tmp_path / "b.html") == _page(tmp_path / "a.html")
+
+
+def test_a_run_loaded_from_the_db_is_the_run_loaded_from_its_folder(
+    db: Path, fleet_root: Path, tmp_path: Path
+) -> None:
+    written = write_runs(db, tmp_path)
+    originals = find_runs(fleet_root)
+    assert [w.name for w in written] == [o.name for o in originals]
+    for copy, original in zip(written, originals, strict=True):
+        stored, loaded = load_run(copy), load_run(original)
+        assert (stored.manifest, stored.samples, stored.summary, stored.timeline) == (
+            loaded.manifest,
+            loaded.samples,
+            loaded.summary,
+            loaded.timeline,
+        )
+        # the same last path parts: the same row labels in a report
+        assert copy.parts[-2:] == original.resolve().parts[-2:]
