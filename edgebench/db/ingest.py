@@ -19,7 +19,15 @@ from edgebench.db.schema import BENCH_TABLES, RUN_TABLES, db_problem
 from edgebench.db.validate import check_bench_file, check_run_folder
 from edgebench.errors import UserError
 from edgebench.runfolder.identity import identity_of
-from edgebench.runfolder.read import FIDELITY, MANIFEST, POWER_LOG, SAMPLES, SUMMARY, TIMELINE
+from edgebench.runfolder.read import (
+    FIDELITY,
+    MANIFEST,
+    POWER_LOG,
+    SAMPLES,
+    SUMMARY,
+    TIMELINE,
+    read_manifest,
+)
 from edgebench.summary import load_run
 
 # The files of a run folder kept verbatim: everything compare, card and report read.
@@ -99,20 +107,36 @@ def _upsert_device(conn: sqlite3.Connection, row: Row) -> None:
     )
 
 
-def _transaction(conn: sqlite3.Connection, store: Callable[[], None]) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        store()
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
 def _stored_hash(conn: sqlite3.Connection, table: str, key: str, value: str) -> str | None:
     row = conn.execute(f"SELECT content_sha256 FROM {table} WHERE {key} = ?", (value,))
     found = row.fetchone()
     return None if found is None else found[0]
+
+
+def _transaction(
+    conn: sqlite3.Connection,
+    table: str,
+    key: str,
+    value: str,
+    digest: str,
+    store: Callable[[], None],
+) -> Outcome:
+    """`store` in one write transaction, unless the stored content is `digest` already;
+    the check is made again inside it, so two ingests at once store a run once."""
+    if _stored_hash(conn, table, key, value) == digest:  # no write lock for the common case
+        return "unchanged"
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        previous = _stored_hash(conn, table, key, value)
+        if previous != digest:
+            store()
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    if previous == digest:
+        return "unchanged"
+    return "added" if previous is None else "replaced"
 
 
 def _clear(conn: sqlite3.Connection, tables: tuple[str, ...], key: str, value: str) -> None:
@@ -140,14 +164,13 @@ def ingest_one(conn: sqlite3.Connection, run_dir: Path) -> Ingested:
     """Store one run folder (or leave it, unchanged); a UserError when it is refused."""
     check_run_folder(run_dir)
     files = run_files(run_dir)
-    run = load_run(run_dir)
-    manifest = run.manifest
+    manifest = read_manifest(run_dir)
     identity = identity_of(manifest.device)
     run_key = f"{manifest.run_id}@{identity.fingerprint}"
     digest = content_hash(files)
-    previous = _stored_hash(conn, "runs", "run_key", run_key)
-    if previous == digest:
-        return Ingested(run_dir, "unchanged", run_key)
+    if _stored_hash(conn, "runs", "run_key", run_key) == digest:
+        return Ingested(run_dir, "unchanged", run_key)  # not summarised again
+    run = load_run(run_dir)
     run_row = {
         "run_key": run_key,
         "run_id": manifest.run_id,
@@ -167,8 +190,10 @@ def ingest_one(conn: sqlite3.Connection, run_dir: Path) -> Ingested:
         "content_sha256": digest,
     }
     rows = run_rows(run, identity, run_key, run_row)
-    _transaction(conn, lambda: _store(conn, rows, files))
-    return Ingested(run_dir, "added" if previous is None else "replaced", run_key)
+    outcome = _transaction(
+        conn, "runs", "run_key", run_key, digest, lambda: _store(conn, rows, files)
+    )
+    return Ingested(run_dir, outcome, run_key)
 
 
 def ingest_bench(conn: sqlite3.Connection, path: Path) -> Ingested:
@@ -179,9 +204,6 @@ def ingest_bench(conn: sqlite3.Connection, path: Path) -> Ingested:
     bench_key = f"bench-{record.started_at}@{identity.fingerprint}"
     content = path.read_bytes()
     digest = content_hash({path.name: content})
-    previous = _stored_hash(conn, "benches", "bench_key", bench_key)
-    if previous == digest:
-        return Ingested(path, "unchanged", bench_key)
 
     def store() -> None:
         _clear(conn, BENCH_TABLES, "bench_key", bench_key)
@@ -190,8 +212,8 @@ def ingest_bench(conn: sqlite3.Connection, path: Path) -> Ingested:
         _insert(conn, "bench_rows", bench_rows(bench_key, record))
         _insert(conn, "bench_files", [{"bench_key": bench_key, "content": content}])
 
-    _transaction(conn, store)
-    return Ingested(path, "added" if previous is None else "replaced", bench_key)
+    outcome = _transaction(conn, "benches", "bench_key", bench_key, digest, store)
+    return Ingested(path, outcome, bench_key)
 
 
 def ingest(conn: sqlite3.Connection, paths: list[Path]) -> Iterator[Ingested]:
