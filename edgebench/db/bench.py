@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgebench.db.rows import Row
 from edgebench.errors import UserError
-from edgebench.runfolder.identity import DeviceIdentity
 from edgebench.runfolder.read import MANIFEST, read_bench
 from edgebench.runfolder.records import BenchModel, BenchRecord
+
+if TYPE_CHECKING:  # annotations only: the identity record may live in records.py
+    from edgebench.runfolder.identity import DeviceIdentity
 
 BENCH_KIND = "edgebench-bench"
 

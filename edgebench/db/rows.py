@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from edgebench.runfolder.identity import DeviceIdentity
 from edgebench.runfolder.records import ArmSummary, Device, Manifest, SampleRecord
 from edgebench.summary import LoadedRun
+
+if TYPE_CHECKING:  # annotations only: the identity record may live in records.py
+    from edgebench.runfolder.identity import DeviceIdentity
 
 Row = dict[str, Any]
 
