@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from edgebench.cli.output import stdout_console
 from edgebench.db.export import export_csv, export_parquet
@@ -53,12 +52,13 @@ def ingest(
             if done.outcome == "refused":
                 typer.echo(f"refused: {done.detail}", err=True)
             else:
-                console.print(f"{done.outcome}: {escape(str(done.folder))}", markup=False)
+                console.print(f"{done.outcome}: {done.folder}", markup=False, highlight=False)
     finally:
         conn.close()
     console.print(
-        f"{escape(str(db))}: " + ", ".join(f"{n} {what}" for what, n in counts.items()),
+        f"{db}: " + ", ".join(f"{n} {what}" for what, n in counts.items()),
         markup=False,
+        highlight=False,
     )
     if counts["refused"]:
         raise typer.Exit(1)

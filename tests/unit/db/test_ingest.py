@@ -4,6 +4,7 @@ idempotent, a grown run replacing its rows, and a one-line error for every bad i
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -284,3 +285,12 @@ def test_a_consistency_run_is_stored_with_each_draw(run_fake: RunFake, tmp_path:
     assert kinds == [("consistency",)]
     assert len(draws) == 4 and {d[1] for d in draws} == {0.5}
     assert len({(d[0], d[2]) for d in draws}) == 4  # two draws of each example
+
+
+def test_paths_print_as_text_not_markup(
+    fleet_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = Path(shutil.copytree(fleet_root / "pi5" / "Q8_0", tmp_path / "[bold]x[/bold]"))
+    db = tmp_path / "[red]r.db"
+    out = stdout_of(capsys, "db", "ingest", str(folder), "--db", str(db))
+    assert f"added: {folder}\n" in out and f"{db}: 1 added" in out
