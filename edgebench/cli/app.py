@@ -21,6 +21,7 @@ from edgebench.cli import (
     compare_cmd,
     consistency_cmd,
     data_cmd,
+    db_cmd,
     doctor_cmd,
     fidelity_cmd,
     models_cmd,
@@ -57,6 +58,7 @@ app.command()(score_cmd.score)
 app.command()(fidelity_cmd.fidelity)
 app.command()(bench_cmd.bench)
 app.add_typer(data_cmd.data_app, name="data")
+app.add_typer(db_cmd.db_app, name="db")
 # The order `edgebench --help` lists them in: the workflow, then the rest.
 WORKFLOW = ("models", "run", "compare", "card", "report")
 
