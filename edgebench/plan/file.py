@@ -302,7 +302,10 @@ def load_plan(path: Path, default_threads: int) -> Plan:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML ({exc})") from None  # names the line
+        # tomllib names the line inside its message: put it where every error has it
+        at = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        where = f"{path}:{at.group(1)}" if at else str(path)
+        raise UserError(f"{where}: not valid TOML ({str(exc).strip()})") from None
     top = _Table(source, data, "", None)
     top.reject_unknown((*_TOP_KEYS, "bench"))
     base = path.parent
