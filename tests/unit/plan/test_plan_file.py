@@ -127,7 +127,7 @@ def test_every_mistake_in_a_plan_is_one_line_naming_the_file_line_and_key(
         ('\n[run]\nprompt = "fancy"\n', "run.prompt: 'fancy' is not one of: default, reference"),
         ('\n[run]\nmetrics = "nope"\n', "run.metrics:"),
         ('\n[run]\nmodel = "x"\n', "run.model: unknown key"),
-        ('\n[[tasks]]\ntask = "roundtrip"\ndataset = "data/payloads.jsonl"\n', "'roundtrip-payloads' twice"),
+        (PLAN[PLAN.index("\n[[tasks]]") :], "'roundtrip-payloads' twice"),
         ("\n[bench]\nprompt_tokens = [-1]\n", "bench.prompt_tokens: item -1"),
         ("\n[bench]\nthreads = []\n", "bench.threads: must not be empty"),
         ("\n[bench]\nrepeat = 3\n", "bench.repeat: unknown key"),

@@ -162,8 +162,7 @@ def test_missing_variants_are_quantized_once_per_source_before_the_cells(
     plan = write_plan(
         tmp_path, PLAN.replace("threads", 'quantizations = ["Q8_0", "Q2_K"]\nthreads')
     )
-    code, err = plan_run(capsys, plan)
-    assert code == 1
+    assert plan_run(capsys, plan)[0] == 1
     assert launches.calls[0] == ["models", "quantize", MODEL, "--types", "Q8_0,Q2_K", "--force"]
     assert [call[:2] for call in launches.calls].count(["models", "quantize"]) == 1
     status = status_of(tmp_path / "out")
@@ -210,8 +209,7 @@ def test_a_cell_folder_with_files_but_no_manifest_fails_with_what_to_do(
     folder = tmp_path / "out" / "runs" / NONE
     folder.mkdir(parents=True)
     (folder / "notes.txt").write_text("mine")
-    code, err = plan_run(capsys, plan)
-    assert code == 1
+    assert plan_run(capsys, plan)[0] == 1
     assert status_of(tmp_path / "out")[NONE]["error"] == (
         f"{folder} holds notes.txt but no manifest.json; remove the folder"
     )
