@@ -235,7 +235,10 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _die_with(parent: int) -> None:
-    """In the child before exec: SIGTERM when the plan process dies (Linux)."""
+    """In the child before exec: SIGTERM when the plan process dies (Linux), and SIGINT
+    handled even where this process ignores it (started in the background or under
+    nohup): `stop` sends it, and an ignored signal would stay ignored across exec."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # it died before prctl took effect

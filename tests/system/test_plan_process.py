@@ -26,14 +26,21 @@ NONE = f"{MODEL}.roundtrip-payloads.none.t1.r1"
 JSON = f"{MODEL}.roundtrip-payloads.json.t1.r1"
 
 
-def plan_process(plan: Path, out: Path) -> subprocess.Popen[str]:
+def _sigint(handler: signal.Handlers) -> Callable[[], object]:
+    return lambda: signal.signal(signal.SIGINT, handler)
+
+
+def plan_process(
+    plan: Path, out: Path, sigint: signal.Handlers = signal.SIG_DFL
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(FAULT_CLI), "0.4", "plan", "run", str(plan), "--out", str(out)],
         cwd=REPO,
         stderr=subprocess.PIPE,
         text=True,
-        # a test runner started under nohup or in the background passes SIGINT on ignored
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        # SIG_DFL: as a terminal starts it (a test runner in the background would pass
+        # SIGINT on ignored); SIG_IGN: as a shell starts a background job
+        preexec_fn=_sigint(sigint),
     )
 
 
@@ -50,12 +57,14 @@ def lines(path: Path) -> int:
     return path.read_text().count("\n") if path.exists() else 0
 
 
-def start_and_stop_in_second_cell(tmp_path: Path, signum: int) -> tuple[Path, str, int]:
+def start_and_stop_in_second_cell(
+    tmp_path: Path, signum: int, sigint: signal.Handlers = signal.SIG_DFL
+) -> tuple[Path, str, int]:
     """A plan of 2 cells x 3 examples, stopped by `signum` once the second cell has
     decoded one example; waits until that cell's process has let go of its folder."""
     plan = write_plan(tmp_path, PLAN.replace("limit = 2", "limit = 3"))
     out = tmp_path / "out"
-    proc = plan_process(plan, out)
+    proc = plan_process(plan, out, sigint)
     second = out / "runs" / JSON
     wait_until(lambda: lines(second / "samples.jsonl") >= 1, "the second cell's first example")
     proc.send_signal(signum)
@@ -93,8 +102,19 @@ def test_a_plan_killed_mid_cell_continues_without_rerunning_the_finished_cell(
     assert [c["ran"] for c in status["cells"]] == [False, True]
 
 
-def test_ctrl_c_stops_the_plan_and_its_cell_with_exit_130(tmp_path: Path) -> None:
-    out, err, code = start_and_stop_in_second_cell(tmp_path, signal.SIGINT)
+@pytest.mark.parametrize(
+    ("signum", "sigint"),
+    [
+        (signal.SIGINT, signal.SIG_DFL),  # Ctrl-C in a terminal
+        (signal.SIGTERM, signal.SIG_IGN),  # `kill` of a plan a shell started in the background
+    ],
+)
+def test_ctrl_c_or_kill_stops_the_plan_and_its_cell_with_exit_130(
+    tmp_path: Path, signum: int, sigint: signal.Handlers
+) -> None:
+    started = time.monotonic()
+    out, err, code = start_and_stop_in_second_cell(tmp_path, signum, sigint)
+    assert time.monotonic() - started < 60  # the cell stopped when told, not when killed
     assert code == 130, err
     assert "Traceback" not in err
     assert "interrupted: 1 done cells kept" in err
