@@ -10,12 +10,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from edgebench.cli.options import JsonOpt, default_threads, out_option
+from edgebench.cli.options import JsonOpt, default_threads, out_option, parse_duration
 from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
-from edgebench.errors import RunFailure
+from edgebench.errors import RunFailure, UserError
 from edgebench.plan.cells import expand
 from edgebench.plan.execute import PlanInterrupted, PlanRun
-from edgebench.plan.file import load_plan
+from edgebench.plan.file import Plan, load_plan
 from edgebench.plan.state import STATUS_FILE, found
 from edgebench.report.fit import Fitted
 
@@ -40,6 +40,18 @@ PlanOutOpt = Annotated[
         metavar="DIR",
     ),
 ]
+
+
+def _load(path: Path) -> Plan:
+    """The checked plan; [bench] duration is read as `bench --duration` reads it."""
+    plan = load_plan(path, default_threads())
+    duration = plan.bench.options.get("duration") if plan.bench is not None else None
+    if duration is not None:
+        try:
+            parse_duration(duration, "bench.duration")
+        except UserError as exc:
+            raise UserError(f"{path}: {exc}") from None
+    return plan
 
 
 def _out(plan: Path, out: Path | None) -> Path:
@@ -71,7 +83,7 @@ def run_plan(
 
     Example: edgebench plan run plan.toml --out results/pi5 --device-name pi5-shelf-1
     """
-    checked = load_plan(plan, default_threads())
+    checked = _load(plan)
     root = _out(plan, out)
     console = stderr_console()
 
@@ -109,14 +121,14 @@ def show_plan(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The cells the plan expands to and the command each runs; with --out, which are
-    done, partial or still to run in that folder.
+    """The cells the plan expands to and where each writes (--json: the command each
+    runs too); with --out, which are done, partial or still to run in that folder.
 
     Example: edgebench plan show plan.toml
 
     Example: edgebench plan show plan.toml --out results/pi5
     """
-    cells = expand(load_plan(plan, default_threads()))
+    cells = expand(_load(plan))
     rows = []
     for cell in cells:
         state = found(cell, out) if out is not None else None

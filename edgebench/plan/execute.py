@@ -82,7 +82,8 @@ class PlanRun:
             if not copy.exists() or copy.resolve() != self.plan.path.resolve():
                 write_text_atomic(copy, self.plan.text)
             (self.root / LOGS).mkdir(exist_ok=True)
-            status = new_status(str(self.plan.path), self.device_name, cells, self.root)
+            name = self.device_name or os.environ.get(DEVICE_NAME_ENV)
+            status = new_status(str(self.plan.path), name, cells, self.root)
             status.write(self.root)
             self._announce(cells, status)
             try:

@@ -353,6 +353,7 @@ def _mode(value: Any) -> Any:
 
 
 def _models(top: _Table, base: Path) -> list[ModelEntry]:
+    """The table's `models`, each checked, no model twice."""
     registry = load_registry()
     entries: list[ModelEntry] = []
     for spec in top.items("models", TEXT):
@@ -466,16 +467,7 @@ def _bench(
     table: _Table, models: list[ModelEntry], threads: tuple[int, ...], base: Path
 ) -> BenchEntry:
     table.reject_unknown(("models", "threads", *BENCH_OPTIONS))
-    bench_models = models
-    if "models" in table.data:
-        registry = load_registry()
-        bench_models = []
-        for spec in table.items("models", TEXT):
-            try:
-                entry = model_entry(spec, base, registry)
-            except UserError as exc:
-                raise table.error("models", str(exc)) from None
-            _add_unique(table, "models", bench_models, entry)
+    bench_models = _models(table, base) if "models" in table.data else models
     options = {
         key: table.items(key, kind) if key in BENCH_LISTS else table.value(key, kind)
         for key, kind in BENCH_OPTIONS.items()

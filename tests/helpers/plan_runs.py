@@ -4,7 +4,6 @@ in for a cell's process (in this process, on the fake model; or scripted outcome
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +53,6 @@ class Launches:
     calls: list[list[str]] = field(default_factory=list)
     device_names: list[str | None] = field(default_factory=list)
     script: dict[str, Outcome] = field(default_factory=dict)
-    after: Callable[[list[str]], None] | None = None  # called after each real run
 
     def __post_init__(self) -> None:
         backend = FakeBackend(echo=True)
@@ -76,8 +74,6 @@ class Launches:
             code = int(done.code or 0)
         else:
             code = 0
-        if self.after is not None:
-            self.after(args)
         return code
 
     def commands(self) -> list[str]:

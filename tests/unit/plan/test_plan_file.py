@@ -131,6 +131,7 @@ def test_every_mistake_in_a_plan_is_one_line_naming_the_file_line_and_key(
         ("\n[bench]\nprompt_tokens = [-1]\n", "bench.prompt_tokens: item -1"),
         ("\n[bench]\nthreads = []\n", "bench.threads: must not be empty"),
         ("\n[bench]\nrepeat = 3\n", "bench.repeat: unknown key"),
+        ('\n[bench]\nduration = "soon"\n', "bench.duration 'soon': give a time such as 90s"),
     ],
 )  # fmt: skip
 def test_run_task_and_bench_tables_refuse_what_the_commands_would(
