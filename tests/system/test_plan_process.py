@@ -100,6 +100,11 @@ def test_a_plan_killed_mid_cell_continues_without_rerunning_the_finished_cell(
     assert status["state"] == "finished"
     assert [c["status"] for c in status["cells"]] == ["done", "done"]
     assert [c["ran"] for c in status["cells"]] == [False, True]
+    # each process's output, every attempt, under logs/
+    log = (out / "logs" / f"{JSON}.log").read_text()
+    assert (
+        log.startswith("$ edgebench run --model") and log.count("\n$ edgebench run --resume") == 1
+    )
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,24 @@ def test_quantizations_make_every_model_a_variant_and_bench_adds_one_cell_per_mo
     ]  # fmt: skip
 
 
+def test_converted_and_hub_models_keep_their_spec_and_get_a_folder_safe_id(
+    tmp_path: Path,
+) -> None:
+    models = f'["{MODEL}@onnx-int4", "hf:HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/m-q8_0.gguf"]'
+    plan = load_plan(write_plan(tmp_path, PLAN.replace(f'["{MODEL}"]', models)), 4)
+    assert plan.models[0].spec == f"{MODEL}@onnx-int4"
+    assert [m.label for m in plan.models] == [f"{MODEL}@onnx-int4", "m-q8_0"]
+    assert all(m.source is None for m in plan.models)  # nothing for the plan to make
+
+
+def test_an_unknown_variant_is_named_with_the_ones_there_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = write_plan(tmp_path, PLAN.replace(f'"{MODEL}"', f'"{MODEL}@Q9"'))
+    err = cli_error(capsys, "plan", "show", str(plan))
+    assert f":1: models: model '{MODEL}@Q9': unknown variant '@Q9'" in err
+
+
 def test_a_gguf_path_is_relative_to_the_plan_and_named_by_its_stem(tmp_path: Path) -> None:
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "my model.gguf").write_bytes(b"GGUF")
