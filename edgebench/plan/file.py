@@ -318,7 +318,7 @@ def load_plan(path: Path, default_threads: int) -> Plan:
     repetitions = top.value("repetitions", _int(1)) if "repetitions" in data else 1
     run = _Table(source, data.get("run", {}), "run.", "run")
     run.reject_unknown(tuple(RUN_OPTIONS))
-    tasks = _tasks(source, data.get("tasks"), run.options(RUN_OPTIONS), base)
+    tasks = _tasks(source, data.get("tasks"), _run_options(run), base)
     bench = None
     if "bench" in data:
         bench = _bench(_Table(source, data["bench"], "bench.", "bench"), models, threads, base)
@@ -445,10 +445,25 @@ def _tasks(
         label = _slug(label)
         if any(e.label == label for e in entries):
             raise table.error("name" if "name" in table.data else "task", f"'{label}' twice")
-        entries.append(
-            TaskEntry(label, task, dataset, schemas, {**run_options, **table.options(RUN_OPTIONS)})
-        )
+        own = _run_options(table)
+        inherited = {
+            k: v for k, v in run_options.items() if not own.keys() & _EXCLUSIVE.get(k, set())
+        }
+        entries.append(TaskEntry(label, task, dataset, schemas, {**inherited, **own}))
     return tuple(entries)
+
+
+# `run` options that exclude each other: a task's own one replaces the [run] one
+_EXCLUSIVE = {"limit": {"sample"}, "sample": {"limit"}}
+
+
+def _run_options(table: _Table) -> dict[str, Any]:
+    options = table.options(RUN_OPTIONS)
+    for key, others in _EXCLUSIVE.items():
+        clash = others & options.keys()
+        if key in options and clash:
+            raise table.error(key, f"excludes {clash.pop()} (set one of them)")
+    return options
 
 
 def _file(table: _Table, key: str, base: Path, *, folder: bool) -> Path | None:

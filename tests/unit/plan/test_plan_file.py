@@ -45,6 +45,9 @@ def test_each_cell_is_the_run_command_with_the_plan_options_and_the_dataset_besi
     dataset = args[args.index("--dataset") + 1]
     assert dataset == str((tmp_path / "data" / "payloads.jsonl").resolve())
     assert args[args.index("--limit") + 1] == "2"  # the task's own limit wins over [run]
+    sampled = PLAN.replace("limit = 2", "sample = 2") + "\n[run]\nlimit = 5\n"
+    sampled_args = expand(load_plan(write_plan(tmp_path, sampled), 4))[0].args
+    assert "--sample" in sampled_args and "--limit" not in sampled_args  # they exclude each other
     assert args[args.index("--max-tokens") + 1] == "64"
     assert "--no-warmup" in args
     assert "--timeout" not in args and cell.coping == ("--timeout", "30")
@@ -145,6 +148,7 @@ def test_every_mistake_in_a_plan_is_one_line_naming_the_file_line_and_key(
         ('\n[run]\nprompt = "fancy"\n', "run.prompt: 'fancy' is not one of: default, reference"),
         ('\n[run]\nmetrics = "nope"\n', "run.metrics:"),
         ('\n[run]\nmodel = "x"\n', "run.model: unknown key"),
+        ("\n[run]\nlimit = 3\nsample = 4\n", "run.limit: excludes sample (set one of them)"),
         (PLAN[PLAN.index("\n[[tasks]]") :], "'roundtrip-payloads' twice"),
         ("\n[bench]\nprompt_tokens = [-1]\n", "bench.prompt_tokens: item -1"),
         ("\n[bench]\nthreads = []\n", "bench.threads: must not be empty"),
