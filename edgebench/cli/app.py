@@ -25,6 +25,7 @@ from edgebench.cli import (
     doctor_cmd,
     fidelity_cmd,
     models_cmd,
+    plan_cmd,
     recommend_cmd,
     run_cmd,
     score_cmd,
@@ -59,6 +60,7 @@ app.command()(fidelity_cmd.fidelity)
 app.command()(bench_cmd.bench)
 app.add_typer(data_cmd.data_app, name="data")
 app.add_typer(db_cmd.db_app, name="db")
+app.add_typer(plan_cmd.plan_app, name="plan")
 # The order `edgebench --help` lists them in: the workflow, then the rest.
 WORKFLOW = ("models", "run", "compare", "card", "report")
 

@@ -131,3 +131,15 @@ def test_compare_names_the_device_of_each_run(
     rows = json.loads(stdout_of(capsys, "compare", str(first), str(cli.out), "--json"))
     assert {row["device"] for row in rows} == {"pi5-a", "pi5-b"}
     assert {row["device_fingerprint"] for row in rows} >= {fingerprint}
+
+
+@pytest.mark.parametrize(("name", "fragment"), BAD)
+def test_plan_run_refuses_a_bad_name_before_any_cell(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, fragment: str
+) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text('models = ["smollm2-135m-instruct"]\nconstraints = ["none"]\n')
+    out = tmp_path / "results"
+    code, err = run_cli(capsys, "plan", "run", str(plan), "--out", str(out), "--device-name", name)
+    assert_one_line_error(code, err, "--device-name", fragment)
+    assert not out.exists()
