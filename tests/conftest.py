@@ -79,7 +79,7 @@ def run_fake(tmp_path: Path) -> RunFake:
     of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits),
     `power` (a PowerChoice; default: no source), `timeline_interval`, `heat` (the
     timeline's heat reader; default: nothing readable), `fidelity_factory` (teacher
-    forcing for the fidelity phase of a run with variants)."""
+    forcing for the fidelity phase of a run with variants), `device_name` (--device-name)."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
@@ -98,6 +98,7 @@ def run_fake(tmp_path: Path) -> RunFake:
         timeline_interval: float = 1.0,
         heat: Any = None,
         fidelity_factory: Any = None,
+        device_name: str | None = None,
         **settings: Any,
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
@@ -119,6 +120,7 @@ def run_fake(tmp_path: Path) -> RunFake:
             # the timeline reads no machine in a fake run (same figures everywhere)
             heat=heat or (lambda: dict(NOTHING_READABLE)),
             fidelity_factory=fidelity_factory,
+            device_name=device_name,
         )
 
     return run

@@ -21,10 +21,12 @@ from edgebench.cli import (
     compare_cmd,
     consistency_cmd,
     data_cmd,
+    db_cmd,
     doctor_cmd,
     fidelity_cmd,
     fleet_cmd,
     models_cmd,
+    plan_cmd,
     recommend_cmd,
     run_cmd,
     score_cmd,
@@ -58,6 +60,8 @@ app.command()(score_cmd.score)
 app.command()(fidelity_cmd.fidelity)
 app.command()(bench_cmd.bench)
 app.add_typer(data_cmd.data_app, name="data")
+app.add_typer(db_cmd.db_app, name="db")
+app.add_typer(plan_cmd.plan_app, name="plan")
 app.add_typer(fleet_cmd.fleet_app, name="fleet")
 # The order `edgebench --help` lists them in: the workflow, then the rest.
 WORKFLOW = ("models", "run", "compare", "card", "report")

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from edgebench.cli.options import (
     DEFAULT_WAIT_COOL_TIMEOUT,
+    DeviceNameOpt,
     JsonOpt,
     ModelsOpt,
     WaitCoolOpt,
@@ -34,6 +35,7 @@ from edgebench.report.bench_table import (
 )
 from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
 from edgebench.runner.prepare import model_under_test
+from edgebench.system.identity import requested_name
 
 
 def bench(
@@ -151,6 +153,7 @@ def bench(
     ] = 0.0,
     wait_cool: WaitCoolOpt = None,
     wait_cool_timeout: WaitCoolTimeoutOpt = None,
+    device_name: DeviceNameOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Prompt processing (ppN) and generation (tgN) speed, mean ± std, like llama-bench.
@@ -168,6 +171,8 @@ def bench(
     Example: edgebench bench --duration 10m --wait-cool 50
 
     Example: edgebench bench --threads 1,2 --cooldown 30
+
+    Example: edgebench bench --device-name pi5-kitchen
     """
     if as_json and output_format not in ("table", "json"):
         raise UserError(f"--json prints JSON: it cannot go with --format {output_format}")
@@ -191,6 +196,7 @@ def bench(
         wait_cool_timeout=wait_cool_timeout or DEFAULT_WAIT_COOL_TIMEOUT,
     )
     plan_tests(settings)  # a bad combination fails before the model is resolved
+    name = requested_name(device_name)
     console = stderr_console()
     try:
         with stop_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
@@ -200,6 +206,7 @@ def bench(
                 models,
                 progress=BenchRichProgress(console),
                 notify=lambda line: console.print(escape(line), highlight=False, soft_wrap=True),
+                device_name=name,
             )
     except KeyboardInterrupt as stopped:
         kept = "nothing was measured"

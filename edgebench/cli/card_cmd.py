@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from edgebench.cli.options import out_option
+from edgebench.cli.sources import DeviceOpt, is_db_path, run_sources
 from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.report.bench_section import (
@@ -17,13 +19,13 @@ from edgebench.report.bench_section import (
     load_bench,
     with_bench_sections,
 )
-from edgebench.summary import load_run
+from edgebench.summary import LoadedRun, load_run
 
 RunDirArg = Annotated[
     Path,
     typer.Argument(
-        help="A run folder written by `edgebench run`, or a JSON file of `edgebench bench` "
-        "(a speed card)."
+        help="A run folder written by `edgebench run`, a results database (.db) of `edgebench "
+        "db ingest` with --run, or a JSON file of `edgebench bench` (a speed card)."
     ),
 ]
 
@@ -62,6 +64,15 @@ def card(
             "--examples", metavar="N", min=0, help="Sample outputs shown in the card (0: none)."
         ),
     ] = 2,
+    run_name: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            metavar="RUN",
+            help="With a .db: the run to describe (its folder name or run id).",
+        ),
+    ] = None,
+    device: DeviceOpt = None,
 ) -> None:
     """Write a Hugging Face model card (model-index metadata, device, how it was run,
     accuracy, performance) and its plots next to it.
@@ -70,16 +81,36 @@ def card(
     """
     from edgebench.report.card import write_card
 
-    if is_bench_file(run_dir):
+    if is_bench_file(run_dir) and not is_db_path(run_dir):
         _bench_card(run_dir, out, model)
         return
-    run = load_run(run_dir)
-    target = out or run_dir / "card.md"
-    _check_output(target, (".md",), "--out")
-    files = write_card(run, target, model, examples)
+    with ExitStack() as stack:
+        run, target = _card_source(run_dir, out, device, run_name, stack)
+        _check_output(target, (".md",), "--out")
+        files = write_card(run, target, model, examples)
     typer.echo(f"card: {files.card}")
     for plot in files.plots:
         typer.echo(f"plot: {plot}")
+
+
+def _card_source(
+    run_dir: Path, out: Path | None, device: str | None, run_name: str | None, stack: ExitStack
+) -> tuple[LoadedRun, Path]:
+    """The run a card describes and the card's file: a run folder (RUN_DIR/card.md by
+    default), or the one run of a database that --run/--device select (--out needed: its
+    folder is a temporary one)."""
+    folders = run_sources([run_dir], stack, device, run_name)
+    if not is_db_path(run_dir):
+        return load_run(run_dir), out or run_dir / "card.md"
+    if len(folders) > 1:
+        names = ", ".join(folder.name for folder in folders[:5])
+        more = ", ..." if len(folders) > 5 else ""
+        raise UserError(
+            f"{run_dir}: {len(folders)} runs match ({names}{more}); name one with --run RUN"
+        )
+    if out is None:
+        raise UserError(f"{run_dir}: a results database; give the card's file with --out FILE")
+    return load_run(folders[0]), out
 
 
 def _bench_card(path: Path, out: Path | None, model: str | None) -> None:
@@ -96,8 +127,8 @@ def report(
         list[Path],
         typer.Argument(
             metavar="RUN_DIR",
-            help="Run folders written by `edgebench run`, and JSON files of `edgebench "
-            "bench` (a speed table each).",
+            help="Run folders written by `edgebench run`, results databases (.db) of "
+            "`edgebench db ingest`, and JSON files of `edgebench bench` (a speed table each).",
         ),
     ],
     out: Annotated[
@@ -108,6 +139,7 @@ def report(
     title: Annotated[
         str | None, typer.Option("--title", metavar="TEXT", help="The page title.")
     ] = None,
+    device: DeviceOpt = None,
 ) -> None:
     """Write one static HTML page for one or more runs: a sortable leaderboard, the
     plots and every example (prompt, raw output, parsed output, scores).
@@ -119,10 +151,12 @@ def report(
     if out is not None and html is not None and out != html:
         raise UserError(f"give the page once: --out {out} (--html is its old name)")
     target = out or html or Path("report.html")
-    benches = [load_bench(path) for path in run_dirs if is_bench_file(path)]
-    runs = [load_run(path) for path in run_dirs if not is_bench_file(path)]
-    _check_output(target, (".html", ".htm"), "--out")
-    page = bench_page(benches, title) if not runs else render_report(runs, title)
+    with ExitStack() as stack:
+        sources = run_sources(run_dirs, stack, device, benches=True)
+        benches = [load_bench(path) for path in sources if is_bench_file(path)]
+        runs = [load_run(path) for path in sources if not is_bench_file(path)]
+        _check_output(target, (".html", ".htm"), "--out")
+        page = bench_page(benches, title) if not runs else render_report(runs, title)
     write_text_atomic(target, with_bench_sections(page, benches) if runs else page)
     path = target
     counts = [(len(runs), "run"), (len(benches), "bench file")]

@@ -7,6 +7,7 @@ from edgebench.cli.options import (
     CompileTimeoutOpt,
     ConsistencyConstraintOpt,
     DatasetOpt,
+    DeviceNameOpt,
     GuardOpt,
     IgnoreMemoryOpt,
     JsonOpt,
@@ -39,6 +40,7 @@ from edgebench.metrics import parse_metric_params
 from edgebench.report.table import render_consistency
 from edgebench.runfolder.read import read_manifest
 from edgebench.runner.jobs import ConsistencyRun, sted_parameters
+from edgebench.system.identity import requested_name
 from edgebench.tasks import get_task
 from edgebench.tasks.base import prompt_template_for
 
@@ -81,6 +83,7 @@ def consistency(
     prompt: PromptOpt = None,
     guard: GuardOpt = None,
     metric_param: MetricParamOpt = None,
+    device_name: DeviceNameOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Sample every prompt N times at each temperature (seeded) and score how consistent
@@ -92,12 +95,15 @@ def consistency(
 
     Example: edgebench consistency --task roundtrip --constraint gbnf --limit 5
 
+    Example: edgebench consistency --device-name pi5-kitchen --limit 5
+
     Example: edgebench consistency --resume runs/20261124T1015-smollm2-consistency-edgejson
     """
     modes = parse_modes(constraint) if constraint is not None else None
     if modes is not None and len(modes) != 1:
         raise UserError("--constraint: consistency runs one constraint mode at a time")
     params = parse_metric_params(metric_param or [])
+    name = requested_name(device_name)  # a bad name fails before any loading
     settings = run_settings(
         locals(),
         resume,
@@ -125,4 +131,5 @@ def consistency(
         resume=resume is not None,
         render=render_consistency,
         as_json=as_json,
+        device_name=name,
     )

@@ -488,6 +488,17 @@ def parse_duration(text: str, option: str) -> float:
     return seconds
 
 
+DeviceNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--device-name",
+        metavar="NAME",
+        help="What to call this device in results, e.g. pi5-kitchen: at most 64 characters, "
+        "no '/' (default: $EDGEBENCH_DEVICE_NAME, else the hostname). Recorded with the "
+        "device's fingerprint, which tells identical boards apart (README: Device identity).",
+    ),
+]
+
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")
 ]

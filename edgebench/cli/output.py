@@ -121,10 +121,12 @@ def run_and_show(
     resume: bool,
     render: Callable[[Summary], Group],
     as_json: bool = False,
+    device_name: str | None = None,
 ) -> None:
     """Load the dataset (its mistakes are reported before any model is resolved or
     pulled), resolve the models, run them through the engine with a progress bar, print
-    the summary with `render`, and say where it went and what a crash or timeout cost."""
+    the summary with `render`, and say where it went and what a crash or timeout cost.
+    `device_name`: `--device-name`, checked (None: the environment's, or the hostname)."""
     console = stderr_console()
     with interruptible(console):
         examples, dataset = load_examples(task, settings)
@@ -146,6 +148,7 @@ def run_and_show(
             kind=kind,
             progress=RichProgress(console, pause_s=settings.delay),
             resume=resume,
+            device_name=device_name,
         )
     show_summary(result.summary, render, as_json)
     if result.worker_failures:

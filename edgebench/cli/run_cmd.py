@@ -13,6 +13,7 @@ from edgebench.cli.options import (
     CompileTimeoutOpt,
     DatasetOpt,
     DelayOpt,
+    DeviceNameOpt,
     FidelityOpt,
     GuardOpt,
     IdleBaselineOpt,
@@ -60,6 +61,7 @@ from edgebench.report.table import render_summary
 from edgebench.runner.jobs import GreedyRun
 from edgebench.runner.power import check_power_settings
 from edgebench.scoring.extract import check_parse_mode
+from edgebench.system.identity import requested_name
 from edgebench.tasks import get_task
 from edgebench.tasks.base import prompt_template_for
 
@@ -112,6 +114,7 @@ def run(
     idle_baseline: IdleBaselineOpt = None,
     timeline: TimelineOpt = None,
     fidelity: FidelityOpt = None,
+    device_name: DeviceNameOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
@@ -148,11 +151,14 @@ def run(
 
     Example: edgebench run --model smollm2-135m-instruct,smollm2-135m-instruct@Q8_0 --no-fidelity
 
+    Example: edgebench run --device-name pi5-kitchen --limit 20
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
     if close and constraint is None:
         raise UserError("--close: give the schema modes to close, e.g. --constraint mask --close")
     check_wait_cool(wait_cool)
+    name = requested_name(device_name)  # a bad name fails before any loading
     settings = run_settings(
         locals(),
         resume,
@@ -178,4 +184,5 @@ def run(
         resume=resume is not None,
         render=render_summary,
         as_json=as_json,
+        device_name=name,
     )

@@ -31,6 +31,7 @@ from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_score
 from edgebench.report.sweep import build_sweep, is_sweep, sweep_markdown
 from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
 from edgebench.report.sweep_plot import sweep_plots
+from edgebench.runfolder.identity import device_tag, identity_of
 from edgebench.runfolder.records import ArmSummary, ModelRecord
 
 TASK_TYPE = "text-generation"
@@ -95,10 +96,13 @@ def measured_on(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
     """Where and how the numbers were measured, as a top-level `edgebench` block in the
     metadata, so a number read from the Hub keeps its device and runtime."""
     device = run.manifest.device
+    identity = identity_of(device)
     runtime = facts.runtime_of(run, label)
     measured = {
         "tool": f"edgebench {run.manifest.packages.get('edgebench') or __version__}",
         "run": run.run_id,
+        "device_name": identity.name,
+        "device_fingerprint": identity.fingerprint,
         "device": device.cpu_model or device.machine,
         "threads": device.threads_used or runtime.get("n_threads"),
         "ram_total_mb": device.ram_total_mb,
@@ -398,6 +402,10 @@ def device_summary(run: LoadedRun) -> list[tuple[str, Any]]:
     ]
     os_name = " · ".join(str(v) for v in (device.os, device.kernel) if v) or None
     rows: list[tuple[str, Any]] = [
+        ("device", device_tag(device)),  # its name and short fingerprint
+        # recorded since format 2.8; an older run's derived identity is not shown as fact
+        ("model of device", device.identity.model_label if device.identity else None),
+        ("fingerprint", device.identity.fingerprint if device.identity else None),
         ("CPU", facts.cpu_label(device)),
         ("cores", ", ".join(c for c in cores if c) or None),
         ("RAM", facts.ram_label(device.ram_total_mb)),

@@ -19,7 +19,8 @@ from edgebench.report.facts import (
     difference_rows,
     indicative,
 )
-from edgebench.runfolder.records import ArmSummary, FidelityRecord, Summary
+from edgebench.runfolder.identity import identity_of, short_fingerprint
+from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Summary
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
 from edgebench.summary.consistency import FAMILY as CONSISTENCY
@@ -189,7 +190,9 @@ def _fidelity(record: FidelityRecord | None, model: str) -> dict[str, Any]:
 
 
 def compare_rows(
-    summaries: list[Summary], fidelity: list[FidelityRecord | None] | None = None
+    summaries: list[Summary],
+    fidelity: list[FidelityRecord | None] | None = None,
+    devices: list[Device] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
@@ -199,15 +202,20 @@ def compare_rows(
     loop's phases (report/steps.py). A consistency run has a
     row per temperature (`temperature`; None for greedy runs): `n` counts its
     generations at that temperature. `kl_mean`, `top1_agreement`: the model's fidelity to
-    its reference (`fidelity`: variant or reference) when the run has fidelity.json."""
+    its reference (`fidelity`: variant or reference) when the run has fidelity.json.
+    `device`, `device_fingerprint`: each run's device (`devices`, its manifest's), by the
+    name and fingerprint of its identity; None when not given."""
     # every row has the energy figures (None when unmeasured) and the throttling flag
     columns = (*columns_for(summaries), MODEL_RATIO, *energy.ENERGY_COLUMNS, energy.THROTTLED)
     records = fidelity or [None] * len(summaries)
+    identities = [identity_of(d) for d in devices] if devices else [None] * len(summaries)
     rows = []
-    for summary, record in zip(summaries, records, strict=True):
+    for summary, record, identity in zip(summaries, records, identities, strict=True):
         for arm in result_arms(summary):
             row: dict[str, Any] = {
                 "run": summary.run_id,
+                "device": identity.name if identity else None,
+                "device_fingerprint": identity.fingerprint if identity else None,
                 "model": arm.model,
                 "constraint": arm.constraint,
                 "temperature": arm.temperature,
@@ -230,6 +238,11 @@ def compare_rows(
     return rows
 
 
+def _device_tag(row: dict[str, Any]) -> str:
+    """ "pi5-a · d1a2b3c4": a row's device name and short fingerprint."""
+    return f"{row['device']} · {short_fingerprint(row['device_fingerprint'])}"
+
+
 def with_interval(cell: str, interval: list[float] | None) -> str:
     """The value over its 95% interval, on two lines to keep the column narrow."""
     if not interval:
@@ -239,12 +252,17 @@ def with_interval(cell: str, interval: list[float] | None) -> str:
 
 
 def compare_table(
-    summaries: list[Summary], fidelity: list[FidelityRecord | None] | None = None
+    summaries: list[Summary],
+    fidelity: list[FidelityRecord | None] | None = None,
+    devices: list[Device] | None = None,
 ) -> Table:
     """Values are p50 over examples; the run column appears when more than one run is
     compared, the model column (and ×1st) when a table holds more than one model, KL and
-    top-1 after the task's scores when a run measured fidelity."""
-    rows = compare_rows(summaries, fidelity)
+    top-1 after the task's scores when a run measured fidelity. `devices` (each run's):
+    named with their short fingerprint in the title when the runs share one, else in a
+    device column after the run."""
+    rows = compare_rows(summaries, fidelity, devices)
+    tags = list(dict.fromkeys(_device_tag(row) for row in rows if row["device"] is not None))
     several_runs = len(summaries) > 1
     several_models = len({row["model"] for row in rows}) > 1
     title = (
@@ -259,6 +277,8 @@ def compare_table(
     parses = list(dict.fromkeys(row["parse"] for row in rows))
     if len(parses) == 1:  # one extraction for every row: said once
         title += f" · parse {parses[0]}"
+    if len(tags) == 1:  # one device for every row: said once
+        title += f" · on {tags[0]}"
     columns = list(columns_for(summaries))
     fidelity_shown = any(row["fidelity"] for row in rows)
     if fidelity_shown:
@@ -269,6 +289,8 @@ def compare_table(
     table = Table(title=escape(title), title_justify="left")
     if several_runs:
         table.add_column("run")
+    if len(tags) > 1:
+        table.add_column("device", no_wrap=True)
     if several_runs or several_models:
         # Model names are what the table is about: never cut them.
         width = max((len(str(row["model"])) for row in rows), default=5)
@@ -303,6 +325,8 @@ def compare_table(
         if row.get("ttft_warm") and "ttft_s_p50" in keys:
             cells[counted + keys.index("ttft_s_p50")] += "w"
         prefix = [escape(row["run"] or "-")] if several_runs else []
+        if len(tags) > 1:
+            prefix.append(escape(_device_tag(row)))
         if several_runs or several_models:
             prefix.append(escape(row["model"] or "-"))
         if len(parses) > 1:

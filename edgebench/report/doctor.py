@@ -57,8 +57,17 @@ def _clock(device: dict[str, Any]) -> str:
     )
 
 
+def _identity(device: dict[str, Any]) -> str:
+    identity = device.get("identity")
+    if not identity:
+        return "unknown"
+    sources = ", ".join(identity["unit_sources"]) or "no unit identifier readable"
+    return f"{identity['name']} · {identity['fingerprint']} (unit from {sources})"
+
+
 def device_section(device: dict[str, Any]) -> Section:
     rows = [
+        ("name", _identity(device)),
         ("board", _or_unknown(device.get("board_model"))),
         ("CPU", _cpu(device)),
         ("CPU features", " ".join(device.get("cpu_simd") or []) or "unknown"),

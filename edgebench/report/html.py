@@ -14,7 +14,6 @@ import base64
 import hashlib
 import json
 import struct
-from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,14 @@ from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.report import coverage, energy, facts
+from edgebench.report.cells import Cell, Column
+from edgebench.report.cells import num_cell as _num
+from edgebench.report.cells import perf_cell as _perf_cell
+from edgebench.report.cells import rate_cell as _rate
+from edgebench.report.cells import table_data as _table
+from edgebench.report.cells import text_cell as _text
+from edgebench.report.device_view import devices_section
+from edgebench.report.devices import labels_by_arm
 from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
 from edgebench.report.recommend import (
     DEVICE_HEADERS,
@@ -61,21 +68,6 @@ from edgebench.runfolder.records import SampleRecord
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-@dataclass(frozen=True)
-class Cell:
-    text: str
-    value: Any  # what the column sorts by (a number, or text)
-    numeric: bool = False
-    note: str = ""  # shown under the text: a figure's 95% interval
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str  # the sort key (#sort=KEY), stable across versions
-    label: str
-    first: bool = True  # on the first screen; False: behind the column chooser
-
-
 def environment() -> Environment:
     """Autoescape is on for every template, not chosen by file name."""
     return Environment(
@@ -107,36 +99,6 @@ def content_security_policy(css: str, js: str) -> str:
             "form-action 'none'",
         )
     )
-
-
-def _num(value: Any, digits: int) -> Cell:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return Cell(facts.NO_VALUE, "", True)
-    return Cell(facts.fmt(float(value), digits), value, True)
-
-
-def _perf_cell(arm: Arm, key: str, value: Any, digits: int) -> Cell:
-    cell = _num(value, digits)
-    return replace(cell, text=facts.warm(cell.text, arm.result.perf, key))
-
-
-def _text(value: Any) -> Cell:
-    text = facts.fmt(value)
-    return Cell(text, "" if value is None else text)
-
-
-def _rate(value: Any, interval: list[float] | None) -> Cell:
-    """A rate with its 95% interval under it; it sorts on the rate."""
-    return replace(_num(value, 3), note=facts.interval_text(interval))
-
-
-def _table(columns: list[Column], rows: list[list[Cell]], **extra: Any) -> dict[str, Any]:
-    return {
-        "columns": columns,
-        "rows": rows,
-        "optional": [c for c in columns if not c.first],
-        **extra,
-    }
 
 
 def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
@@ -173,12 +135,14 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
         power.append(energy.THROTTLED)
     columns += [Column(key, label, first=False) for label, key, _, _ in power]
     labels = labels_by_run(all_arms)
+    named = labels_by_arm(all_arms)  # runs of several devices: the device's name first
     rows = []
     for arm in all_arms:
         values, intervals = arm.metrics, arm.intervals
+        device = facts.device_summary(arm.run.manifest.device)
         cells = {
             "run": _text(labels[id(arm.run)]),
-            "device": _text(facts.device_summary(arm.run.manifest.device)),
+            "device": _text(f"{named[id(arm)]} · {device}" if id(arm) in named else device),
             "model": _text(arm.model),
             "quant": _text(arm.run.manifest.model(arm.model).quantization),
             "constraint": _text(arm.constraint),
@@ -485,6 +449,7 @@ def render_report(runs: list[LoadedRun], title: str | None = None) -> str:
         css=Markup(css),  # the page's own style sheet, allowed by hash in the CSP
         js=Markup(js),  # the page's own sorting script, allowed by hash in the CSP
         leaderboard=leaderboard(all_arms),
+        devices=devices_section(all_arms),
         sweeps=sweep_sections(runs),
         families=family_tables(all_arms),
         plots=plot_entries(all_plots(all_arms)),

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.7"
+SCHEMA_VERSION = "2.8"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -219,6 +219,29 @@ class ModelRecord(Record):
 
 # -- the device, the task, the dataset ---------------------------------------------
 @dataclass(frozen=True)
+class DeviceIdentity(Record):
+    """Which device the figures belong to (format 2.8): a name and short ids, each
+    12 hex characters of a sha256 (system/identity.py). Raw serials are never stored."""
+
+    name: str  # --device-name, else $EDGEBENCH_DEVICE_NAME, else the hostname
+    hostname: str | None  # the kernel's hostname
+    # "u" + hash of every unit identifier readable (`unit_sources`): this physical unit,
+    # told apart from identical boards and from cloned SD cards; stable across runs
+    unit_id: str
+    # soc-serial, dmi-product-uuid, dmi-board-serial (root-only), machine-id; hostname
+    # only when none of them is readable
+    unit_sources: list[str]
+    # "m" + hash of the kind of device: board and CPU model, arch, RAM in whole GiB,
+    # logical cores (identical boards share it)
+    model_id: str
+    model_label: str  # the kind of device in words: "Raspberry Pi 5 Model B Rev 1.0 · 8 GB"
+    # "c" + hash of the software the figures depend on: OS, kernel, governor, llama.cpp's
+    # build features (after the first llama.cpp model loaded)
+    config_id: str
+    fingerprint: str  # "d" + hash of unit_id, model_id and config_id
+
+
+@dataclass(frozen=True)
 class Device(Record):
     """The machine, read before the model loads (`runtime` after the first load)."""
 
@@ -255,6 +278,9 @@ class Device(Record):
     build_features: list[str] | None = None  # the features the build uses (AVX2, DOTPROD ...)
     build_missing: list[str] | None = None  # CPU features (/proc/cpuinfo names) it does not
     build_hint: str | None = None  # how to rebuild it for them, when some are missing
+    # which device this is (format 2.8; None before: `runfolder.identity.identity_of`
+    # derives one from the fields above)
+    identity: DeviceIdentity | None = None
 
 
 @dataclass(frozen=True)

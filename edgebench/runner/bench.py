@@ -39,6 +39,7 @@ from edgebench.runner.sustained import sustained_figures
 from edgebench.runner.workers import is_user_error, start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import ROOT, current_thermal_state, device_info
+from edgebench.system.identity import refresh
 from edgebench.system.memory import MemoryPeak
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 
@@ -156,10 +157,12 @@ def execute_bench(
     root: Path = ROOT,
     waits: Waits | None = None,
     notify: Callable[[str], None] | None = None,
+    device_name: str | None = None,
 ) -> BenchResult:
     """Measure every test of every model at every thread count, one model after another;
     write and return the JSON report (a `BenchRecord`). `waits`: the clock, sleep and
-    thermometer of durations, pauses and `--wait-cool`; `notify`: where their lines go."""
+    thermometer of durations, pauses and `--wait-cool`; `notify`: where their lines go;
+    `device_name`: `--device-name` (None: $EDGEBENCH_DEVICE_NAME, else the hostname)."""
     waits = waits or Waits()
     tests = plan_tests(settings)
     # every model's context is checked before the first one loads
@@ -179,7 +182,7 @@ def execute_bench(
             return start_worker(model, "none", threads=threads, guard=False)
 
     # `threads_used` is the first thread count; settings.threads lists them all
-    device = device_info(settings.threads[0], root=root)
+    device = device_info(settings.threads[0], root=root, name=device_name)
     report: dict[str, Any] = {
         "kind": "edgebench-bench",
         "format": BENCH_FORMAT,
@@ -392,6 +395,7 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path, sustained: bool) ->
         build = runtime_build(record.get("runtime"))
         device = report["device"]
         device.update(runtime=build, **build_facts(device["cpu_flags"], build))
+        device["identity"] = refresh(device["identity"], device)  # with the build features
     record["memory"] = memory.to_dict() if memory else None
     record["wall_s"] = now() - slot.started
     record["thermal_after"] = current_thermal_state(root)

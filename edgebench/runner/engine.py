@@ -47,6 +47,7 @@ from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families
 from edgebench.runfolder.folder import RunFolder
+from edgebench.runfolder.identity import refreshed
 from edgebench.runfolder.read import (
     POWER_LOG,
     TIMELINE,
@@ -199,6 +200,7 @@ def execute(
     timeline_interval: float = INTERVAL_S,
     heat: HeatReader = heat_sample,
     fidelity_factory: FidelityFactory | None = None,
+    device_name: str | None = None,
 ) -> RunResult:
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
@@ -211,7 +213,9 @@ def execute(
 
     `power` (default: chosen from the settings) is the power source the timeline polls
     every `timeline_interval` seconds, with `heat` (temperature, clocks, throttling);
-    tests pass fakes."""
+    tests pass fakes. `device_name` (`--device-name`, checked) names the device in its
+    identity (None: $EDGEBENCH_DEVICE_NAME, else the hostname); a resumed run keeps the
+    identity it started with."""
     kind = kind or GreedyRun()
     labels = [m.label for m in models]
     if not models:
@@ -259,6 +263,7 @@ def execute(
             progress,
             waits or Waits(),
             fidelity_factory,
+            device_name=device_name,
         )
         try:
             run.begin(dataset_record, resume)
@@ -328,6 +333,7 @@ class _Run:
     progress: Progress | None
     waits: Waits  # the clock, sleep and thermometer of --delay and --wait-cool
     fidelity_factory: FidelityFactory | None = None
+    device_name: str | None = None  # --device-name (None: the environment's, or the hostname)
     stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C, remembered
     samples: list[SampleRecord] = field(default_factory=list)  # the records so far
     resumed: bool = False
@@ -367,7 +373,9 @@ class _Run:
                 f"cannot resume {run_dir}: it was made by `edgebench {stored.kind}`; "
                 f"continue it with `{resume_command(stored.kind, run_dir)}`"
             )
-        conflict = resume_conflict(stored, self.settings, self.models, self.task, dataset)
+        conflict = resume_conflict(
+            stored, self.settings, self.models, self.task, dataset, self.device_name
+        )
         if conflict is None and stored.consistency != self.kind.plan_record():
             conflict = "the sampling plan differs (--samples, --temperatures, --seed)"
         if conflict is not None:
@@ -413,7 +421,7 @@ class _Run:
                 prompt_style=self.settings.prompt,
             ),
             dataset=dataset,
-            device=Device.from_json(device_info(self.settings.threads)),
+            device=Device.from_json(device_info(self.settings.threads, name=self.device_name)),
             packages=package_versions(),
             git=GitCommit.from_json(git) if git else None,
             families=describe_families(self.families, self.task.metric_family),
@@ -736,6 +744,7 @@ class _Run:
             build = runtime_build(record.runtime)
             cpu_flags = self.manifest.device.cpu_flags
             device = replace(self.manifest.device, runtime=build, **build_facts(cpu_flags, build))
+            device = refreshed(device)  # config_id covers the build features now known
             self.manifest = replace(self.manifest, device=device)
         paused = record.paused_s - paused_before  # --delay: not the arm's time
         record = replace(

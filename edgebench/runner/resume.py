@@ -7,7 +7,14 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from edgebench.runfolder.records import DatasetRecord, Manifest, RunSettings, SampleRecord
+from edgebench.runfolder.records import (
+    DatasetRecord,
+    Device,
+    DeviceIdentity,
+    Manifest,
+    RunSettings,
+    SampleRecord,
+)
 from edgebench.runner.spec import RESUMABLE_CHANGES, ModelUnderTest
 from edgebench.system.device import device_info
 from edgebench.system.versions import package_versions
@@ -53,11 +60,13 @@ def resume_conflict(
     models: list[ModelUnderTest],
     task: PromptingTask,
     dataset: DatasetRecord,
+    device_name: str | None = None,
 ) -> str | None:
     """The first way the run to resume differs from what would run now, or None.
 
     Models and dataset are compared by content (sha256), settings by value, except those
-    `--resume` may change (RESUMABLE_CHANGES)."""
+    `--resume` may change (RESUMABLE_CHANGES); the device by its identity (`device_name`
+    names this one in the message)."""
     stored_labels = [m.label for m in manifest.models]
     if stored_labels != [m.label for m in models]:
         return _differs("models", ",".join(stored_labels), ",".join(m.label for m in models))
@@ -84,12 +93,30 @@ def resume_conflict(
     for name, version in package_versions().items():
         if name in manifest.packages and manifest.packages[name] != version:
             return _differs(f"{name} version", manifest.packages[name], version)
-    device = device_info(settings.threads)
-    for name in ("cpu_model", "machine", "logical_cores"):
-        stored_value = getattr(manifest.device, name)
-        if stored_value != device.get(name):
-            return _differs(f"device {name}", stored_value, device.get(name))
-    return None
+    return device_conflict(manifest.device, device_info(settings.threads, name=device_name))
+
+
+def device_conflict(stored: Device, now: dict[str, Any]) -> str | None:
+    """The run was started on another device than this one: another unit or another kind
+    of device (its identity's unit_id, model_id), named by name and fingerprint. A run
+    made before format 2.8 has no identity: its CPU, arch and cores are compared."""
+    if stored.identity is None:
+        for name in ("cpu_model", "machine", "logical_cores"):
+            stored_value = getattr(stored, name)
+            if stored_value != now.get(name):
+                return _differs(f"device {name}", stored_value, now.get(name))
+        return None
+    run, here = stored.identity, DeviceIdentity.from_json(now["identity"])
+    if (run.unit_id, run.model_id) == (here.unit_id, here.model_id):
+        return None
+    return (
+        f"it was started on another device (run: {_device(run)}, now: {_device(here)}); "
+        f"resume it on {run.name}"
+    )
+
+
+def _device(identity: DeviceIdentity) -> str:
+    return f"{identity.name} · {identity.fingerprint} · {identity.model_label}"
 
 
 def _shown(value: Any) -> Any:

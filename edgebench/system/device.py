@@ -434,10 +434,18 @@ def device_info(
     threads: int,
     root: Path = ROOT,
     runner: CommandRunner | None = run_command,
+    name: str | None = None,
+    tree: SystemTree | None = None,
 ) -> dict[str, Any]:
     """The device block of a manifest. `runtime` (the inference library's version and
-    build) is filled later by whoever loads the model; it is None until then."""
-    tree = SystemTree(root)
+    build) is filled later by whoever loads the model; it is None until then, and so is
+    the part of `identity` it decides (system/identity.py: `refresh`). `name`: the
+    device's name (`--device-name`); `tree`: read through another reader than `root`'s."""
+    # identity.py reads /proc/cpuinfo with this module's parser: imported here, not above
+    from edgebench.system.identity import read_identity
+
+    tree = tree or SystemTree(root)
+    root = tree.root
     real = root == ROOT
     info: dict[str, Any] = {
         **cpu_facts(tree),
@@ -461,6 +469,7 @@ def device_info(
     if real:
         info["machine"] = info["machine"] or platform.machine() or None
         info["logical_cores"] = info["logical_cores"] or os.cpu_count()
+    info["identity"] = read_identity(info, tree, name)
     return info
 
 

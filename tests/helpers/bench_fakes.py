@@ -37,6 +37,17 @@ def bench_model(
     )
 
 
+def built_for(system_info: str) -> Callable[[ModelUnderTest, int], InProcessWorker]:
+    """A bench worker factory whose loads report a llama.cpp build with this system info
+    (one token per 10 ms of the backend's virtual clock)."""
+
+    def worker(model: ModelUnderTest, threads: int) -> InProcessWorker:
+        backend = FakeBackend(timings=FakeTimings(per_output_token=0.01), system_info=system_info)
+        return InProcessWorker(backend, clock=backend.virtual_clock)
+
+    return worker
+
+
 class SpeedWorkers:
     """A bench worker factory: in-process workers on fake backends, timed by the
     backend's virtual clock (2 ms per prompt token / threads, 10 ms per generated token).

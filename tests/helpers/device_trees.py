@@ -25,8 +25,9 @@ PI5_FEATURES = (
     "dcpop asimddp"
 )
 
+PI5_SERIAL = "10000000abcdef01"
 PI5_BOARD = """Revision\t: d04170
-Serial\t\t: 10000000abcdef01
+Serial\t\t: {serial}
 Model\t\t: Raspberry Pi 5 Model B Rev 1.0
 """
 
@@ -61,6 +62,15 @@ LINUX_FILES = {
         'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n',
         'NAME="Ubuntu"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n',
     ),
+    # what tells units apart (system/identity.py): an SD card image's machine-id (every
+    # board flashed from it shares it) and the hostname
+    "etc/machine-id": ("5c3a1e0f9d2b4c8e9a7f6b5d4c3b2a19\n", "0f1e2d3c4b5a69788796a5b4c3d2e1f0\n"),
+    "proc/sys/kernel/hostname": ("raspberrypi\n", "thinkpad\n"),
+}
+# The laptop's DMI ids, which only root may read (0400), as on most distributions.
+LAPTOP_DMI_IDS = {
+    "sys/class/dmi/id/product_uuid": "4c4c4544-0042-3510-8052-b7c04f4e3232\n",
+    "sys/class/dmi/id/board_serial": "L1HF2AB03CD\n",
 }
 
 
@@ -107,13 +117,16 @@ def raspberry_pi_files(
     }
 
 
-def pi5_tree(tmp_path: Path) -> Path:
-    cpuinfo = (
-        "\n".join(PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4)) + "\n" + PI5_BOARD
-    )
+def pi5_tree(tmp_path: Path, folder: str = "pi5", serial: str = PI5_SERIAL) -> Path:
+    """A Raspberry Pi 5 in tmp_path/folder; another `serial` is another board of the same
+    model flashed from the same image (same machine-id and hostname)."""
+    cores = "\n".join(PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4))
+    cpuinfo = cores + "\n" + PI5_BOARD.format(serial=serial)
     model = "Raspberry Pi 5 Model B Rev 1.0"
     files = raspberry_pi_files(model, cpuinfo, "51350", "50005", 2_400_000, 1_500_000)
-    return write(tmp_path / "pi5", files)
+    # the firmware's copy of the serial, NUL-terminated as device-tree strings are
+    files["sys/firmware/devicetree/base/serial-number"] = f"{serial}\x00"
+    return write(tmp_path / folder, files)
 
 
 def laptop_tree(tmp_path: Path) -> Path:
@@ -131,8 +144,12 @@ def laptop_tree(tmp_path: Path) -> Path:
         "sys/class/power_supply/AC/online": "0\n",
         "sys/class/power_supply/BAT0/type": "Battery\n",
         **cpu_files(cores, "powersave", 4_700_000, 1_117_000),
+        **LAPTOP_DMI_IDS,
     }
-    return write(tmp_path / "laptop", files)
+    root = write(tmp_path / "laptop", files)
+    for name in LAPTOP_DMI_IDS:
+        (root / name).chmod(0o400)
+    return root
 
 
 # -- power and heat (system/power, system/heat.py) ---------------------------------

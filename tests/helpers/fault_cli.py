@@ -5,7 +5,8 @@ that send the whole command a signal (SIGHUP, SIGTERM) as a shell or service man
 
 Runs `edgebench ARGS` with every `--model` resolved to `fake_model(<name>)` and every
 worker an in-process FakeBackend echoing the prompt's first JSON object, `DELAY_S` seconds
-of real time per answer (tests/helpers/cli_model.py does the same inside pytest).
+of real time per answer (tests/helpers/cli_model.py does the same inside pytest). Under
+`edgebench plan run` each cell's process is this script again, with the same delay.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.backends.worker import InProcessWorker
 from edgebench.cli import output
 from edgebench.cli.app import main
+from edgebench.plan import execute
 from edgebench.runner import engine
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Worker
@@ -36,6 +38,7 @@ def run(argv: list[str]) -> None:
 
     output.model_under_test = resolve  # type: ignore[assignment]
     engine.start_worker = start_worker  # type: ignore[assignment]
+    execute.EDGEBENCH[:] = [sys.executable, str(Path(__file__).resolve()), argv[0]]
     main(argv[1:])
 
 

@@ -87,3 +87,16 @@ def leaderboard_rows(html: str) -> list[dict[str, tuple[str, str]]]:
 def _shown(cell_html: str) -> str:
     """A cell's text as read: tags gone (a figure's interval sits in a span under it)."""
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", cell_html)).split())
+
+
+def table_cells(html: str, marker: str) -> tuple[list[str], list[list[str]]]:
+    """The first table at or after `marker` (an id or class attribute, say): its header
+    labels and each body row's cells as read (a row-group label row is one cell)."""
+    table = html.split(marker, 1)[1].split("</table>", 1)[0]
+    head, _, body = table.partition("</thead>")
+    headers = [_shown(th) for th in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
+    rows = [
+        [_shown(cell) for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    ]
+    return headers, rows

@@ -72,10 +72,11 @@ def make_run(
     model_label: str = MODEL_LABEL,
     dataset_path: str = "data/edgejson/test.jsonl",
     metrics: tuple[str, ...] = (),
+    slowdown: float = 1.0,
 ) -> Path:
     """A completed run folder of `n` built-in EdgeJSON examples (the first one's text
     made hostile, and its id `first_id` when given) under each mode; `mask` decodes twice
-    as fast as the others."""
+    as fast as the others; `slowdown` scales every token's time (a slower device)."""
     task = get_task("edgejson")
     examples = task.load(*task.resolve_paths(None, None))
     first = dataclasses.replace(
@@ -92,7 +93,7 @@ def make_run(
     modes_list = parse_modes(modes)
 
     def backend(mode: str) -> FakeBackend:
-        per_token = 0.005 if mode == "mask" else 0.01
+        per_token = (0.005 if mode == "mask" else 0.01) * slowdown
         return FakeBackend(
             list(outputs if outputs is not None else HOSTILE_OUTPUTS),
             timings=FakeTimings(per_output_token=per_token),

@@ -9,6 +9,7 @@ import pytest
 
 from edgebench.io import read_jsonl
 from edgebench.scoring.edgejson import SCORE_NAMES
+from edgebench.system.identity import config_of
 from tests.helpers.cli import edgebench_process as edgebench
 
 pytestmark = pytest.mark.model
@@ -66,6 +67,14 @@ def test_manifest_device_block_is_filled(two_runs: list[Path]) -> None:
     runtime = device["runtime"]
     assert runtime["name"] == "llama.cpp" and "CPU :" in runtime["system_info"]
     assert runtime["llama_cpp_python"] and runtime["ggml_version"]
+
+
+def test_both_runs_name_this_machine_by_one_fingerprint(two_runs: list[Path]) -> None:
+    """The identity is stable from run to run, its config covering the real build."""
+    first, second = (json.loads((run / "manifest.json").read_text())["device"] for run in two_runs)
+    assert first["identity"] == second["identity"]
+    assert first["identity"]["unit_sources"] and first["build_features"]
+    assert first["identity"]["config_id"] == config_of(first)
 
 
 def test_decode_rate_agrees_with_llama_cpp_counters(two_runs: list[Path]) -> None:

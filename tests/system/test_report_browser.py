@@ -8,6 +8,7 @@ where it fails (tests/helpers/browser.py)."""
 
 from __future__ import annotations
 
+import re
 import struct
 import subprocess
 from pathlib import Path
@@ -17,7 +18,8 @@ import pytest
 from edgebench.report.html import write_report
 from edgebench.summary import load_run
 from tests.helpers.browser import FLAGS, find_chromium
-from tests.helpers.pages import Elements, leaderboard_rows
+from tests.helpers.device_runs import LAPTOP, PI5, make_fleet
+from tests.helpers.pages import Elements, leaderboard_rows, table_cells
 from tests.helpers.report_runs import BROWSER_IMG, BROWSER_SCRIPT, TEMPLATE_INJECTION, make_run
 
 pytestmark = pytest.mark.browser
@@ -90,3 +92,32 @@ def test_screenshot_of_the_page(chromium: str, page: Path, tmp_path: Path) -> No
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png[16:24]) == (1280, 1600)
     assert len(png) > 20_000  # a rendered page, not a blank one
+
+
+def test_the_devices_section_of_runs_from_three_devices(chromium: str, tmp_path: Path) -> None:
+    """Two units of one Raspberry Pi 5 model and a laptop: the page shows the device
+    matrix grouped by model of device, the units' spread and a leaderboard per device,
+    whose tables the page's script made sortable."""
+    fleet = make_fleet(tmp_path / "fleet")
+    runs = [load_run(path) for path in (fleet.laptop, fleet.pi_a, fleet.pi_b)]
+    page = write_report(runs, tmp_path / "report.html")
+    done = browse(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    section = dom.split('id="devices"', 1)[1].split("</section>", 1)[0]
+    _, matrix = table_cells(section, 'id="device-matrix"')
+    assert [row[0] for row in matrix] == [
+        LAPTOP,
+        "laptop · ucccc0000",
+        PI5,
+        "pi5-a · uaaaa0000",
+        "pi5-b · ubbbb0000",
+    ]
+    assert matrix[1][2] == "—"  # the laptop never ran mask
+    _, spread = table_cells(section, 'id="device-spread"')
+    assert [row[:3] for row in spread] == [
+        [PI5, "smollm2 · none", "2"],
+        [PI5, "smollm2 · mask", "2"],
+    ]
+    boards = re.findall(r'<table class="sortable device-leaderboard"[^>]*>', section)
+    assert len(boards) == 3 and all('data-sortable="ready"' in b for b in boards)

@@ -2,7 +2,7 @@
 
     0  __main__                             `python -m edgebench`
     1  cli                                  commands
-    2  runner, report, fleet                orchestration; rendering run folders; hosts
+    2  runner, report, db, plan, fleet      orchestration; rendering; results db; plans; hosts
     3  summary                              summary.json from the records
     4  backends, prompts, datagen, metrics  runtimes, prompts, generators, metric families
     5  tasks, constraints, models           datasets, grammars, model files
@@ -27,7 +27,7 @@ import edgebench
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli",),
-    ("runner", "report", "fleet"),
+    ("runner", "report", "db", "plan", "fleet"),
     ("summary",),
     ("backends", "prompts", "datagen", "metrics"),
     ("tasks", "constraints", "models"),

@@ -12,6 +12,7 @@ import pytest
 
 from edgebench.runner import doctor
 from edgebench.system.device import device_info
+from edgebench.system.identity import ENV_NAME, config_of
 from tests.helpers.bench_fakes import SpeedWorkers
 from tests.helpers.cli import cli_error, stdout_of
 from tests.helpers.device_trees import laptop_tree, pi5_tree
@@ -51,6 +52,7 @@ def test_pi5_text_names_features_build_hint_governor_and_thermal_state(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     on_device(monkeypatch, pi5_tree(tmp_path))
+    monkeypatch.delenv(ENV_NAME, raising=False)
     out = stdout_of(capsys, "doctor", "--no-probe", "--threads", "4")
     lines = [" ".join(line.split()) for line in out.splitlines()]
     assert [line for line in out.splitlines() if not line.startswith(" ")] == [
@@ -59,6 +61,12 @@ def test_pi5_text_names_features_build_hint_governor_and_thermal_state(
         "speed probe",
     ]
     assert "board Raspberry Pi 5 Model B Rev 1.0" in lines
+    # its identity as a run on this board records it, the build's features included
+    device = json.loads(stdout_of(capsys, "doctor", "--no-probe", "--json"))["device"]
+    identity = device["identity"]
+    name = f"name raspberrypi · {identity['fingerprint']} (unit from soc-serial, machine-id)"
+    assert name in lines
+    assert device["build_features"] and identity["config_id"] == config_of(device)
     assert "CPU Cortex-A76 (ARM), 4 logical / 4 physical cores" in lines
     assert "CPU features asimd asimdhp asimddp" in lines
     assert "memory 7475 MB available of 8052 MB, swap 200 MB" in lines

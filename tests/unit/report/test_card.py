@@ -112,6 +112,9 @@ def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Pa
     assert metadata["edgebench"] == {
         "tool": metadata["edgebench"]["tool"],
         "run": "run",
+        # a device block without an identity (before format 2.8): named by its model
+        "device_name": "Raspberry Pi 5 Model B Rev 1.0",
+        "device_fingerprint": metadata["edgebench"]["device_fingerprint"],
         "device": "Cortex-A76",
         "threads": 4,
         "runtime": "fake",
@@ -119,6 +122,7 @@ def test_metadata_parses_and_holds_the_runs_numbers(run_dir: Path, card_path: Pa
         "examples": 3,
     }
     assert metadata["edgebench"]["tool"].startswith("edgebench ")
+    assert re.fullmatch(r"d[0-9a-f]{12}", metadata["edgebench"]["device_fingerprint"])
 
 
 def test_card_has_every_section_and_its_plots_next_to_it(card_path: Path) -> None:
@@ -365,7 +369,10 @@ def rendered_text(markdown: str) -> str:
 
 
 def test_short_device_and_run_tables_and_the_full_record_collapsed(vm_card: str) -> None:
-    assert kv_rows(vm_card, "## Device") == {
+    device = kv_rows(vm_card, "## Device")
+    # its name (a run without an identity: its kind) and short fingerprint
+    assert re.fullmatch(r"AMD EPYC · 24 GB · d[0-9a-f]{7}", device.pop("device"))
+    assert device == {
         "CPU": "AMD EPYC",
         "cores": "2 physical, 2 logical",
         "RAM": "24 GB",

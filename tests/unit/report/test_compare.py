@@ -16,6 +16,7 @@ from edgebench.runner.spec import ModelUnderTest
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
+from tests.helpers.run_folder import manifest_of
 
 MODES = ("none", "gbnf", "mask")
 # Every key of a JSON row: plain names, no dotted paths.
@@ -29,6 +30,8 @@ ROW_KEYS = {
     "energy_reason",
     "throttled_during_run",
     "run",
+    "device",
+    "device_fingerprint",
     "model",
     "constraint",
     "temperature",
@@ -125,6 +128,11 @@ def test_compare_json_rows_have_plain_keys_and_the_runs_figures(
         assert row["loops"] == row["closed"] == 0 and row["wall_s"] is not None
         assert row["decode_ratio_to_first_model"] is None  # one model
         assert row["parse"] == "lenient"
+        identity = manifest_of(run_dir)["device"]["identity"]
+        assert (row["device"], row["device_fingerprint"]) == (
+            identity["name"],
+            identity["fingerprint"],
+        )
     # `mask` decodes twice as fast (1 token per 5 ms, the others per 10 ms).
     assert [r["decode_tok_s_p50"] for r in rows] == pytest.approx([100, 100, 200])
     assert [r["decode_ratio_to_none"] for r in rows] == pytest.approx([1.0, 1.0, 2.0])

@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from edgebench.backends.fake import FakeBackend, FakeTimings
-from edgebench.backends.worker import InProcessWorker
+from edgebench.backends.fake import FakeBackend
 from edgebench.runfolder.records import Device
 from edgebench.runner.bench import BenchSettings, execute_bench
-from edgebench.runner.spec import ModelUnderTest
 from edgebench.system.build_features import build_facts
 from tests.conftest import RunFake
-from tests.helpers.bench_fakes import bench_model
+from tests.helpers.bench_fakes import bench_model, built_for
 from tests.helpers.device_trees import pi5_tree
 from tests.helpers.fakes import RIGHT
 
@@ -34,12 +32,9 @@ def test_a_runs_manifest_names_the_builds_features(run_fake: RunFake) -> None:
 
 
 def test_a_bench_record_on_a_pi5_names_dotprod_and_fp16_missing(tmp_path: Path) -> None:
-    def worker(model: ModelUnderTest, threads: int) -> InProcessWorker:
-        backend = FakeBackend(timings=FakeTimings(per_output_token=0.01), system_info=NEW_PI)
-        return InProcessWorker(backend, clock=backend.virtual_clock)
-
     out = tmp_path / "bench.json"
     settings = BenchSettings(prompt_tokens=(0,), gen_tokens=(8,), repetitions=1, out=out)
+    worker = built_for(NEW_PI)
     execute_bench(settings, [bench_model()], worker_factory=worker, root=pi5_tree(tmp_path))
     device = json.loads(out.read_text())["device"]
     assert device["thermal_zones"] == {"thermal_zone0 (cpu-thermal)": 51.35}

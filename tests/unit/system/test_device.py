@@ -105,7 +105,10 @@ def test_laptop(laptop: Path) -> None:
 def test_absent_facts_are_null_never_guessed(tmp_path: Path) -> None:
     info = device_info(2, root=tmp_path, runner=Runner("throttled=0x0"))
     assert info["threads_used"] == 2
-    assert {k for k, v in info.items() if v is not None} == {"threads_used"}
+    # the identity is always there; with nothing to read, its unit has no source
+    assert {k for k, v in info.items() if v is not None} == {"threads_used", "identity"}
+    assert info["identity"]["unit_sources"] == []
+    assert info["identity"]["hostname"] is None
 
 
 def test_hwmon_temperature_when_no_thermal_zone_names_the_cpu(laptop: Path) -> None:

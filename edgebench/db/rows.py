@@ -1,0 +1,149 @@
+"""A loaded run as the rows of the database's tables: what SQL queries read. The run's
+files themselves are stored verbatim beside them (ingest.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from edgebench.runfolder.records import ArmSummary, Device, Manifest, SampleRecord
+from edgebench.summary import LoadedRun
+
+if TYPE_CHECKING:  # annotations only: the identity record may live in records.py
+    from edgebench.runfolder.identity import DeviceIdentity
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """Every row one run adds (the device row is shared by the device's runs)."""
+
+    device: Row
+    run: Row
+    arms: list[Row]
+    arm_metrics: list[Row]
+    samples: list[Row]
+    sample_scores: list[Row]
+
+
+def device_row(identity: DeviceIdentity, device: Device) -> Row:
+    return {
+        "fingerprint": identity.fingerprint,
+        "name": identity.name,
+        "hostname": identity.hostname,
+        "unit_id": identity.unit_id,
+        "unit_sources": json.dumps(list(identity.unit_sources)),
+        "model_id": identity.model_id,
+        "model_label": identity.model_label,
+        "config_id": identity.config_id,
+        "cpu_model": device.cpu_model,
+        "machine": device.machine,
+        "board_model": device.board_model,
+        "ram_total_mb": device.ram_total_mb,
+        "logical_cores": device.logical_cores,
+        "os": device.os,
+        "kernel": device.kernel,
+    }
+
+
+def _number(value: Any) -> float | None:
+    """A figure as SQL reads it: numbers (booleans as 0/1), else NULL."""
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _arm_row(run_key: str, manifest: Manifest, arm: ArmSummary) -> Row:
+    model = next((m for m in manifest.models if m.label == arm.model), None)
+    perf, energy = arm.perf, arm.energy
+    return {
+        "run_key": run_key,
+        "model": arm.model,
+        "constraint_mode": arm.constraint,
+        "status": arm.status,
+        "registry_name": model.registry_name if model else None,
+        "quant_type": model.quantization if model else None,
+        "file_size_bytes": model.size_bytes if model else None,
+        "backend": model.backend if model else None,
+        "threads": manifest.settings.threads,
+        "n_examples": arm.n_examples,
+        "n_scored": arm.n_scored,
+        "n_errors": arm.n_errors,
+        "ttft_s_p50": perf.ttft_s.p50,
+        "ttft_s_p95": perf.ttft_s.p95,
+        "latency_s_p50": perf.latency_s.p50,
+        "prefill_tok_s_p50": perf.prefill_tok_s.p50,
+        "decode_tok_s_p50": perf.decode_tok_s.p50,
+        "peak_rss_mb": perf.peak_rss_mb,
+        "j_per_decode_token": energy.j_per_decode_token if energy else None,
+        "j_per_answer": energy.j_per_answer if energy else None,
+        "total_j": energy.total_j if energy else None,
+    }
+
+
+def _metric_rows(run_key: str, arm: ArmSummary) -> list[Row]:
+    return [
+        {
+            "run_key": run_key,
+            "model": arm.model,
+            "constraint_mode": arm.constraint,
+            "family": family,
+            "role": summary.role,
+            "metric": metric,
+            "value": _number(value),
+        }
+        for family, summary in arm.families.items()
+        for metric, value in summary.overall.items()
+    ]
+
+
+def _sample_row(run_key: str, line: int, sample: SampleRecord) -> Row:
+    timings = sample.timings
+    return {
+        "run_key": run_key,
+        "line": line,
+        "model": sample.model,
+        "constraint_mode": sample.constraint,
+        "example_index": sample.index,
+        "example_id": sample.id,
+        "temperature": sample.sampling.temperature if sample.sampling else None,
+        "seed": sample.sampling.seed if sample.sampling else None,
+        "finish_reason": sample.finish_reason,
+        "prompt_tokens": sample.prompt_tokens,
+        "output_tokens": sample.output_tokens,
+        "ttft_s": timings.ttft_s,
+        "latency_s": timings.latency_s,
+        "prefill_tok_s": timings.prefill_tok_s,
+        "decode_tok_s": timings.decode_tok_s,
+        "error": sample.error,
+    }
+
+
+def _score_rows(run_key: str, line: int, sample: SampleRecord) -> list[Row]:
+    return [
+        {
+            "run_key": run_key,
+            "line": line,
+            "family": family,
+            "metric": metric,
+            "value": _number(value),
+        }
+        for family, scores in (sample.scores or {}).items()
+        for metric, value in scores.items()
+    ]
+
+
+def run_rows(run: LoadedRun, identity: DeviceIdentity, run_key: str, run_row: Row) -> RunRows:
+    """The rows of `run` (its `runs` row given: it names the folder and content hash)."""
+    manifest = run.manifest
+    arms = run.summary.arms
+    # `line`: the sample's position among the run's records, unique even for draws
+    numbered = list(enumerate(run.samples, start=1))
+    return RunRows(
+        device=device_row(identity, manifest.device),
+        run=run_row,
+        arms=[_arm_row(run_key, manifest, arm) for arm in arms],
+        arm_metrics=[row for arm in arms for row in _metric_rows(run_key, arm)],
+        samples=[_sample_row(run_key, line, s) for line, s in numbered],
+        sample_scores=[row for line, s in numbered for row in _score_rows(run_key, line, s)],
+    )

@@ -1,0 +1,240 @@
+"""The database file: its tables, its version, and one-line errors for a file that is not
+one of ours (not SQLite, corrupt, locked, made by a newer edgebench)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from edgebench.errors import UserError
+
+# The database's own version (not the run-folder format): bumped when a table changes.
+DB_VERSION = 1
+DEFAULT_DB = Path("edgebench.db")
+LOCK_WAIT_S = 5.0  # how long to wait for another writer before saying the file is locked
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS devices (
+    fingerprint TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    hostname TEXT,
+    unit_id TEXT NOT NULL,
+    unit_sources TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    model_label TEXT NOT NULL,
+    config_id TEXT NOT NULL,
+    cpu_model TEXT,
+    machine TEXT,
+    board_model TEXT,
+    ram_total_mb INTEGER,
+    logical_cores INTEGER,
+    os TEXT,
+    kernel TEXT
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_key TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    device TEXT NOT NULL REFERENCES devices (fingerprint),
+    device_name TEXT NOT NULL,
+    folder TEXT NOT NULL,
+    label TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    task TEXT NOT NULL,
+    task_family TEXT NOT NULL,
+    dataset_sha256 TEXT,
+    status TEXT NOT NULL,
+    schema_version TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    edgebench_version TEXT,
+    content_sha256 TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS arms (
+    run_key TEXT NOT NULL REFERENCES runs (run_key),
+    model TEXT NOT NULL,
+    constraint_mode TEXT NOT NULL,
+    status TEXT NOT NULL,
+    registry_name TEXT,
+    quant_type TEXT,
+    file_size_bytes INTEGER,
+    backend TEXT,
+    threads INTEGER,
+    n_examples INTEGER NOT NULL,
+    n_scored INTEGER NOT NULL,
+    n_errors INTEGER NOT NULL,
+    ttft_s_p50 REAL,
+    ttft_s_p95 REAL,
+    latency_s_p50 REAL,
+    prefill_tok_s_p50 REAL,
+    decode_tok_s_p50 REAL,
+    peak_rss_mb REAL,
+    j_per_decode_token REAL,
+    j_per_answer REAL,
+    total_j REAL,
+    PRIMARY KEY (run_key, model, constraint_mode)
+);
+CREATE TABLE IF NOT EXISTS arm_metrics (
+    run_key TEXT NOT NULL REFERENCES runs (run_key),
+    model TEXT NOT NULL,
+    constraint_mode TEXT NOT NULL,
+    family TEXT NOT NULL,
+    role TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL,
+    PRIMARY KEY (run_key, model, constraint_mode, family, metric)
+);
+CREATE TABLE IF NOT EXISTS samples (
+    run_key TEXT NOT NULL REFERENCES runs (run_key),
+    line INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    constraint_mode TEXT NOT NULL,
+    example_index INTEGER NOT NULL,
+    example_id TEXT NOT NULL,
+    temperature REAL,
+    seed INTEGER,
+    finish_reason TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    ttft_s REAL,
+    latency_s REAL,
+    prefill_tok_s REAL,
+    decode_tok_s REAL,
+    error TEXT,
+    PRIMARY KEY (run_key, line)
+);
+CREATE TABLE IF NOT EXISTS sample_scores (
+    run_key TEXT NOT NULL REFERENCES runs (run_key),
+    line INTEGER NOT NULL,
+    family TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL,
+    PRIMARY KEY (run_key, line, family, metric)
+);
+CREATE TABLE IF NOT EXISTS benches (
+    bench_key TEXT PRIMARY KEY,
+    device TEXT NOT NULL REFERENCES devices (fingerprint),
+    device_name TEXT NOT NULL,
+    file TEXT NOT NULL,
+    label TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    edgebench_version TEXT,
+    content_sha256 TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bench_rows (
+    bench_key TEXT NOT NULL REFERENCES benches (bench_key),
+    row INTEGER NOT NULL,
+    model TEXT,
+    quant_type TEXT,
+    backend TEXT,
+    size_bytes INTEGER,
+    threads INTEGER NOT NULL,
+    test TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    n_tokens INTEGER NOT NULL,
+    depth INTEGER NOT NULL,
+    repetitions INTEGER NOT NULL,
+    tok_s_mean REAL,
+    tok_s_std REAL,
+    tok_s_median REAL,
+    peak_rss_mb REAL,
+    PRIMARY KEY (bench_key, row)
+);
+CREATE TABLE IF NOT EXISTS bench_files (
+    bench_key TEXT PRIMARY KEY REFERENCES benches (bench_key),
+    content BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_files (
+    run_key TEXT NOT NULL REFERENCES runs (run_key),
+    name TEXT NOT NULL,
+    content BLOB NOT NULL,
+    PRIMARY KEY (run_key, name)
+);
+"""
+# Every table of a run, children first (a re-ingest deletes in this order).
+RUN_TABLES = ("sample_scores", "samples", "arm_metrics", "arms", "run_files", "runs")
+BENCH_TABLES = ("bench_rows", "bench_files", "benches")
+# The tables `db export` writes (the stored files stay in the database).
+EXPORTED = (
+    "devices",
+    "runs",
+    "arms",
+    "arm_metrics",
+    "samples",
+    "sample_scores",
+    "benches",
+    "bench_rows",
+)
+
+
+def is_database(path: Path) -> bool:
+    """A SQLite file (by its header), whatever its name."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=LOCK_WAIT_S, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _version(conn: sqlite3.Connection, path: Path) -> int | None:
+    """The database's version, None for a new (empty) file."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    if not tables:
+        return None
+    if "meta" not in tables:
+        raise UserError(f"{path}: a SQLite file, but not an edgebench results database")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'db_version'").fetchone()
+    if row is None or not str(row[0]).isdigit():
+        raise UserError(f"{path}: an edgebench database without a version (meta.db_version)")
+    return int(row[0])
+
+
+def open_db(path: Path, create: bool = False) -> sqlite3.Connection:
+    """The database at `path`, checked (created with its tables when `create` and the file
+    does not exist); a file that is not one edgebench reads is a one-line error."""
+    if path.is_dir():
+        raise UserError(f"{path}: a folder, not a database file (give e.g. {DEFAULT_DB})")
+    if not path.exists():
+        if not create:
+            raise UserError(f"{path}: no such database (make one with `edgebench db ingest`)")
+        if not path.parent.is_dir():
+            raise UserError(f"{path}: folder {path.parent} does not exist")
+    elif path.stat().st_size and not is_database(path):
+        raise UserError(f"{path}: not a SQLite database file")
+    try:
+        conn = _connect(path)
+        version = _version(conn, path)
+        if version is not None and version > DB_VERSION:
+            conn.close()
+            raise UserError(
+                f"{path}: results database version {version}, but this edgebench reads "
+                f"version {DB_VERSION}; use a newer edgebench"
+            )
+        if version is None and not create:
+            conn.close()
+            raise UserError(f"{path}: an empty file, not an edgebench results database")
+        if version is None:
+            conn.executescript(TABLES)
+            conn.execute("INSERT INTO meta VALUES ('db_version', ?)", (str(DB_VERSION),))
+    except sqlite3.DatabaseError as exc:
+        raise UserError(f"{path}: {db_problem(exc)}") from None
+    return conn
+
+
+def db_problem(exc: sqlite3.Error) -> str:
+    """What a SQLite error means for the user, in words."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return "the database is locked by another edgebench or sqlite3 (try again when it ends)"
+    if "malformed" in text or "not a database" in text:
+        return f"the database file is corrupt ({text})"
+    return f"database error ({text})"

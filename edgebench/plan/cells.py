@@ -1,0 +1,126 @@
+"""The cells a plan expands to, each one `edgebench run` (or `bench`) of its own.
+
+A run cell is model variant x task x constraint mode x threads x repetition, with an id
+that is readable, deterministic and safe as a folder name:
+`smollm2-135m-instruct@Q4_K_M.edgejson.mask.t2.r1`. A bench cell is one model over the
+[bench] thread counts: `smollm2-135m-instruct@Q4_K_M.bench`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from edgebench.models.hashing import hash_file
+from edgebench.plan.file import BENCH_LISTS, COPING_OPTIONS, ModelEntry, Plan, TaskEntry
+
+RUNS, BENCH = "runs", "bench"
+CellKind = Literal["run", "bench"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    id: str
+    kind: CellKind
+    model: ModelEntry
+    # what the cell measures, as JSON: a cell of the same id must keep it (`state.py`)
+    settings: dict[str, Any]
+    args: tuple[str, ...]  # `edgebench ARGS` without the output (`command_for` adds it)
+    coping: tuple[str, ...] = ()  # options `--resume` takes too (timeouts, crash limit)
+
+    def output(self, root: Path) -> Path:
+        """The run folder (runs/<id>/) or bench file (bench/<id>.json) under `root`."""
+        return root / RUNS / self.id if self.kind == "run" else root / BENCH / f"{self.id}.json"
+
+
+def expand(plan: Plan) -> list[Cell]:
+    """Every cell of the plan, in the order they run: per model, task, mode, threads and
+    repetition; then the bench cells."""
+    cells = [
+        run_cell(model, task, mode, threads, repetition)
+        for model in plan.models
+        for task in plan.tasks
+        for mode in plan.constraints
+        for threads in plan.threads
+        for repetition in range(1, plan.repetitions + 1)
+    ]
+    if plan.bench is not None:
+        cells += [
+            bench_cell(model, plan.bench.threads, plan.bench.options) for model in plan.bench.models
+        ]
+    return cells
+
+
+def run_cell(model: ModelEntry, task: TaskEntry, mode: str, threads: int, repetition: int) -> Cell:
+    args = ["run", "--model", _escaped(model.spec), "--task", task.task]
+    args += ["--constraint", mode, "--threads", str(threads)]
+    if task.dataset is not None:
+        args += ["--dataset", str(task.dataset)]
+    if task.schemas is not None:
+        args += ["--schemas", str(task.schemas)]
+    measured = {k: v for k, v in task.options.items() if k not in COPING_OPTIONS}
+    coping = {k: v for k, v in task.options.items() if k in COPING_OPTIONS}
+    settings = {
+        "model": model.spec,
+        "task": task.task,
+        "dataset": _identity(task.dataset),
+        "schemas": task.schemas.name if task.schemas else None,
+        "constraint": mode,
+        "threads": threads,
+        "repetition": repetition,
+        **measured,
+    }
+    return Cell(
+        id=f"{model.label}.{task.label}.{mode}.t{threads}.r{repetition}",
+        kind="run",
+        model=model,
+        settings=settings,
+        args=(*args, *option_args(measured)),
+        coping=option_args(coping),
+    )
+
+
+def bench_cell(model: ModelEntry, threads: tuple[int, ...], options: dict[str, Any]) -> Cell:
+    args = ["bench", "--model", _escaped(model.spec), "--threads", _joined(threads)]
+    settings = {"model": model.spec, "threads": list(threads), **options}
+    return Cell(
+        id=f"{model.label}.bench",
+        kind="bench",
+        model=model,
+        settings=settings,
+        args=(*args, *option_args(options)),
+    )
+
+
+def option_args(options: dict[str, Any]) -> tuple[str, ...]:
+    """{"max_tokens": 64, "warmup": False} -> ("--max-tokens", "64", "--no-warmup")."""
+    args: list[str] = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            # `--ignore-memory-check` is a plain flag; the others come in pairs
+            if value or key != "ignore_memory_check":
+                args.append(flag if value else f"--no-{key.replace('_', '-')}")
+        elif key in BENCH_LISTS:
+            args += [flag, _joined(value)]
+        else:
+            args += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return tuple(args)
+
+
+def _joined(values: Any) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def _escaped(spec: str) -> str:
+    return spec.replace(",", "\\,")  # `--model` splits at commas; one model is one value
+
+
+def _identity(path: Path | None) -> str | None:
+    """A dataset as a cell records it: its name and sha256, so a file edited under the
+    same cell id is noticed wherever the plan folder moved (a folder, such as
+    JSONSchemaBench's, by its name)."""
+    if path is None:
+        return None
+    return path.name if path.is_dir() else f"{path.name} sha256:{hash_file(path)}"

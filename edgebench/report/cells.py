@@ -1,0 +1,58 @@
+"""The HTML page's table cells and columns: a cell's text with the value it sorts by,
+a column's sort key and whether it is on the first screen, and a table as the template
+reads it. Shared by every table of the page (html.py, device_view.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from edgebench.report import facts
+from edgebench.report.rundata import Arm
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    value: Any  # what the column sorts by (a number, or text)
+    numeric: bool = False
+    note: str = ""  # shown under the text: a figure's 95% interval
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # the sort key (#sort=KEY), stable across versions
+    label: str
+    first: bool = True  # on the first screen; False: behind the column chooser
+
+
+def num_cell(value: Any, digits: int) -> Cell:
+    """A number rounded to `digits`; "—" (sorting last) when there is none, never 0."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return Cell(facts.NO_VALUE, "", True)
+    return Cell(facts.fmt(float(value), digits), value, True)
+
+
+def perf_cell(arm: Arm, key: str, value: Any, digits: int) -> Cell:
+    """A speed or memory figure; TTFT marked warm when a prefix cache served prompts."""
+    cell = num_cell(value, digits)
+    return replace(cell, text=facts.warm(cell.text, arm.result.perf, key))
+
+
+def text_cell(value: Any) -> Cell:
+    text = facts.fmt(value)
+    return Cell(text, "" if value is None else text)
+
+
+def rate_cell(value: Any, interval: list[float] | None) -> Cell:
+    """A rate with its 95% interval under it; it sorts on the rate."""
+    return replace(num_cell(value, 3), note=facts.interval_text(interval))
+
+
+def table_data(columns: list[Column], rows: list[list[Cell]], **extra: Any) -> dict[str, Any]:
+    return {
+        "columns": columns,
+        "rows": rows,
+        "optional": [c for c in columns if not c.first],
+        **extra,
+    }

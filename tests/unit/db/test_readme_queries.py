@@ -1,0 +1,66 @@
+"""The SQL queries the README shows run on a database of two devices' runs and answer
+what they say they answer."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from edgebench.db.ingest import ingest
+from edgebench.db.schema import open_db
+from edgebench.runfolder.identity import identity_of
+from edgebench.runfolder.read import read_manifest
+
+README = Path(__file__).parents[3] / "README.md"
+
+
+def readme_queries() -> dict[str, str]:
+    """The README's SQL blocks, by their first comment line."""
+    blocks = re.findall(r"```sql\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    return {block.splitlines()[0]: block for block in blocks}
+
+
+@pytest.fixture(scope="module")
+def db(fleet_root: Path, tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
+    path = tmp_path_factory.mktemp("db") / "results.db"
+    conn = open_db(path, create=True)
+    list(ingest(conn, [fleet_root]))
+    return conn
+
+
+def _query(conn: sqlite3.Connection, start: str) -> list[tuple]:
+    found = [sql for title, sql in readme_queries().items() if title.startswith(start)]
+    assert len(found) == 1, f"README has no one query starting {start!r}"
+    return conn.execute(found[0]).fetchall()
+
+
+def _names(fleet_root: Path) -> tuple[str, str]:
+    device = [
+        identity_of(read_manifest(fleet_root / d / "Q8_0").device).name for d in ("laptop", "pi5")
+    ]
+    return device[0], device[1]
+
+
+def test_the_best_quantization_per_device_keeps_within_4_gb(
+    db: sqlite3.Connection, fleet_root: Path
+) -> None:
+    rows = _query(db, "-- The best quantization per device within 4 GB")
+    laptop, pi = _names(fleet_root)
+    # Q8_0 answers better but peaks at 4500 MB; among equal Q4_K_M arms, mask decodes faster
+    assert sorted(rows) == sorted(
+        [(laptop, "Q4_K_M", "mask", 0.333, 2500.0), (pi, "Q4_K_M", "mask", 0.333, 2500.0)]
+    )
+
+
+def test_constrained_vs_free_pairs_arms_of_one_device(
+    db: sqlite3.Connection, fleet_root: Path
+) -> None:
+    rows = _query(db, "-- Constrained vs free per device")
+    laptop, pi = _names(fleet_root)
+    # one row per device and quantization: never a laptop arm against a Pi's
+    assert sorted(rows) == sorted(
+        (device, quant, "mask", 0.0, 2.0) for device in (laptop, pi) for quant in ("Q4_K_M", "Q8_0")
+    )
