@@ -9,11 +9,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from edgebench.cli.options import out_option
+from edgebench.cli.options import default_threads, out_option
 from edgebench.cli.output import stderr_console, stdout_console, stop_signals
-from edgebench.fleet.drive import HostResult, run_fleet
+from edgebench.fleet.drive import HostResult, find_playbook_command, run_fleet
 from edgebench.fleet.inventory import read_inventory
 from edgebench.fleet.status import COMPLETE
+from edgebench.plan.file import load_plan
 from edgebench.report.fit import Fitted
 
 DEFAULT_OUT = Path("fleet-results")
@@ -64,6 +65,8 @@ def fleet_run(
     Example: edgebench fleet run plan.toml --inventory hosts.ini --push-models
     """
     hosts = read_inventory(inventory)
+    find_playbook_command()  # no Ansible: say how to install it before anything else
+    load_plan(plan, default_threads())  # a plan mistake is one line here, not one per host
     destination = out or DEFAULT_OUT
     console = stderr_console()
     try:

@@ -3,7 +3,8 @@ ssh_fleet.py), each installing edgebench offline from this source and running a 
 SmolLM2 x 2 constraint modes x --limit 3. host-a's whole namespace is killed once its first
 cell is complete: host-b still completes and `fleet run` exits 1 naming host-a. With
 host-a back, the same command completes it without rerunning the finished cell, and both
-hosts' plan folders are fetched.
+hosts' plan folders are fetched, each run recording its host's own device identity, and
+they ingest into the results database whose report names both devices.
 
 Skipped (saying why) where sshd, unshare, root or Ansible are missing; in CI (CI=true) it
 fails instead. Run it under `flock /tmp/edgebench-cpu.lock` on a shared machine.
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import edgebench_ok
+from tests.helpers.run_folder import manifest_of
 from tests.helpers.ssh_fleet import SshHost, missing_tools, start_fleet
 
 pytestmark = pytest.mark.model
@@ -106,6 +109,7 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
         # The finished cell was not run again: its folder on host-a is as it was.
         assert (finished / "manifest.json").read_bytes() == manifest
         assert (finished / "manifest.json").stat().st_mtime_ns == mtime
+        units = set()
         for host in ("host-a", "host-b"):
             status = json.loads((out / host / "plan-status.json").read_text())
             assert status["device_name"] == host
@@ -113,6 +117,18 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
             for cell in CELLS:
                 samples = (out / host / "runs" / cell / "samples.jsonl").read_text()
                 assert len(samples.splitlines()) == 3
+                identity = manifest_of(out / host / "runs" / cell)["device"]["identity"]
+                assert identity["name"] == host
+                units.add(identity["unit_id"])
+        assert len(units) == 2  # its own /etc/machine-id: one unit per host
+
+        # The fetched folders are what the database and the report read.
+        db = tmp_path / "fleet.db"
+        edgebench_ok("db", "ingest", str(out), "--db", str(db))
+        report = tmp_path / "report.html"
+        edgebench_ok("report", str(db), "--out", str(report))
+        page = report.read_text()
+        assert "host-a" in page and "host-b" in page
     finally:
         fleet.stop()
     print(f"fleet test wall time: {time.monotonic() - started:.0f} s")

@@ -47,3 +47,16 @@ def test_a_missing_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         capsys, "fleet", "run", str(tmp_path / "plan.toml"), "-i", str(inventory), "-o", str(out)
     )
     assert_one_line_error(code, err, "plan.toml: plan file not found")
+
+
+def test_a_plan_mistake_is_one_line_before_any_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("pi5-a\n")
+    plan = tmp_path / "plan.toml"
+    plan.write_text('models = ["smollm2-135m-instruct"]\nconstraints = ["nope"]\n')
+    out = tmp_path / "out"
+    code, err = run_cli(capsys, "fleet", "run", str(plan), "-i", str(inventory), "-o", str(out))
+    assert_one_line_error(code, err, "plan.toml", "constraints")
+    assert not out.exists()
