@@ -143,6 +143,8 @@ def _sshd_config(host: SshHost, authorized: Path) -> str:
             "PermitRootLogin prohibit-password",
             "PasswordAuthentication no",
             "Subsystem sftp internal-sftp",
+            # The host's temporary files (Ansible's module payloads too) in its folder.
+            f"SetEnv TMPDIR={host.folder / 'tmp'}",
             "",
         ]
     )
@@ -160,6 +162,7 @@ def start_fleet(folder: Path, names: tuple[str, ...] = ("host-a", "host-b")) -> 
     for name in names:
         host = SshHost(name, folder / name, free_port(), client_key)
         host.folder.mkdir()
+        (host.folder / "tmp").mkdir()
         _keygen(host.folder / "host_key")
         (host.folder / "machine-id").write_text(secrets.token_hex(16) + "\n")
         (host.folder / "sshd_config").write_text(_sshd_config(host, authorized))
@@ -184,7 +187,9 @@ def inventory_text(hosts: list[SshHost]) -> str:
         }
         lines.append(
             f"{host.name} ansible_host=127.0.0.1 ansible_port={host.port} "
-            f"edgebench_root={host.root} edgebench_env='{json.dumps(env)}'"
+            f"edgebench_root={host.root} edgebench_env='{json.dumps(env)}' "
+            # Ansible's module files on the "host" stay in the test's folder.
+            f"ansible_remote_tmp={host.folder / 'ansible-tmp'}"
         )
     lines += [
         "",
