@@ -417,7 +417,7 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path, sustained: bool) ->
                     "t_start": t_start,
                     "t_end": t_end,
                     **(sustained_figures(t_start, t_end, result.tok_s) if sustained else {}),
-                    "peak_rss_mb": memory.peak_rss_mb if memory else None,
+                    "peak_rss_mb": memory.peak_rss_mb if memory and memory.samples else None,
                     "model": model.label,
                     "quantization": model.details.get("quantization"),
                     "backend": runtime.get("name") or model.backend,

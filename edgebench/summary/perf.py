@@ -45,7 +45,8 @@ def distribution(values: list[float]) -> Distribution:
 def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
     """Speed, memory and token totals of one arm (its own worker)."""
     timed = [s.timings for s in samples if s.finish_reason not in _UNTIMED]
-    memory = arm.memory
+    # a worker whose memory was never read (samples 0, source none) has no peak, not 0 MB
+    memory = arm.memory if arm.memory and arm.memory.samples else None
     finish = Counter(s.finish_reason for s in samples)
 
     def spread(values: list[float | None]) -> Distribution:

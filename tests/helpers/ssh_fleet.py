@@ -88,6 +88,7 @@ class SshHost:
                 "--mount",
                 "--pid",
                 "--fork",
+                "--mount-proc",  # its /proc shows its own PIDs: the workers' memory reads
                 "--kill-child=SIGKILL",
                 "sh",
                 "-c",

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import edgebench_ok
+from tests.helpers.pages import table_cells
 from tests.helpers.run_folder import manifest_of
 from tests.helpers.ssh_fleet import SshHost, missing_tools, start_fleet
 
@@ -128,7 +129,13 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
         report = tmp_path / "report.html"
         edgebench_ok("report", str(db), "--out", str(report))
         page = report.read_text()
-        assert "host-a" in page and "host-b" in page
+        # The device x model matrix: one row per device (a row-group label row is one cell)
+        _, rows = table_cells(page, 'id="device-matrix"')
+        devices = sorted(r[0].split(" · ")[0] for r in rows if len(r) > 1)
+        assert devices == ["host-a", "host-b"], rows
+        compared = edgebench_ok("compare", str(db)).stdout
+        print(compared)
+        assert "host-a" in compared and "host-b" in compared  # its device column
     finally:
         fleet.stop()
     print(f"fleet test wall time: {time.monotonic() - started:.0f} s")
