@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -117,13 +118,16 @@ def run_fleet(
         str(PLAYBOOK),
     ]
     fleet = Fleet({host: HostState(host) for host in inventory.hosts})
+    # This run's own ssh control sockets (a short path: a socket path is at most 107
+    # bytes), so its persistent connections can be closed when it ends.
+    control = Path(tempfile.mkdtemp(prefix="edgebench-ssh-"))
     with (work / "ansible.log").open("w", encoding="utf-8") as log:
         process = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
-            env=playbook_env(os.environ),
+            env=playbook_env(os.environ, control),
         )
         assert process.stdout is not None
         try:
@@ -139,13 +143,19 @@ def run_fleet(
             if process.poll() is None:
                 process.terminate()
             process.wait()
+            close_connections(control)
     return {host: _collect(fleet.hosts[host], incoming, out, work) for host in inventory.hosts}
 
 
-def playbook_env(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
+def playbook_env(
+    environ: os._Environ[str] | dict[str, str], control: Path | None = None
+) -> dict[str, str]:
     """ansible-playbook's environment: the edgebench_status callback on stdout, no
-    retry files or cows, and the host keys as the user's ssh config says."""
+    retry files or cows, the host keys as the user's ssh config says, and the ssh
+    control sockets (Ansible's persistent connections) in `control` when given."""
     env = dict(environ)
+    if control is not None:
+        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(control)
     env.update(
         {
             "ANSIBLE_STDOUT_CALLBACK": "edgebench_status",
@@ -157,6 +167,20 @@ def playbook_env(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
         }
     )
     return env
+
+
+def close_connections(control: Path) -> None:
+    """Close every persistent ssh connection of this run and remove its socket folder.
+    Ansible leaves each master open for ControlPersist (60 s) after its last task, and
+    with it an idle sshd session on the device: nothing of the run stays on a device."""
+    for socket in sorted(control.iterdir()) if control.is_dir() else []:
+        subprocess.run(
+            ["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "edgebench-fleet-host"],
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
+    shutil.rmtree(control, ignore_errors=True)
 
 
 def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostResult:

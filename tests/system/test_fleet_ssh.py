@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.helpers.cli import edgebench_ok
@@ -73,6 +74,19 @@ def first_finished_cell(host: SshHost, process: subprocess.Popen[str]) -> Path:
     raise AssertionError(f"{host.name} finished no cell: {out}\n{err}")
 
 
+def open_sessions(host: SshHost, wait_s: float = 10.0) -> list[str]:
+    """The sshd processes serving a connection on `host` (below its listening sshd),
+    after up to `wait_s` for ones that are closing."""
+    assert host.process is not None
+    deadline = time.monotonic() + wait_s
+    while True:
+        listeners = psutil.Process(host.process.pid).children()
+        sessions = [p.name() for listener in listeners for p in listener.children(recursive=True)]
+        if not sessions or time.monotonic() > deadline:
+            return sessions
+        time.sleep(0.2)
+
+
 def row(table: str, host: str) -> str:
     return next(line for line in table.splitlines() if line.startswith(f"│ {host} "))
 
@@ -106,6 +120,8 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
         stdout, stderr = second.communicate(timeout=900)
         print(stderr, stdout, sep="\n")
         assert second.returncode == 0, stdout + stderr
+        for host in fleet.hosts:  # its connections closed: no sshd session left there
+            assert open_sessions(host) == [], host.name
         assert "complete" in row(stdout, "host-a") and "2/2" in row(stdout, "host-a")
         # The finished cell was not run again: its folder on host-a is as it was.
         assert (finished / "manifest.json").read_bytes() == manifest

@@ -4,11 +4,12 @@ in the background on a host."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from edgebench.fleet.drive import PLAYBOOK, playbook_env
+from edgebench.fleet.drive import PLAYBOOK, close_connections, playbook_env
 from edgebench.fleet.status import RUN_STEP, STEPS
 
 yaml = pytest.importorskip("yaml")
@@ -41,3 +42,16 @@ def test_ansible_reports_through_the_edgebench_callback() -> None:
     assert env["ANSIBLE_CALLBACK_PLUGINS"].endswith("fleet/callback")
     assert env["ANSIBLE_PYTHON_INTERPRETER"] == "/usr/bin/python3"  # the user's own wins
     assert env["PATH"] == "/bin"
+
+
+def test_a_run_keeps_its_ssh_connections_in_its_own_folder_and_closes_them(
+    tmp_path: Path,
+) -> None:
+    control = tmp_path / "ssh"
+    control.mkdir()
+    env = playbook_env({"PATH": "/bin"}, control)
+    assert env["ANSIBLE_SSH_CONTROL_PATH_DIR"] == str(control)
+    (control / "stale-socket").write_text("")  # not a live master: ssh -O exit just fails
+    close_connections(control)
+    assert not control.exists()
+    close_connections(control)  # nothing left to close: no error
