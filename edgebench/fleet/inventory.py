@@ -19,6 +19,14 @@ _SECTION = re.compile(r"^\[([A-Za-z0-9_.-]+)(?::(vars|children))?\]$")
 # A host name as `fleet run` uses it for a folder name too: no '/', no leading dot.
 _HOST = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@\[\]-]*$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Connection variables that are wrong when empty, with an example value for the error.
+_NEEDS_VALUE = {
+    "ansible_host": "192.168.1.20",
+    "ansible_user": "pi",
+    "ansible_port": "22",
+    "ansible_ssh_private_key_file": "~/.ssh/id_ed25519",
+    "edgebench_root": "~/edgebench",
+}
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,9 @@ def _split(line: str, where: str) -> list[str]:
 
 def _check_variables(words: list[str], where: str) -> None:
     for word in words:
-        key, equals, _ = word.partition("=")
+        key, equals, value = word.partition("=")
         if not equals or not _VARIABLE.match(key):
             raise UserError(f"{where}: '{word}' is not a variable (key=value after the host)")
+        if key in _NEEDS_VALUE and not value:
+            # Ansible takes `ansible_host=` as a host named "": its error comes much later
+            raise UserError(f"{where}: {key} has no value (e.g. {key}={_NEEDS_VALUE[key]})")

@@ -44,6 +44,8 @@ def test_hosts_in_file_order_once_each(tmp_path: Path) -> None:
         ("[pis]\n../evil\n", ["hosts.ini:2", "'../evil' is not a host name"]),
         ("[pis]\npi5-a x='open\n", ["hosts.ini:2", "quotation"]),
         ("# nothing\n[pis]\n", ["hosts.ini", "no hosts"]),
+        ("[pis]\npi5-a ansible_host=\n", ["hosts.ini:2", "ansible_host has no value"]),
+        ("[pis]\npi5-a ansible_user= edgebench_root=/x\n", ["hosts.ini:2", "ansible_user"]),
     ],
 )
 def test_a_bad_inventory_is_one_line_naming_file_and_line(
