@@ -3,10 +3,8 @@ the stored one, or for a run written before format 2.8 one derived from its devi
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
 from edgebench.runfolder.records import Device, DeviceIdentity
+from edgebench.system.build_flags import describe_build
 from edgebench.system.identity import model_of, refresh, short_hash
 
 # The facts of an old device block that stay the same from run to run on one machine
@@ -32,11 +30,17 @@ _STABLE_FACTS = (
 
 def identity_of(device: Device) -> DeviceIdentity:
     """The device's identity. Before format 2.8 there is none stored: model_id and
-    config_id are computed from the same fields as a new run's (so they match); the unit
+    config_id are computed from the same fields as a new run's (so they match; the
+    llama.cpp build from the runtime the run loaded, as it was installed); the unit
     is unknown, "u-unknown-<hash of the stable facts>", and the name the model label."""
     if device.identity is not None:
         return device.identity
     facts = device.to_json()
+    runtime = device.runtime or {}
+    if runtime.get("edgebench_build"):  # the llama.cpp it loaded, as a new run records it
+        version = runtime.get("llama_cpp_python") or "unknown version"
+        build = describe_build(version, runtime["edgebench_build"], runtime.get("cmake_args"))
+        facts["llama_cpp_build"] = build
     stable = [facts.get(key) for key in _STABLE_FACTS]
     unit = {
         "name": model_of(facts)[1],
@@ -45,15 +49,6 @@ def identity_of(device: Device) -> DeviceIdentity:
         "unit_sources": [],
     }
     return DeviceIdentity.from_json(refresh(unit, facts))
-
-
-def refreshed(device: Device) -> Device:
-    """The device with its stored identity's model and config read again from its facts,
-    after llama.cpp's build features were filled in (no identity: unchanged)."""
-    if device.identity is None:
-        return device
-    identity: dict[str, Any] = refresh(device.identity.to_json(), device.to_json())
-    return replace(device, identity=DeviceIdentity.from_json(identity))
 
 
 def short_fingerprint(fingerprint: str) -> str:

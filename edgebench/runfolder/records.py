@@ -278,6 +278,9 @@ class Device(Record):
     build_features: list[str] | None = None  # the features the build uses (AVX2, DOTPROD ...)
     build_missing: list[str] | None = None  # CPU features (/proc/cpuinfo names) it does not
     build_hint: str | None = None  # how to rebuild it for them, when some are missing
+    # the llama.cpp installed here, read without loading it: version, install.sh's build
+    # and CMake flags (else its CPU library's sha256); the same for a GGUF and an ONNX run
+    llama_cpp_build: str | None = None
     # which device this is (format 2.8; None before: `runfolder.identity.identity_of`
     # derives one from the fields above)
     identity: DeviceIdentity | None = None

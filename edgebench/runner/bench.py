@@ -39,7 +39,6 @@ from edgebench.runner.sustained import sustained_figures
 from edgebench.runner.workers import is_user_error, start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import ROOT, current_thermal_state, device_info
-from edgebench.system.identity import refresh
 from edgebench.system.memory import MemoryPeak
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 
@@ -395,7 +394,6 @@ def _finish(slot: _Slot, report: dict[str, Any], root: Path, sustained: bool) ->
         build = runtime_build(record.get("runtime"))
         device = report["device"]
         device.update(runtime=build, **build_facts(device["cpu_flags"], build))
-        device["identity"] = refresh(device["identity"], device)  # with the build features
     record["memory"] = memory.to_dict() if memory else None
     record["wall_s"] = now() - slot.started
     record["thermal_after"] = current_thermal_state(root)

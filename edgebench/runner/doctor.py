@@ -35,7 +35,6 @@ from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import ROOT, device_info
-from edgebench.system.identity import refresh
 
 PROBE_SECONDS = 10.0  # the probe's wall time, loading included
 PROBE_TEST = SpeedTest(GENERATION, 64)
@@ -171,7 +170,6 @@ def diagnose(
     device = device_info(threads, root=root)
     runtime, build_error = build if build is not None else llama_build()
     device.update(runtime=runtime, **build_facts(device["cpu_flags"], runtime))
-    device["identity"] = refresh(device["identity"], device)  # a run's, build features and all
     if probe:
         measured = speed_probe(
             model, threads, seconds=seconds, make_worker=make_worker, announce=announce

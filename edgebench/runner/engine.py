@@ -47,7 +47,6 @@ from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families
 from edgebench.runfolder.folder import RunFolder
-from edgebench.runfolder.identity import refreshed
 from edgebench.runfolder.read import (
     POWER_LOG,
     TIMELINE,
@@ -744,7 +743,6 @@ class _Run:
             build = runtime_build(record.runtime)
             cpu_flags = self.manifest.device.cpu_flags
             device = replace(self.manifest.device, runtime=build, **build_facts(cpu_flags, build))
-            device = refreshed(device)  # config_id covers the build features now known
             self.manifest = replace(self.manifest, device=device)
         paused = record.paused_s - paused_before  # --delay: not the arm's time
         record = replace(

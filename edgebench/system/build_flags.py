@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import platform
@@ -159,6 +160,29 @@ def installed_package() -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def describe_build(version: str, build: str | None, cmake_args: str | None) -> str:
+    """ "0.3.36 native -DGGML_NATIVE=OFF ...": a stamped llama.cpp build in one line."""
+    return f"{version} {build} {cmake_args}"
+
+
+def installed_build(package: Path | None = None) -> str | None:
+    """The llama.cpp installed for this interpreter in one line, without loading it:
+    "0.3.36 native -DGGML_NATIVE=OFF ..." (install.sh's stamp), else "0.3.36 library
+    sha256 1a2b3c4d5e6f" (built by other means); None when llama_cpp is not installed."""
+    package = package or installed_package()
+    if package is None:
+        return None
+    try:
+        version = importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown version"
+    stamp = read_stamp(package)
+    if stamp is not None:
+        return describe_build(version, stamp["build"], stamp["cmake_args"])
+    library = _cpu_library(package)
+    return f"{version} library sha256 {_sha256(library)[:12]}" if library else version
 
 
 def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> str:

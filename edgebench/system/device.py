@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.system.build_flags import installed_build
+
 _MB = 1024 * 1024
 ROOT = Path("/")
 _DMI_PRODUCT = "sys/class/dmi/id/product_name"
@@ -438,9 +440,10 @@ def device_info(
     tree: SystemTree | None = None,
 ) -> dict[str, Any]:
     """The device block of a manifest. `runtime` (the inference library's version and
-    build) is filled later by whoever loads the model; it is None until then, and so is
-    the part of `identity` it decides (system/identity.py: `refresh`). `name`: the
-    device's name (`--device-name`); `tree`: read through another reader than `root`'s."""
+    build) is filled later by whoever loads the model; it is None until then (the
+    identity's config takes the installed llama.cpp, `llama_cpp_build`, read without
+    loading it). `name`: the device's name (`--device-name`); `tree`: read through
+    another reader than `root`'s."""
     # identity.py reads /proc/cpuinfo with this module's parser: imported here, not above
     from edgebench.system.identity import read_identity
 
@@ -463,6 +466,8 @@ def device_info(
             else dict.fromkeys(("cpus_allowed", "platform", "python", "python_implementation"))
         ),
         "runtime": None,
+        # this interpreter's llama.cpp: not a fake tree's
+        "llama_cpp_build": installed_build() if real else None,
     }
     # systemd-detect-virt describes this machine only: not asked for a fake tree.
     info["hypervisor"] = virtualised(tree, info["hypervisor"], runner if real else None)

@@ -8,9 +8,10 @@ three short ids, each a sha256 over facts of the machine, and the fingerprint of
                  namespaces, containers) differ by machine-id.
     model_id     the kind of device: board model and CPU model, machine arch, RAM in
                  whole GiB, logical cores. Identical boards share it.
-    config_id    the software the figures depend on: OS, kernel, cpufreq governor,
-                 llama.cpp's build features (known once a llama.cpp model loaded: the run
-                 reads the identity again then, `refresh`).
+    config_id    the software the figures depend on: OS, kernel, cpufreq governor, and
+                 the llama.cpp installed (version, install.sh's build and CMake flags,
+                 read without loading it: the same for a GGUF and an ONNX run, so one
+                 unit's runs of both backends are one device).
     fingerprint  unit_id + model_id + config_id.
 
 Raw identifiers are hashed here and never returned or stored. Every hash starts with an
@@ -160,7 +161,9 @@ def model_of(facts: Mapping[str, Any]) -> tuple[str, str]:
 
 def config_of(facts: Mapping[str, Any]) -> str:
     """config_id from the device block's facts."""
-    keys = ("os", "kernel", "governor", "build_features")
+    # The llama.cpp build as installed (known before any model loads, the same for a
+    # GGUF and an ONNX run on this unit), not the features a loaded model reported.
+    keys = ("os", "kernel", "governor", "llama_cpp_build")
     return "c" + short_hash("config", [facts.get(key) for key in keys])
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.runfolder.identity import device_tag, identity_of, refreshed
+from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
 from edgebench.runfolder.records import Device
 from edgebench.system.device import device_info
@@ -63,12 +63,21 @@ def test_old_runs_of_two_kinds_of_device_are_told_apart(tmp_path: Path) -> None:
     assert identity_of(other).model_label == "Raspberry Pi 5 Model B Rev 1.0 · 4 GB"
 
 
-def test_refreshed_reads_the_config_again_once_the_build_is_known(tmp_path: Path) -> None:
-    device = Device.from_json(device_info(4, root=pi5_tree(tmp_path), name="pi5-a"))
-    built = refreshed(Device.from_json({**device.to_json(), "build_features": ["NEON"]}))
-    assert built.identity is not None and device.identity is not None
-    assert built.identity.config_id != device.identity.config_id
-    assert built.identity.unit_id == device.identity.unit_id
-    assert built.identity.name == "pi5-a"
-    assert device_tag(built) == f"pi5-a · {built.identity.fingerprint[:8]}"
-    assert refreshed(Device()) == Device()  # no identity: nothing to refresh
+def test_an_old_llama_run_gets_the_config_of_a_new_run_on_the_same_install(
+    tmp_path: Path,
+) -> None:
+    """A 2.7 run recorded the llama.cpp it loaded in `runtime`; a new run records the one
+    installed (`llama_cpp_build`) before loading anything: the same build, the same config.
+    Another build, or an ONNX run's absent one, is another config."""
+    cmake = "-DGGML_NATIVE=OFF -DGGML_AVX2=ON"
+    facts = device_info(4, root=pi5_tree(tmp_path))
+    new = Device.from_json({**facts, "llama_cpp_build": f"0.3.36 native {cmake}"})
+    runtime = {"name": "llama.cpp", "llama_cpp_python": "0.3.36", "edgebench_build": "native"}
+    old = {key: value for key, value in facts.items() if key != "identity"}
+    same = Device.from_json({**old, "runtime": {**runtime, "cmake_args": cmake}})
+    other = Device.from_json({**old, "runtime": {**runtime, "cmake_args": "-DGGML_NATIVE=ON"}})
+    expected = identity_of(
+        Device.from_json({**new.to_json(), "identity": None})
+    ).config_id  # derived from the new run's own facts
+    assert identity_of(same).config_id == expected
+    assert identity_of(other).config_id != expected

@@ -112,10 +112,14 @@ def test_the_config_follows_the_software_the_unit_and_model_do_not(tmp_path: Pat
     root = pi5_tree(tmp_path)
     facts = device_info(4, root=root, runner=None)
     before = facts["identity"]
-    after = refresh(before, {**facts, "build_features": ["NEON", "ARM_FMA"]})
+    # llama.cpp rebuilt with other flags: another config
+    after = refresh(before, {**facts, "llama_cpp_build": "0.3.36 native -DGGML_NATIVE=ON"})
     assert after["config_id"] != before["config_id"]
     assert after["fingerprint"] != before["fingerprint"]
     assert (after["unit_id"], after["model_id"]) == (before["unit_id"], before["model_id"])
+    # what a loaded model reports of the build does not change it (an ONNX run has none)
+    loaded = refresh(before, {**facts, "build_features": ["NEON", "ARM_FMA"]})
+    assert loaded["config_id"] == before["config_id"]
     write(root, {"proc/sys/kernel/osrelease": "6.12.0-rpi-2712\n"})
     kernel = identity(root)
     assert kernel["config_id"] != before["config_id"]
