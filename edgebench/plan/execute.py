@@ -41,12 +41,12 @@ from edgebench.plan.state import (
     new_status,
 )
 from edgebench.runfolder.folder import RunLock
+from edgebench.system.identity import ENV_NAME
 from edgebench.system.versions import utc_now
 
 # How a cell's process starts: `edgebench ARGS` with this interpreter. System tests point
 # it at a script that runs the CLI on the fake model.
 EDGEBENCH: list[str] = [sys.executable, "-m", "edgebench"]
-DEVICE_NAME_ENV = "EDGEBENCH_DEVICE_NAME"
 STOP_WAIT_S = 120.0  # how long a stopped child may take to write its records
 _PR_SET_PDEATHSIG = 1
 
@@ -82,7 +82,7 @@ class PlanRun:
             if not copy.exists() or copy.resolve() != self.plan.path.resolve():
                 write_text_atomic(copy, self.plan.text)
             (self.root / LOGS).mkdir(exist_ok=True)
-            name = self.device_name or os.environ.get(DEVICE_NAME_ENV)
+            name = self.device_name or os.environ.get(ENV_NAME)
             status = new_status(str(self.plan.path), name, cells, self.root)
             status.write(self.root)
             self._announce(cells, status)
@@ -113,7 +113,7 @@ class PlanRun:
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
         if self.device_name is not None:
-            env[DEVICE_NAME_ENV] = self.device_name
+            env[ENV_NAME] = self.device_name
         return env
 
     def _launch(self, args: list[str], log: Path) -> int:

@@ -19,7 +19,7 @@ from edgebench.report.facts import (
     difference_rows,
     indicative,
 )
-from edgebench.runfolder.identity import identity_of, short_fingerprint
+from edgebench.runfolder.identity import identity_of, name_tag
 from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Summary
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
@@ -240,7 +240,7 @@ def compare_rows(
 
 def _device_tag(row: dict[str, Any]) -> str:
     """ "pi5-a · d1a2b3c4": a row's device name and short fingerprint."""
-    return f"{row['device']} · {short_fingerprint(row['device_fingerprint'])}"
+    return name_tag(row["device"], row["device_fingerprint"])
 
 
 def with_interval(cell: str, interval: list[float] | None) -> str:

@@ -59,4 +59,9 @@ def short_fingerprint(fingerprint: str) -> str:
 def device_tag(device: Device) -> str:
     """ "pi5-a · d1a2b3c4": the device's name and short fingerprint."""
     identity = identity_of(device)
-    return f"{identity.name} · {short_fingerprint(identity.fingerprint)}"
+    return name_tag(identity.name, identity.fingerprint)
+
+
+def name_tag(name: str, fingerprint: str) -> str:
+    """ "pi5-a · d1a2b3c4": a device name and its short fingerprint, as tables show it."""
+    return f"{name} · {short_fingerprint(fingerprint)}"
