@@ -162,14 +162,18 @@ def _store(conn: sqlite3.Connection, rows: RunRows, files: dict[str, bytes]) -> 
 
 def ingest_one(conn: sqlite3.Connection, run_dir: Path) -> Ingested:
     """Store one run folder (or leave it, unchanged); a UserError when it is refused."""
-    check_run_folder(run_dir)
     files = run_files(run_dir)
+    digest = content_hash(files)
+    # These very files stored already (their run key is made from them): not validated,
+    # parsed or summarised again, the common case of ingesting a results folder again.
+    stored = conn.execute("SELECT run_key FROM runs WHERE content_sha256 = ?", (digest,))
+    same = stored.fetchone()
+    if same is not None:
+        return Ingested(run_dir, "unchanged", same[0])
+    check_run_folder(run_dir)
     manifest = read_manifest(run_dir)
     identity = identity_of(manifest.device)
     run_key = f"{manifest.run_id}@{identity.fingerprint}"
-    digest = content_hash(files)
-    if _stored_hash(conn, "runs", "run_key", run_key) == digest:
-        return Ingested(run_dir, "unchanged", run_key)  # not summarised again
     run = load_run(run_dir)
     run_row = {
         "run_key": run_key,
