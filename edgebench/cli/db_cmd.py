@@ -76,7 +76,8 @@ def export(
         typer.Option(
             "--parquet",
             metavar="DIR",
-            help="Write one Parquet file per table into DIR (needs pyarrow).",
+            help="Write one Parquet file per table into DIR (needs pyarrow: "
+            "pip install 'edgebench[parquet]').",
         ),
     ] = None,
 ) -> None:

@@ -12,7 +12,7 @@ from edgebench.db.schema import EXPORTED, db_problem
 from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 
-PARQUET_HINT = "pip install pyarrow (about 40 MB; --csv needs nothing)"
+PARQUET_HINT = "pip install 'edgebench[parquet]' (pyarrow, about 40 MB; --csv needs nothing)"
 
 
 def _table(conn: sqlite3.Connection, table: str) -> tuple[list[str], list[tuple]]:
