@@ -99,9 +99,8 @@ def stage(
 def unconverted_warning(onnx: list[str]) -> str:
     """Without --push-models: a host has an ONNX model only if it was converted there."""
     return (
-        f"warning: the plan names ONNX models ({', '.join(onnx)}) that a host cannot make "
-        "itself (plan run never converts): their cells fail on a host that has not "
-        "converted them; --push-models copies this machine's converted folders"
+        f"warning: hosts do not convert {', '.join(onnx)} (plan run never does): their cells "
+        "fail on a host without them; --push-models copies them from this machine"
     )
 
 

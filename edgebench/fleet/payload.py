@@ -21,13 +21,7 @@ import edgebench
 from edgebench.datagen.edgejson.shape import leaf_values
 from edgebench.errors import UserError
 from edgebench.models.fetch import cached_file
-from edgebench.models.onnx_model import (
-    PRECISIONS,
-    PROVENANCE,
-    onnx_state,
-    variant_dir,
-    variant_suffix,
-)
+from edgebench.models.onnx_model import PROVENANCE, onnx_state, split_variant, variant_dir
 from edgebench.models.quantized import provenance_file, split_quant_variant, variant_file
 from edgebench.models.registry import ModelEntry, load_registry
 from edgebench.paths import model_cache_dir
@@ -162,11 +156,12 @@ def _model_base(name: str, registry: dict[str, ModelEntry]) -> ModelEntry | None
 
 
 def onnx_variant(name: str) -> tuple[str, str] | None:
-    """`NAME@onnx-int4` -> (NAME, "int4"); None for anything else. Unlike `split_variant`
-    an unknown `@x` is not an error here: the plan's own check reports it."""
-    base, at, suffix = name.rpartition("@")
-    known = {variant_suffix(p): p for p in PRECISIONS}
-    return (base, known[suffix]) if at and base and suffix in known else None
+    """`NAME@onnx-int4` -> (NAME, "int4"); None for anything else. An unknown `@x` is no
+    error here (`NAME@Q8_0` is a model too): the plan's own check reports a bad one."""
+    try:
+        return split_variant(name)
+    except UserError:
+        return None
 
 
 def plan_members(payload: PlanPayload) -> list[tuple[str, Path]]:

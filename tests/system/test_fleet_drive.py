@@ -104,6 +104,6 @@ def test_an_onnx_model_without_push_models_is_one_warning_line_before_any_host(
     plan = 'models = ["smollm2-135m-instruct@onnx-int4"]\n'
     _, _, err = fleet_run(tmp_path, capsys, monkeypatch, plan)
     lines = err.splitlines()
-    assert lines[0].startswith("warning: the plan names ONNX models (smollm2-135m-instruct@onnx-")
-    assert lines[0].endswith("--push-models copies this machine's converted folders")
+    assert lines[0].startswith("warning: hosts do not convert smollm2-135m-instruct@onnx-int4 (")
+    assert lines[0].endswith("--push-models copies them from this machine")
     assert lines[1] == "fleet: 2 host(s): pi5-a, pi5-b"

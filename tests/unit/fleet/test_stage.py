@@ -65,8 +65,8 @@ def test_without_push_models_one_warning_line_names_the_onnx_models(
     variables = stage(plan_file(tmp_path), tmp_path / "out", push_models=False, say=said.append)
     (warning,) = said
     assert "\n" not in warning
-    assert warning.startswith("warning: the plan names ONNX models (smollm2-135m-instruct@onnx")
-    assert warning.endswith("--push-models copies this machine's converted folders")
+    assert warning.startswith("warning: hosts do not convert smollm2-135m-instruct@onnx-int4 (")
+    assert warning.endswith("--push-models copies them from this machine")
     assert variables["fleet_push_models"] == []
     assert variables["fleet_pull_models"] == ["smollm2-135m-instruct"]
     assert variables["fleet_install_extras"] == "onnx"
