@@ -51,7 +51,8 @@ def fleet_run(
         typer.Option(
             "--push-models",
             help="Copy this machine's cached model files to the hosts instead of each host "
-            "pulling them (hosts without internet).",
+            "pulling them (hosts without internet); converted ONNX models (NAME@onnx-int4), "
+            "which a host cannot make itself, are pushed whole.",
         ),
     ] = False,
 ) -> None:

@@ -24,6 +24,7 @@ from edgebench.errors import UserError
 from edgebench.fleet.inventory import Inventory
 from edgebench.fleet.payload import (
     model_files,
+    onnx_variants,
     plan_members,
     read_plan_payload,
     registry_bases,
@@ -70,13 +71,18 @@ def find_playbook_command() -> Path:
     return Path(found)
 
 
-def stage(plan: Path, out: Path, *, push_models: bool) -> dict[str, object]:
+def stage(
+    plan: Path, out: Path, *, push_models: bool, say: Callable[[str], None] = print
+) -> dict[str, object]:
     """Write the tarballs into OUT/.fleet and return the playbook's fleet_* variables."""
     payload = read_plan_payload(plan)
+    pushed = model_files(payload.models) if push_models else []
+    onnx = onnx_variants(payload.models)
+    if onnx and not push_models:
+        say(unconverted_warning(onnx))
     work = out / WORK
     source = write_tarball(source_members(source_checkout()), work / "source.tar.gz")
     plan_tar = write_tarball(plan_members(payload), work / "plan.tar.gz")
-    pushed = model_files(payload.models) if push_models else []
     return {
         "fleet_source_tarball": str(source.path.resolve()),
         "fleet_source_sha256": source.sha256,
@@ -84,8 +90,18 @@ def stage(plan: Path, out: Path, *, push_models: bool) -> dict[str, object]:
         "fleet_plan_name": plan.name,
         "fleet_push_models": [[relative, str(path.resolve())] for relative, path in pushed],
         "fleet_pull_models": [] if push_models else registry_bases(payload.models),
+        # ONNX models run on onnxruntime: install.sh's extras then include `onnx`.
+        "fleet_install_extras": "onnx" if onnx else "",
         "fleet_incoming": str((work / "incoming").resolve()),
     }
+
+
+def unconverted_warning(onnx: list[str]) -> str:
+    """Without --push-models: a host has an ONNX model only if it was converted there."""
+    return (
+        f"warning: hosts do not convert {', '.join(onnx)} (plan run never does): their cells "
+        "fail on a host without them; --push-models copies them from this machine"
+    )
 
 
 def run_fleet(
@@ -99,8 +115,7 @@ def run_fleet(
     """Run the plan on every host of the inventory; each host's result. Hosts that fail
     are in the result with why; this raises only for the user's mistakes."""
     command = find_playbook_command()
-    out.mkdir(parents=True, exist_ok=True)
-    variables = stage(plan, out, push_models=push_models)
+    variables = stage(plan, out, push_models=push_models, say=say)  # makes OUT/.fleet
     say(f"fleet: {len(inventory.hosts)} host(s): {', '.join(inventory.hosts)}")
     work = out / WORK
     incoming = Path(str(variables["fleet_incoming"]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import re
 import sys
 import tarfile
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import edgebench
 from edgebench.datagen.edgejson.shape import leaf_values
 from edgebench.errors import UserError
 from edgebench.models.fetch import cached_file
+from edgebench.models.onnx_model import PROVENANCE, onnx_state, split_variant, variant_dir
 from edgebench.models.quantized import provenance_file, split_quant_variant, variant_file
 from edgebench.models.registry import ModelEntry, load_registry
 from edgebench.paths import model_cache_dir
@@ -34,6 +36,8 @@ else:  # pragma: no cover - Python 3.10
 SOURCE_DIRS = ("edgebench", "models", "grammars", "data")
 SOURCE_FILES = ("install.sh", "pyproject.toml", "README.md")
 _SKIPPED = ("__pycache__", ".pyc", ".egg-info")
+# The plan's keys that name models (plan/file.py): the matrix's and [bench]'s own list.
+_MODEL_KEY = re.compile(r"(bench\.)?models(\[\d+\])?")
 
 
 @dataclass(frozen=True)
@@ -92,13 +96,14 @@ def write_tarball(members: list[tuple[str, Path]], dest: Path) -> Tarball:
 class PlanPayload:
     plan: Path
     files: tuple[str, ...]  # paths relative to the plan's folder it names (datasets, schemas)
-    models: tuple[str, ...]  # registry models and NAME@TYPE variants it names
+    models: tuple[str, ...]  # registry models, NAME@TYPE and NAME@onnx-PRECISION it names
 
 
 def read_plan_payload(plan: Path) -> PlanPayload:
     """The files and models a plan names. The plan's own format is checked by `plan run`;
     here every string value counts: one naming a file or folder beside the plan is copied
-    (it must not leave the plan's folder), one naming a registry model is a model."""
+    (it must not leave the plan's folder); one under a key that lists models (`models`,
+    `bench.models`) naming a registry model or a variant of one is a model."""
     try:
         data = tomllib.loads(plan.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -114,7 +119,7 @@ def read_plan_payload(plan: Path) -> PlanPayload:
     for key, value in leaf_values(data):
         if not isinstance(value, str):
             continue
-        for name in value.split(","):
+        for name in value.split(",") if _MODEL_KEY.fullmatch(key) else []:
             if _model_base(name.strip(), registry) and name.strip() not in models:
                 models.append(name.strip())
         relative = _plan_file(value, folder, plan, key)
@@ -144,9 +149,19 @@ def _plan_file(value: str, folder: Path, plan: Path, key: str) -> str | None:
 
 
 def _model_base(name: str, registry: dict[str, ModelEntry]) -> ModelEntry | None:
-    """The registry entry `name` (or the NAME of NAME@TYPE) is, if any."""
-    variant = split_quant_variant(name)
+    """The registry entry `name` (or the NAME of NAME@TYPE or NAME@onnx-PRECISION) is, if
+    any."""
+    variant = split_quant_variant(name) or onnx_variant(name)
     return registry.get(variant[0] if variant else name)
+
+
+def onnx_variant(name: str) -> tuple[str, str] | None:
+    """`NAME@onnx-int4` -> (NAME, "int4"); None for anything else. An unknown `@x` is no
+    error here (`NAME@Q8_0` is a model too): the plan's own check reports a bad one."""
+    try:
+        return split_variant(name)
+    except UserError:
+        return None
 
 
 def plan_members(payload: PlanPayload) -> list[tuple[str, Path]]:
@@ -169,6 +184,10 @@ def model_files(models: tuple[str, ...]) -> list[tuple[str, Path]]:
     files: list[tuple[str, Path]] = []
     for name in models:
         variant = split_quant_variant(name)
+        onnx = onnx_variant(name)
+        if onnx:
+            files += _onnx_files(name, *onnx, cache)
+            continue
         if variant:
             paths = [variant_file(*variant), provenance_file(*variant)]
             pull = f"edgebench models quantize {variant[0]} --types {variant[1]}"
@@ -185,10 +204,44 @@ def model_files(models: tuple[str, ...]) -> list[tuple[str, Path]]:
     return files
 
 
+def _onnx_files(name: str, base: str, precision: str, cache: Path) -> list[tuple[str, Path]]:
+    """Every file of a converted folder (graph, external data, tokenizer, chat template,
+    config, provenance), or a UserError when it is not converted here or damaged."""
+    folder = variant_dir(base, precision)
+    state = onnx_state(base, precision)
+    convert = f"edgebench models convert {base} --to onnx --precision {precision}"
+    if state == "no":
+        raise UserError(
+            f"--push-models: {name} is not in this machine's model cache ({folder}): "
+            f"{convert} first"
+        )
+    if state == "corrupt":
+        raise UserError(
+            f"--push-models: {name} in this machine's model cache is damaged (its files do "
+            f"not match {folder / PROVENANCE}): {convert} --force first"
+        )
+    # Never a hidden temporary file or a hash sidecar naming this machine's paths.
+    return [
+        (path.relative_to(cache).as_posix(), path)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and not path.name.startswith(".")
+        and not path.name.endswith(".sha256.json")
+    ]
+
+
+def onnx_variants(models: tuple[str, ...]) -> list[str]:
+    """The NAME@onnx-PRECISION models among `models`: a host cannot make them itself."""
+    return [name for name in models if onnx_variant(name)]
+
+
 def registry_bases(models: tuple[str, ...]) -> list[str]:
-    """The registry models a host pulls itself (without --push-models): each NAME once."""
+    """The registry models a host pulls itself (without --push-models): each NAME once.
+    Not the base of an ONNX variant: `plan run` never converts, so its GGUF is no use."""
     bases: list[str] = []
     for name in models:
+        if onnx_variant(name):
+            continue
         variant = split_quant_variant(name)
         base = variant[0] if variant else name
         if base not in bases:

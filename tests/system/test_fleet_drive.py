@@ -45,7 +45,10 @@ event(event="recap", host="pi5-b", failures=1, unreachable=0)
 
 
 def fleet_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    plan_text: str = 'models = ["smollm2-135m-instruct"]\n',
 ) -> tuple[int, str, str]:
     """`edgebench fleet run` in this process with the stand-in: exit code, stdout, stderr."""
     fake = tmp_path / "ansible-playbook"
@@ -57,7 +60,7 @@ def fleet_run(
     inventory.write_text("[pis]\npi5-a ansible_host=10.0.0.2\npi5-b ansible_host=10.0.0.3\n")
     plan = tmp_path / "plan" / "plan.toml"
     plan.parent.mkdir()
-    plan.write_text('models = ["smollm2-135m-instruct"]\n')
+    plan.write_text(plan_text)
     out = str(tmp_path / "out")
     with pytest.raises(SystemExit) as exit_info:
         main(["fleet", "run", str(plan), "-i", str(inventory), "-o", out])
@@ -93,3 +96,14 @@ def test_the_table_has_a_row_per_host_and_exit_1_names_the_failed_one(
     assert "complete" in rows["pi5-a"] and "2/2" in rows["pi5-a"]
     assert "failed" in rows["pi5-b"] and "1/2" in rows["pi5-b"]
     assert "error: cell x failed" in rows["pi5-b"]
+
+
+def test_an_onnx_model_without_push_models_is_one_warning_line_before_any_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = 'models = ["smollm2-135m-instruct@onnx-int4"]\n'
+    _, _, err = fleet_run(tmp_path, capsys, monkeypatch, plan)
+    lines = err.splitlines()
+    assert lines[0].startswith("warning: hosts do not convert smollm2-135m-instruct@onnx-int4 (")
+    assert lines[0].endswith("--push-models copies them from this machine")
+    assert lines[1] == "fleet: 2 host(s): pi5-a, pi5-b"

@@ -1,8 +1,10 @@
 """What fleet run ships: the plan and the files it names (never one outside its folder),
-the models it names, and a source tarball that is the same bytes for the same files."""
+the models it names (converted ONNX folders whole, with --push-models), and a source
+tarball that is the same bytes for the same files."""
 
 from __future__ import annotations
 
+import json
 import tarfile
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from edgebench.errors import UserError
 from edgebench.fleet.payload import (
     model_files,
+    onnx_variants,
     plan_members,
     read_plan_payload,
     registry_bases,
@@ -18,6 +21,8 @@ from edgebench.fleet.payload import (
     source_members,
     write_tarball,
 )
+from edgebench.models.onnx_model import PROVENANCE
+from tests.helpers.onnx_fakes import fake_converted
 
 PLAN = """
 models = ["smollm2-135m-instruct", "smollm2-135m-instruct@Q8_0"]
@@ -113,3 +118,115 @@ def test_no_source_tree_to_ship_is_one_line_saying_how(tmp_path: Path) -> None:
     package.mkdir(parents=True)
     with pytest.raises(UserError, match=r"without its source tree.*git clone"):
         source_checkout(package)
+
+
+ONNX_PLAN = """
+models = ["smollm2-135m-instruct@onnx-int4", "smollm2-135m-instruct@q8_0"]
+quantizations = ["Q4_K_M"]
+constraints = ["none"]
+[[tasks]]
+task = "edgejson"
+name = "smollm2-135m-instruct"
+[bench]
+models = ["gemma3-270m@onnx-fp32"]
+"""
+
+
+def test_onnx_variants_are_models_and_only_model_keys_name_models(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(ONNX_PLAN)
+    payload = read_plan_payload(plan)
+    # A task named like a model and the bare quantization type are not models.
+    assert payload.models == (
+        "smollm2-135m-instruct@onnx-int4",
+        "smollm2-135m-instruct@q8_0",
+        "gemma3-270m@onnx-fp32",
+    )
+    assert onnx_variants(payload.models) == [
+        "smollm2-135m-instruct@onnx-int4",
+        "gemma3-270m@onnx-fp32",
+    ]
+    # Without --push-models a host pulls GGUFs only: plan run never converts.
+    assert registry_bases(payload.models) == ["smollm2-135m-instruct"]
+
+
+@pytest.mark.parametrize(
+    "spec", ["smollm2-135m-instruct@onnx-int8", "nope@onnx-int4", "x@y", "@onnx-int4"]
+)
+def test_an_unknown_variant_is_not_a_model_and_no_error_here(tmp_path: Path, spec: str) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'models = ["{spec}"]\n')
+    assert read_plan_payload(plan).models == ()  # `plan run`'s own check names it
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def converted_folder(cache: Path) -> Path:
+    """A converted folder as `models convert` leaves it: graph, provenance, tokenizer,
+    chat template and config files (the graph's sha256 remembered outside the folder)."""
+    folder = fake_converted(cache)
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "config.json"):
+        (folder / name).write_text("{}")
+    return folder
+
+
+def test_push_models_lists_every_file_of_a_converted_folder(cache: Path) -> None:
+    folder = converted_folder(cache)
+    (folder / "model.onnx.sha256.json").write_text("{}")  # this machine's paths: not sent
+    (folder / ".tmp-write").write_text("")
+    gguf = cache / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf.write_bytes(b"GGUF")
+    pushed = model_files(("smollm2-135m-instruct@onnx-int4", "smollm2-135m-instruct"))
+    prefix = "onnx/smollm2-135m-instruct-int4/"
+    assert [name for name, _ in pushed] == [
+        f"{prefix}chat_template.jinja",
+        f"{prefix}config.json",
+        f"{prefix}edgebench-onnx.json",
+        f"{prefix}model.onnx",
+        f"{prefix}tokenizer.json",
+        f"{prefix}tokenizer_config.json",
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+    ]
+    assert all(path == cache / "models" / name for name, path in pushed)
+
+
+def test_push_models_lists_the_external_data_file(cache: Path) -> None:
+    folder = converted_folder(cache)
+    provenance = json.loads((folder / PROVENANCE).read_text())
+    (folder / "model.onnx.data").write_bytes(b"\0" * 16)
+    provenance["weights"]["external_data"] = ["model.onnx.data"]
+    provenance["weights"]["size_bytes"] += 16
+    (folder / PROVENANCE).write_text(json.dumps(provenance))
+    names = [name for name, _ in model_files(("smollm2-135m-instruct@onnx-int4",))]
+    assert "onnx/smollm2-135m-instruct-int4/model.onnx.data" in names
+
+
+def test_push_models_names_an_onnx_model_not_converted_here(cache: Path) -> None:
+    with pytest.raises(UserError) as caught:
+        model_files(("smollm2-135m-instruct@onnx-fp32",))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "--push-models: smollm2-135m-instruct@onnx-fp32 is not in this machine's model cache ("
+    )
+    assert message.endswith(
+        "onnx/smollm2-135m-instruct-fp32): edgebench models convert smollm2-135m-instruct "
+        "--to onnx --precision fp32 first"
+    )
+
+
+@pytest.mark.parametrize("damage", ["graph", "provenance"])
+def test_push_models_refuses_a_damaged_onnx_model(cache: Path, damage: str) -> None:
+    folder = converted_folder(cache)
+    if damage == "graph":
+        with open(folder / "model.onnx", "ab") as f:
+            f.write(b"\0")
+    else:
+        (folder / PROVENANCE).write_text("{")
+    with pytest.raises(UserError, match=r"int4 in this machine's model cache is damaged") as e:
+        model_files(("smollm2-135m-instruct@onnx-int4",))
+    assert str(e.value).endswith("--to onnx --precision int4 --force first")

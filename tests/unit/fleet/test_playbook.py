@@ -55,3 +55,14 @@ def test_a_run_keeps_its_ssh_connections_in_its_own_folder_and_closes_them(
     close_connections(control)
     assert not control.exists()
     close_connections(control)  # nothing left to close: no error
+
+
+def test_onnx_models_install_the_onnx_extra_and_mark_it_installed() -> None:
+    (play,) = yaml.safe_load(PLAYBOOK.read_text())
+    by_name = {task["name"]: task for task in tasks(play["tasks"])}
+    install = by_name["install edgebench"]["ansible.builtin.command"]["cmd"]
+    assert install == "./install.sh {{ fleet_install_extras | default('') }}"
+    # The installed mark names the extras too: a host installed without onnx installs again.
+    assert "fleet_install_extras" in play["vars"]["install_id"]
+    assert by_name["installed source"]["ansible.builtin.stat"]["path"].endswith("{{ install_id }}")
+    assert "{{ install_id }}" in by_name["mark the source installed"]["ansible.builtin.shell"]
