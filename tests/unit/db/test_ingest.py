@@ -19,7 +19,7 @@ from edgebench.runfolder.read import read_manifest
 from edgebench.runner.jobs import ConsistencyRun
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli, stdout_of
-from tests.helpers.db_runs import LAPTOP, PI5, write_bench
+from tests.helpers.db_runs import BAD_DATABASES, LAPTOP, PI5, write_bench
 from tests.helpers.fakes import RIGHT
 
 TABLES = ("devices", "runs", "arms", "arm_metrics", "samples", "sample_scores", "run_files")
@@ -176,31 +176,7 @@ def test_a_path_with_no_runs_is_a_one_line_error(
     assert_one_line_error(code, err, str(target), fragment)
 
 
-def _newer(path: Path) -> None:
-    open_db(path, create=True).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE meta SET value = '99' WHERE key = 'db_version'")
-
-
-def _corrupt(path: Path) -> None:
-    path.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000)
-
-
-def _foreign(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE other (x)")
-
-
-@pytest.mark.parametrize(
-    ("make", "fragment"),
-    [
-        (lambda p: p.write_text("name,score\n"), "not a SQLite database file"),
-        (lambda p: p.mkdir(), "a folder, not a database file"),
-        (_newer, "version 99, but this edgebench reads version 1"),
-        (_corrupt, "corrupt"),
-        (_foreign, "not an edgebench results database"),
-    ],
-)
+@pytest.mark.parametrize(("make", "fragment"), BAD_DATABASES.values(), ids=list(BAD_DATABASES))
 def test_a_bad_database_is_a_one_line_error(
     make, fragment: str, fleet_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -228,6 +204,14 @@ def test_a_locked_database_is_a_one_line_error(
         holder.execute("ROLLBACK")
         holder.close()
     assert_one_line_error(code, err, str(db), "locked")
+
+
+def test_a_database_in_a_folder_where_no_file_can_be_made_is_a_one_line_error(
+    fleet_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = "/proc/r.db"  # root included, nobody creates a file there
+    code, err = run_cli(capsys, "db", "ingest", str(fleet_root), "--db", db)
+    assert_one_line_error(code, err, db, "cannot write the database file or its folder")
 
 
 def test_a_missing_database_is_named(tmp_path: Path) -> None:
