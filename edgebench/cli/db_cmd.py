@@ -60,13 +60,16 @@ def ingest_and_print(db: Path, paths: list[Path]) -> dict[str, int]:
             if done.outcome == "refused":
                 typer.echo(f"refused: {done.detail}", err=True)
             else:
-                console.print(f"{done.outcome}: {done.folder}", markup=False, highlight=False)
+                console.print(
+                    f"{done.outcome}: {done.folder}", markup=False, highlight=False, soft_wrap=True
+                )
     finally:
         conn.close()
     console.print(
         f"{db}: " + ", ".join(f"{n} {what}" for what, n in counts.items()),
         markup=False,
         highlight=False,
+        soft_wrap=True,  # a line per folder at any width: what a script or grep reads
     )
     return counts
 

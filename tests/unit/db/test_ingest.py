@@ -214,6 +214,22 @@ def test_a_database_in_a_folder_where_no_file_can_be_made_is_a_one_line_error(
     assert_one_line_error(code, err, db, "cannot write the database file or its folder")
 
 
+def test_each_folder_is_one_line_however_narrow_the_terminal(
+    fleet_root: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "40")  # the paths are longer: once each broke in two
+    db = tmp_path / "r.db"
+    out = stdout_of(capsys, "db", "ingest", str(fleet_root), "--db", str(db))
+    folders = sorted(str(folder) for folder in find_runs(fleet_root))
+    assert out.splitlines() == [
+        *(f"added: {folder}" for folder in folders),
+        f"{db}: 4 added, 0 replaced, 0 unchanged, 0 refused",
+    ]
+
+
 def test_a_missing_database_is_named(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no such database"):
         open_db(tmp_path / "none.db")
