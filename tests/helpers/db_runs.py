@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
+from edgebench.db import schema
 from edgebench.db.schema import open_db
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
@@ -130,3 +134,16 @@ BAD_DATABASES: dict[str, tuple[Callable[[Path], object], str]] = {
     "corrupt": (_corrupt, "corrupt"),
     "foreign": (_foreign, "not an edgebench results database"),
 }
+
+
+@contextmanager
+def write_locked(db: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`db` held by another writer mid-transaction for the block (edgebench waits 0.05 s
+    for it, not 5 s)."""
+    monkeypatch.setattr(schema, "LOCK_WAIT_S", 0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        holder.close()

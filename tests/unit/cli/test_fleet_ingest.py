@@ -11,6 +11,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from edgebench.fleet.drive import HostResult
 from edgebench.fleet.inventory import Inventory
 from edgebench.fleet.status import COMPLETE, FAILED, UNREACHABLE, CellCounts, HostState
 from tests.helpers.cli import assert_one_line_error
-from tests.helpers.db_runs import BAD_DATABASES, make_fleet_runs
+from tests.helpers.db_runs import BAD_DATABASES, make_fleet_runs, write_locked
 from tests.helpers.inline_prompts import chat_templates_in_process
 from tests.helpers.plan_runs import write_plan
 
@@ -200,15 +201,10 @@ def test_a_locked_database_is_one_line_before_any_host(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(schema, "LOCK_WAIT_S", 0.1)
     db = tmp_path / "fleet.db"
     schema.open_db(db, create=True).close()
-    holder = sqlite3.connect(db, isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")  # another writer, mid-transaction
-    try:
+    with write_locked(db, monkeypatch):
         code, _, err = fleet_run(capsys, tmp_path, db)
-    finally:
-        holder.close()
     assert_one_line_error(code, err, str(db), "locked")
     assert fleet.calls == 0
 
@@ -258,15 +254,11 @@ def test_a_database_that_fails_after_the_fleet_keeps_the_results_and_says_where(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(schema, "LOCK_WAIT_S", 0.1)
     db = tmp_path / "fleet.db"
-    holder = sqlite3.connect(db, isolation_level=None)
-    # Another writer takes the database while the fleet runs (it was free up front).
-    fleet.during.append(lambda: holder.execute("BEGIN EXCLUSIVE"))
-    try:
+    with ExitStack() as stack:
+        # Another writer takes the database while the fleet runs (it was free up front).
+        fleet.during.append(lambda: stack.enter_context(write_locked(db, monkeypatch)))
         code, out, err = fleet_run(capsys, tmp_path, db)
-    finally:
-        holder.close()
     hint = f"edgebench db ingest {fleet.out} --db {db}"
     assert_one_line_error(code, err, str(db), "locked", f"kept in {fleet.out}", hint, exit_code=1)
     assert "laptop" in out and "pi5" in out  # the hosts' table came first

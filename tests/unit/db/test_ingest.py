@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.db import schema
 from edgebench.db.ingest import RUN_FILES, find_runs, ingest
 from edgebench.db.schema import open_db
 from edgebench.errors import UserError
@@ -19,7 +18,7 @@ from edgebench.runfolder.read import read_manifest
 from edgebench.runner.jobs import ConsistencyRun
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli, stdout_of
-from tests.helpers.db_runs import BAD_DATABASES, LAPTOP, PI5, write_bench
+from tests.helpers.db_runs import BAD_DATABASES, LAPTOP, PI5, write_bench, write_locked
 from tests.helpers.fakes import RIGHT
 
 TABLES = ("devices", "runs", "arms", "arm_metrics", "samples", "sample_scores", "run_files")
@@ -193,16 +192,10 @@ def test_a_locked_database_is_a_one_line_error(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(schema, "LOCK_WAIT_S", 0.05)
     db = tmp_path / "r.db"
     open_db(db, create=True).close()
-    holder = sqlite3.connect(db, isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")  # another writer, mid-transaction
-    try:
+    with write_locked(db, monkeypatch):
         code, err = run_cli(capsys, "db", "ingest", str(fleet_root), "--db", str(db))
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert_one_line_error(code, err, str(db), "locked")
 
 
