@@ -43,25 +43,35 @@ def ingest(
 
     Example: edgebench db ingest fleet-results/ --db results.db
     """
+    if ingest_and_print(db, run_dirs)["refused"]:
+        raise typer.Exit(1)
+
+
+def ingest_and_print(db: Path, paths: list[Path]) -> dict[str, int]:
+    """`paths` stored in `db` as `db ingest` does, printing a line per folder (a refused
+    one on stderr) and the summary line; how many were added, replaced, unchanged and
+    refused. A database problem is a UserError (one line)."""
     console = stdout_console()
     conn = open_db(db, create=True)
     counts = {"added": 0, "replaced": 0, "unchanged": 0, "refused": 0}
     try:
-        for done in ingest_runs(conn, run_dirs):
+        for done in ingest_runs(conn, paths):
             counts[done.outcome] += 1
             if done.outcome == "refused":
                 typer.echo(f"refused: {done.detail}", err=True)
             else:
-                console.print(f"{done.outcome}: {done.folder}", markup=False, highlight=False)
+                console.print(
+                    f"{done.outcome}: {done.folder}", markup=False, highlight=False, soft_wrap=True
+                )
     finally:
         conn.close()
     console.print(
         f"{db}: " + ", ".join(f"{n} {what}" for what, n in counts.items()),
         markup=False,
         highlight=False,
+        soft_wrap=True,  # a line per folder at any width: what a script or grep reads
     )
-    if counts["refused"]:
-        raise typer.Exit(1)
+    return counts
 
 
 @db_app.command("export")

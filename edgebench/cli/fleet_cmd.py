@@ -9,8 +9,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.cli.fleet_ingest import ingest_fleet, not_ingested
 from edgebench.cli.options import default_threads, out_option
 from edgebench.cli.output import stderr_console, stdout_console, stop_signals
+from edgebench.db.schema import check_writable
 from edgebench.fleet.drive import HostResult, find_playbook_command, run_fleet
 from edgebench.fleet.inventory import read_inventory
 from edgebench.fleet.status import COMPLETE
@@ -55,19 +57,32 @@ def fleet_run(
             "which a host cannot make itself, are pushed whole.",
         ),
     ] = False,
+    ingest: Annotated[
+        Path | None,
+        typer.Option(
+            "--ingest",
+            metavar="FILE",
+            help="When the fleet ends, store every host's fetched run folders in this "
+            "results database, as `edgebench db ingest` does (checked before any host).",
+        ),
+    ] = None,
 ) -> None:
     """Run PLAN.toml on every host of the inventory in parallel with Ansible: install
     edgebench there from this source (./install.sh, the host's own CPU flags), copy the
     plan and its datasets, make the models available, run `edgebench plan run` and fetch
     each host's plan folder into DIR/<host>/. A host that fails never stops the others;
     running the same command again resumes every unfinished host (finished cells are
-    never rerun). Exit 0: every host complete; 1: some host failed (the table says why).
+    never rerun). --ingest FILE then stores what was fetched, whatever the hosts' states.
+    Exit 0: every host complete (and nothing refused by --ingest); 1: some host failed
+    (the table says why) or a folder was refused.
 
-    Example: edgebench fleet run plan.toml --inventory hosts.ini --push-models
+    Example: edgebench fleet run plan.toml --inventory hosts.ini --push-models --ingest results.db
     """
     hosts = read_inventory(inventory)
     find_playbook_command()  # no Ansible: say how to install it before anything else
     load_plan(plan, default_threads())  # a plan mistake is one line here, not one per host
+    if ingest is not None:
+        check_writable(ingest)  # an unusable database: one line now, not after the fleet
     destination = out or DEFAULT_OUT
     console = stderr_console()
     try:
@@ -80,14 +95,17 @@ def fleet_run(
                 say=lambda line: console.print(escape(line), highlight=False),
             )
     except KeyboardInterrupt:
+        not_stored = not_ingested(ingest, destination) if ingest is not None else ""
         console.print(
             "[bold yellow]interrupted:[/] the hosts' plan runs stop with the connection; "
-            "run the same command again to resume",
+            f"run the same command again to resume{escape(not_stored)}",
             highlight=False,
+            soft_wrap=True,
         )
         raise typer.Exit(130) from None
     stdout_console().print(Fitted(results_table(results), 1))
-    if any(result.state.state != COMPLETE for result in results.values()):
+    refused = ingest_fleet(ingest, results, destination) if ingest is not None else 0
+    if refused or any(result.state.state != COMPLETE for result in results.values()):
         raise typer.Exit(1)
 
 

@@ -237,4 +237,22 @@ def db_problem(exc: sqlite3.Error) -> str:
         return "the database is locked by another edgebench or sqlite3 (try again when it ends)"
     if "malformed" in text or "not a database" in text:
         return f"the database file is corrupt ({text})"
+    if "unable to open" in text or "readonly" in text:
+        return f"cannot write the database file or its folder ({text})"
     return f"database error ({text})"
+
+
+def check_writable(path: Path) -> None:
+    """The database at `path` opened (created when missing) and a write tried and rolled
+    back: a later ingest can store there, or a one-line error now (not a SQLite file,
+    corrupt, locked, a folder that cannot be written)."""
+    conn = open_db(path, create=True)
+    try:
+        conn.execute("BEGIN IMMEDIATE")  # the write lock: another writer holding it fails here
+        # A row really written (an unchanged one is skipped): the journal file is made.
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('write_check', '')")
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        raise UserError(f"{path}: {db_problem(exc)}") from None
+    finally:
+        conn.close()

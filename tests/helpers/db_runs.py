@@ -6,8 +6,15 @@ answers the first right and the others with text that is not JSON."""
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
+from edgebench.db import schema
+from edgebench.db.schema import open_db
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchModel,
@@ -102,3 +109,41 @@ def write_bench(path: Path, device: dict, started_at: str = "2026-11-26T07:00:00
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record.to_json()))
     return path
+
+
+def _newer(path: Path) -> None:
+    open_db(path, create=True).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'db_version'")
+
+
+def _corrupt(path: Path) -> None:
+    path.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000)
+
+
+def _foreign(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE other (x)")
+
+
+# Files a --db FILE cannot be, each made at a path, and what its one-line error says.
+BAD_DATABASES: dict[str, tuple[Callable[[Path], object], str]] = {
+    "not sqlite": (lambda p: p.write_text("name,score\n"), "not a SQLite database file"),
+    "a folder": (lambda p: p.mkdir(), "a folder, not a database file"),
+    "newer": (_newer, "version 99, but this edgebench reads version 1"),
+    "corrupt": (_corrupt, "corrupt"),
+    "foreign": (_foreign, "not an edgebench results database"),
+}
+
+
+@contextmanager
+def write_locked(db: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`db` held by another writer mid-transaction for the block (edgebench waits 0.05 s
+    for it, not 5 s)."""
+    monkeypatch.setattr(schema, "LOCK_WAIT_S", 0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        holder.close()

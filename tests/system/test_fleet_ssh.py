@@ -3,8 +3,10 @@ ssh_fleet.py), each installing edgebench offline from this source and running a 
 SmolLM2 x 2 constraint modes x --limit 3. host-a's whole namespace is killed once its first
 cell is complete: host-b still completes and `fleet run` exits 1 naming host-a. With
 host-a back, the same command completes it without rerunning the finished cell, and both
-hosts' plan folders are fetched, each run recording its host's own device identity, and
-they ingest into the results database whose report names both devices.
+hosts' plan folders are fetched, each run recording its host's own device identity. Both
+`fleet run`s store what they fetched in the results database (`--ingest`): host-b's runs
+after the first, host-a's added and host-b's unchanged after the second; a separate
+`db ingest` then changes nothing, and the database's report names both devices.
 
 Skipped (saying why) where sshd, unshare, root or Ansible are missing; in CI (CI=true) it
 fails instead. Run it under `flock /tmp/edgebench-cpu.lock` on a shared machine.
@@ -101,7 +103,9 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
     fleet = start_fleet(tmp_path / "fleet")
     host_a = fleet.hosts[0]
     out = tmp_path / "results"
+    db = tmp_path / "fleet.db"
     args = (str(plan), "--inventory", str(fleet.inventory), "--out", str(out), "--push-models")
+    args += ("--ingest", str(db))
     try:
         first = fleet_run(*args)
         finished = first_finished_cell(host_a, first)
@@ -114,6 +118,8 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
         assert "complete" in row(stdout, "host-b") and "2/2" in row(stdout, "host-b")
         assert "complete" not in row(stdout, "host-a"), stdout
         assert "host-a: unreachable" in stderr or "host-a: failed" in stderr
+        # What host-b fetched is stored although the fleet failed.
+        assert stdout.splitlines()[-1] == f"{db}: 2 added, 0 replaced, 0 unchanged, 0 refused"
 
         host_a.start()
         second = fleet_run(*args)
@@ -123,6 +129,8 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
         for host in fleet.hosts:  # its connections closed: no sshd session left there
             assert open_sessions(host) == [], host.name
         assert "complete" in row(stdout, "host-a") and "2/2" in row(stdout, "host-a")
+        # host-a's two runs added; host-b's, fetched again unchanged, left as they were.
+        assert stdout.splitlines()[-1] == f"{db}: 2 added, 0 replaced, 2 unchanged, 0 refused"
         # The finished cell was not run again: its folder on host-a is as it was.
         assert (finished / "manifest.json").read_bytes() == manifest
         assert (finished / "manifest.json").stat().st_mtime_ns == mtime
@@ -139,9 +147,10 @@ def test_a_killed_host_fails_alone_and_the_next_fleet_run_completes_it(
                 units.add(identity["unit_id"])
         assert len(units) == 2  # its own /etc/machine-id: one unit per host
 
-        # The fetched folders are what the database and the report read.
-        db = tmp_path / "fleet.db"
-        edgebench_ok("db", "ingest", str(out), "--db", str(db))
+        # The fetched folders are what the database and the report read: all stored.
+        again = edgebench_ok("db", "ingest", str(out), "--db", str(db)).stdout
+        print(again)
+        assert again.splitlines()[-1] == f"{db}: 0 added, 0 replaced, 4 unchanged, 0 refused"
         report = tmp_path / "report.html"
         edgebench_ok("report", str(db), "--out", str(report))
         page = report.read_text()

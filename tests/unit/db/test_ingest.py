@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.db import schema
 from edgebench.db.ingest import RUN_FILES, find_runs, ingest
 from edgebench.db.schema import open_db
 from edgebench.errors import UserError
@@ -19,7 +18,7 @@ from edgebench.runfolder.read import read_manifest
 from edgebench.runner.jobs import ConsistencyRun
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli, stdout_of
-from tests.helpers.db_runs import LAPTOP, PI5, write_bench
+from tests.helpers.db_runs import BAD_DATABASES, LAPTOP, PI5, write_bench, write_locked
 from tests.helpers.fakes import RIGHT
 
 TABLES = ("devices", "runs", "arms", "arm_metrics", "samples", "sample_scores", "run_files")
@@ -176,31 +175,7 @@ def test_a_path_with_no_runs_is_a_one_line_error(
     assert_one_line_error(code, err, str(target), fragment)
 
 
-def _newer(path: Path) -> None:
-    open_db(path, create=True).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE meta SET value = '99' WHERE key = 'db_version'")
-
-
-def _corrupt(path: Path) -> None:
-    path.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000)
-
-
-def _foreign(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE other (x)")
-
-
-@pytest.mark.parametrize(
-    ("make", "fragment"),
-    [
-        (lambda p: p.write_text("name,score\n"), "not a SQLite database file"),
-        (lambda p: p.mkdir(), "a folder, not a database file"),
-        (_newer, "version 99, but this edgebench reads version 1"),
-        (_corrupt, "corrupt"),
-        (_foreign, "not an edgebench results database"),
-    ],
-)
+@pytest.mark.parametrize(("make", "fragment"), BAD_DATABASES.values(), ids=list(BAD_DATABASES))
 def test_a_bad_database_is_a_one_line_error(
     make, fragment: str, fleet_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -217,17 +192,35 @@ def test_a_locked_database_is_a_one_line_error(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(schema, "LOCK_WAIT_S", 0.05)
     db = tmp_path / "r.db"
     open_db(db, create=True).close()
-    holder = sqlite3.connect(db, isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")  # another writer, mid-transaction
-    try:
+    with write_locked(db, monkeypatch):
         code, err = run_cli(capsys, "db", "ingest", str(fleet_root), "--db", str(db))
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert_one_line_error(code, err, str(db), "locked")
+
+
+def test_a_database_in_a_folder_where_no_file_can_be_made_is_a_one_line_error(
+    fleet_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = "/proc/r.db"  # root included, nobody creates a file there
+    code, err = run_cli(capsys, "db", "ingest", str(fleet_root), "--db", db)
+    assert_one_line_error(code, err, db, "cannot write the database file or its folder")
+
+
+def test_each_folder_is_one_line_however_narrow_the_terminal(
+    fleet_root: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "40")  # the paths are longer: once each broke in two
+    db = tmp_path / "r.db"
+    out = stdout_of(capsys, "db", "ingest", str(fleet_root), "--db", str(db))
+    folders = sorted(str(folder) for folder in find_runs(fleet_root))
+    assert out.splitlines() == [
+        *(f"added: {folder}" for folder in folders),
+        f"{db}: 4 added, 0 replaced, 0 unchanged, 0 refused",
+    ]
 
 
 def test_a_missing_database_is_named(tmp_path: Path) -> None:
