@@ -9,7 +9,6 @@ tests/helpers; no test module imports another."""
 
 from __future__ import annotations
 
-import os
 import socket
 import urllib.request
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from edgebench.runner.engine import RunResult, execute
 from edgebench.system.power import PowerChoice
 from tests.helpers.fakes import EchoTask, fake_model, in_process
 from tests.helpers.fakes import examples as make_examples
+from tests.helpers.needs import unavailable
 
 RunFake = Callable[..., RunResult]
 # what the timeline reads of a machine with no sensors
@@ -45,9 +45,7 @@ def smollm2() -> Path:
         message = (
             "SmolLM2 is not in the model cache: run `edgebench models pull smollm2-135m-instruct`"
         )
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(message)
     return path
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import builtins
 import csv
-import os
 import sqlite3
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from edgebench.db.ingest import ingest
 from edgebench.db.schema import EXPORTED, open_db
 from tests.helpers.cli import cli_error, stdout_of
+from tests.helpers.needs import unavailable
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +46,8 @@ def test_csv_writes_every_table_with_its_rows(
 def test_parquet_writes_every_table(db: Path, tmp_path: Path) -> None:
     try:
         import pyarrow.parquet as pq
-    except ImportError:  # the dev extra installs it: in CI a missing pyarrow is a failure
-        if os.environ.get("CI") == "true":
-            pytest.fail("pyarrow is not installed: ./install.sh dev installs edgebench[parquet]")
-        pytest.skip("pyarrow is not installed (pip install 'edgebench[parquet]')")
+    except ImportError:  # the dev extra installs it
+        unavailable("pyarrow is not installed: pip install 'edgebench[parquet]'")
     from edgebench.db.export import export_parquet
 
     conn = open_db(db)
