@@ -15,7 +15,7 @@ import re
 import sys
 import tarfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import edgebench
 from edgebench.datagen.edgejson.shape import leaf_values
@@ -196,12 +196,16 @@ def model_files(models: tuple[str, ...]) -> list[tuple[str, Path]]:
             paths = [cached_file(registry[name])]
             pull = f"edgebench models pull {name}"
         if not paths[0].is_file():
-            raise UserError(
-                f"--push-models: {name} is not in this machine's model cache ({paths[0]}): "
-                f"{pull} first"
-            )
-        files += [(str(PurePosixPath(p.relative_to(cache))), p) for p in paths if p.is_file()]
+            raise _not_cached(name, paths[0], pull)
+        files += [(p.relative_to(cache).as_posix(), p) for p in paths if p.is_file()]
     return files
+
+
+def _not_cached(name: str, where: Path, make: str) -> UserError:
+    """A pushed model missing here, and the command that makes it."""
+    return UserError(
+        f"--push-models: {name} is not in this machine's model cache ({where}): {make} first"
+    )
 
 
 def _onnx_files(name: str, base: str, precision: str, cache: Path) -> list[tuple[str, Path]]:
@@ -211,10 +215,7 @@ def _onnx_files(name: str, base: str, precision: str, cache: Path) -> list[tuple
     state = onnx_state(base, precision)
     convert = f"edgebench models convert {base} --to onnx --precision {precision}"
     if state == "no":
-        raise UserError(
-            f"--push-models: {name} is not in this machine's model cache ({folder}): "
-            f"{convert} first"
-        )
+        raise _not_cached(name, folder, convert)
     if state == "corrupt":
         raise UserError(
             f"--push-models: {name} in this machine's model cache is damaged (its files do "
