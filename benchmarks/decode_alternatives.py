@@ -33,7 +33,7 @@ import numpy as np
 
 from edgebench.backends.llama_cpp import LlamaCppBackend, build_info
 from edgebench.runfolder.records import RunSettings
-from edgebench.runner.budget import plan_budget, reference_text
+from edgebench.runner.budget import plan_budget, reference_text, size_context
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.tasks import get_task
 
@@ -150,7 +150,7 @@ def main() -> None:
     references = [len(tok(reference_text(ex))) for ex in dataset]
     budget = plan_budget(None, dataset, references)
     budgets = [budget.for_example(ex) for ex in examples]
-    n_ctx = -(-max(len(p) + b for p, b in zip(prompts, budgets, strict=True)) // 256) * 256
+    n_ctx = size_context(examples, [len(p) for p in prompts], budgets, None, None)
 
     L = decoder.L
     variants = [Variant("greedy, as edgebench run", L.LLAMA_FLASH_ATTN_TYPE_AUTO)]
