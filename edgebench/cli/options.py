@@ -44,7 +44,7 @@ PARSE_NOTES = {
     "lenient": "the whole text, a fenced block, or the first complete JSON value",
     "reference": "what the task's published scorer accepts: DeepJSONEval, the EdgeJSON "
     "harness, JSONSchemaBench, with no stop at the JSON and no loop detection, which "
-    "they lack; roundtrip has none and stays lenient",
+    "they lack (so also with --prompt reference); roundtrip has none and stays lenient",
 }
 PROMPT_NOTES = {
     "default": "edgebench's prompt: instructions, the schema, the text",
@@ -270,7 +270,8 @@ StopAtJsonOpt = Annotated[
         "--stop-at-json/--no-stop-at-json",
         help="Free modes (none, json): end an answer when its first JSON object or array "
         "is complete, as a deployment reads it (--no-stop-at-json: the raw answer up to "
-        "the model's own end or the budget; default: on, off under --parse reference).",
+        "the model's own end or the budget; default: on, off under --parse or --prompt "
+        "reference).",
     ),
 ]
 LoopDetectionOpt = Annotated[
@@ -278,7 +279,7 @@ LoopDetectionOpt = Annotated[
     typer.Option(
         "--loop-detection/--no-loop-detection",
         help="End an answer whose last 32+ tokens repeat with a period of up to 32 tokens "
-        "(finish reason 'loop'; default: on, off under --parse reference).",
+        "(finish reason 'loop'; default: on, off under --parse or --prompt reference).",
     ),
 ]
 FidelityOpt = Annotated[
@@ -551,20 +552,24 @@ def run_settings(options: dict[str, Any], resume: Path | None, **converted: Any)
 # What ends an answer in edgebench but not in a benchmark's published pipeline (its
 # scorer reads the whole answer the model gave): setting -> the option that turns it on.
 _NOT_IN_REFERENCE = {"stop_at_json": "--stop-at-json", "loop_detection": "--loop-detection"}
+_OWN = {"parse": "--parse lenient", "prompt": "--prompt default"}
 
 
 def reference_pipeline(given: dict[str, Any]) -> dict[str, Any]:
-    """`--parse reference` on a task with a published scorer is that benchmark's pipeline
-    end to end: the answer-ending policies it lacks are off (and so recorded in the
-    settings); asking for one as well is a one-line error."""
+    """`--parse reference` or `--prompt reference` on a task with a published scorer is
+    that benchmark's pipeline end to end: the answer-ending policies it lacks are off (and
+    so recorded in the settings), so its scorer reads the whole answer; asking for one as
+    well is a one-line error."""
     task = given.get("task", RunSettings.task)
-    if given.get("parse") != "reference" or extraction_for("reference", task) is LENIENT:
+    chosen = [name for name in ("parse", "prompt") if given.get(name) == "reference"]
+    if not chosen or extraction_for("reference", task) is LENIENT:
         return given
     for name, flag in _NOT_IN_REFERENCE.items():
         if given.get(name):
             raise UserError(
-                f"{flag}: --parse reference runs the benchmark's own pipeline, which has no "
-                f"such policy (drop {flag}, or use --parse lenient for edgebench's own)"
+                f"{flag}: --{chosen[0]} reference runs the benchmark's own pipeline, which "
+                f"has no such policy (drop {flag}, or use {_OWN[chosen[0]]} for "
+                "edgebench's own pipeline)"
             )
     return {**given, **dict.fromkeys(_NOT_IN_REFERENCE, False)}
 

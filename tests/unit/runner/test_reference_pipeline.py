@@ -1,6 +1,7 @@
-"""`--parse reference` is the benchmark's pipeline end to end: no answer-ending policy its
-scorer never saw (no stop at the first complete JSON, no loop detection), recorded in the
-manifest's settings, so the answers it scores are the answers the benchmark would score.
+"""`--parse reference` (and `--prompt reference`) is the benchmark's pipeline end to end:
+no answer-ending policy its scorer never saw (no stop at the first complete JSON, no loop
+detection), recorded in the manifest's settings, so the answers it scores are the answers
+the benchmark would score.
 
 The oracle is DeepJSONEval's own extraction (utils.py `json_evaluation_new`), written out
 here: `json.loads(output.split("```json")[-1].split("```")[0])`."""
@@ -112,13 +113,43 @@ def test_lenient_parsing_keeps_edgebenchs_stop_at_the_json(
     assert manifest["settings"]["stop_at_json"] is True
 
 
-@pytest.mark.parametrize("flag", ["--stop-at-json", "--loop-detection"])
-def test_a_policy_the_reference_lacks_is_refused_with_reference_parsing(
-    capsys: pytest.CaptureFixture[str], dataset: Path, flag: str
+def test_the_reference_prompt_alone_is_the_reference_pipeline_too(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    dataset: Path,
+    tmp_path: Path,
 ) -> None:
-    args = ["run", "--task", "deepjson", "--dataset", str(dataset), "--parse", "reference"]
+    """A run with the benchmark's prompt keeps whole answers, so `edgebench score --parse
+    reference` later scores what the benchmark would."""
+    manifest, samples = run_two(
+        capsys, monkeypatch, dataset, tmp_path / "prompt", "--prompt", "reference"
+    )
+    assert [s["raw_output"] for s in samples] == [TWO_BLOCKS, JSON_THEN_PROSE]
+    settings = manifest["settings"]
+    assert (settings["parse"], settings["stop_at_json"], settings["loop_detection"]) == (
+        "lenient",
+        False,
+        False,
+    )
+    code, err = run_cli(capsys, "score", str(tmp_path / "prompt"), "--parse", "reference")
+    assert code == 0, err
+    rescored = read_jsonl(tmp_path / "prompt" / "samples.jsonl")
+    assert [s["scores"]["deepjson"]["strict"] for s in rescored] == [1, 0]
+
+
+@pytest.mark.parametrize("flag", ["--stop-at-json", "--loop-detection"])
+@pytest.mark.parametrize(("option", "own"), [("--parse", "lenient"), ("--prompt", "default")])
+def test_a_policy_the_reference_lacks_is_refused_with_a_reference_option(
+    capsys: pytest.CaptureFixture[str], dataset: Path, flag: str, option: str, own: str
+) -> None:
+    args = ["run", "--task", "deepjson", "--dataset", str(dataset), option, "reference"]
     code, err = run_cli(capsys, *args, flag)
-    assert_one_line_error(code, err, f"{flag}: --parse reference runs the benchmark's own")
+    assert_one_line_error(
+        code,
+        err,
+        f"{flag}: {option} reference runs the benchmark's own pipeline, which has no such "
+        f"policy (drop {flag}, or use {option} {own} for edgebench's own pipeline)",
+    )
 
 
 def test_a_task_without_a_published_scorer_keeps_the_policies(
