@@ -111,6 +111,16 @@ def test_lenient_parsing_keeps_edgebenchs_stop_at_the_json(
     assert [s["finish_reason"] for s in samples] == ["json_complete", "json_complete"]
     assert [s["scores"]["deepjson"]["strict"] for s in samples] == [0, 1]
     assert manifest["settings"]["stop_at_json"] is True
+    # Re-scored as the reference extracts, the cut answers are still what was decoded,
+    # and `score` says so in one warning line.
+    code, err = run_cli(capsys, "score", str(tmp_path / "lenient"), "--parse", "reference")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: 2 answer(s) of this run stopped where their first JSON value closed "
+        "(settings.stop_at_json): scored as decoded, not as the benchmark would see the "
+        "whole answer (a run with --parse reference decodes whole answers)"
+    ]
 
 
 def test_the_reference_prompt_alone_is_the_reference_pipeline_too(
