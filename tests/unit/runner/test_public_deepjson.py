@@ -291,3 +291,20 @@ def test_resume_refuses_another_sample(
     assert manifest_of(out)["resumes"] == []
     code, err = run_cli(capsys, "run", "--resume", str(out))  # the same sample: accepted
     assert code == 0, err
+
+
+def test_a_resumed_sample_draws_the_same_fitting_rows(
+    run: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The sample drawn from the rows that fit is drawn again on --resume: the same ids,
+    so the kept records stay and nothing is decoded twice."""
+    out = tmp_path / "run"
+    code, err = run(out, "--sample", "25", "--stratify", "depth", "--max-context", "512")
+    assert code == 0, err
+    before = manifest_of(out)["dataset"]["sample"]
+    code, err = run_cli(capsys, "run", "--resume", str(out))
+    assert code == 0, err
+    manifest = manifest_of(out)
+    assert manifest["dataset"]["sample"] == before and before["n_unfit"] == 1
+    assert manifest["resumes"][0]["samples_kept"] == 25
+    assert len(read_jsonl(out / "samples.jsonl")) == 25
