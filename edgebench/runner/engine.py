@@ -6,9 +6,10 @@
       begin     manifest.json (new), or the stored one checked against what would run now
                 and samples.jsonl reduced to its complete records (no torn line, no
                 worker failures: those jobs run again)
-      plan      per model: count tokens in a worker, token budget per schema, n_ctx
-                (examples that do not fit --max-context are marked skipped), memory
-                check, then the run kind's jobs (every model before any arm runs)
+      plan      per model: count tokens in a worker, token budget per schema; a --sample
+                drawn from the rows that fit; n_ctx from the examples decoded (those
+                that do not fit --max-context are marked skipped), memory check, then
+                the run kind's jobs (every model before any arm runs)
       arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then per
                 job generate -> score -> append to samples.jsonl (fsynced); a job the
                 worker dies on is recorded and a fresh worker goes on
@@ -211,8 +212,9 @@ def execute(
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
     own worker, one after another), as the run `kind` says (default: every example once,
-    greedily), into one run folder. The whole dataset sizes the automatic token budget and
-    n_ctx, so a subset measures the same thing as the full run.
+    greedily), into one run folder. The whole dataset sizes the automatic token budget,
+    so a subset measures the same thing as the full run; n_ctx fits the examples decoded,
+    and a `--sample` is drawn from those that fit.
 
     With `resume`, `settings.out` is an earlier run of the same models, dataset and
     settings: its complete records are kept and only the missing jobs run.
@@ -236,7 +238,7 @@ def execute(
     families = select_families(task.metric_family, settings.metrics, settings.metric_params)
     prompt_template_for(task, settings.prompt)  # an unknown style: one line, no folder
     # Rendering runs each model's chat template: a failure here leaves no folder behind.
-    # Every example's prompt is rendered: n_ctx is sized from the whole dataset.
+    # Every example's prompt is rendered: a sample is drawn from those that fit.
     built = [task.build_prompt(ex, settings.prompt) for ex in dataset]
     dataset_prompts = [m.prompt_format.render_many(built) for m in models]
     positions = dataset_positions(dataset, examples)
@@ -360,7 +362,7 @@ class _Run:
     settings: RunSettings
     models: list[ModelUnderTest]
     task: PromptingTask
-    dataset: list[Example]  # the whole dataset: it sizes the token budget and n_ctx
+    dataset: list[Example]  # the whole dataset: it sizes the token budget
     examples: list[Example]  # those the run decodes
     positions: list[int]  # each run example's index in the dataset
     dataset_prompts: list[list[str]]  # per model, per dataset example
