@@ -4,7 +4,7 @@ A whole file (manifest, summary, a card or report) is written to a temporary fil
 same folder, fsynced and renamed over the old one, so a reader, a power cut or a full
 disk leaves the old file or the new one, never half of one. JSONL records are appended
 one line at a time, flushed and fsynced; a crash can tear only the last line, which
-`read_jsonl` ignores and `rewrite_jsonl` drops.
+`read_jsonl` ignores and `write_jsonl_atomic` drops.
 """
 
 from __future__ import annotations
@@ -138,12 +138,24 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """`write_text_atomic` for a JSON document (indented, UTF-8)."""
-    write_text_atomic(path, json_line(data, indent=2) + "\n")
+    write_text_atomic(path, json_text(data))
+
+
+def jsonl_text(records: list[Any]) -> str:
+    """JSON lines as `JsonlAppender` writes them (`json_line`: lone surrogates escaped)."""
+    return "".join(json_line(record) + "\n" for record in records)
+
+
+def json_text(data: Any) -> str:
+    """A JSON document as every whole JSON file edgebench writes it: indented, UTF-8, a
+    final newline, lone surrogates escaped (`json_line`)."""
+    return json_line(data, indent=2) + "\n"
 
 
 def write_jsonl_atomic(path: Path, records: list[dict[str, Any]]) -> None:
-    """Replace a JSONL file as a whole, atomically (the line format of `JsonlAppender`)."""
-    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    """Replace a JSONL file as a whole, atomically (old file or new, never half), in the
+    line format of `JsonlAppender`."""
+    write_text_atomic(path, jsonl_text(records))
 
 
 class JsonlAppender:
@@ -214,8 +226,3 @@ def read_jsonl_numbered(path: Path) -> tuple[list[tuple[int, Any]], bool]:
                     break
                 raise UserError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
     return values, torn
-
-
-def rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    """Replace a JSONL file with `records`, atomically (old file or new, never half)."""
-    write_text_atomic(path, "".join(json_line(r) + "\n" for r in records))

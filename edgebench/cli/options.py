@@ -16,7 +16,7 @@ from edgebench.metrics import family_names
 from edgebench.runfolder.read import MANIFEST, read_manifest
 from edgebench.runfolder.records import DEFAULT_COMPILE_TIMEOUT, DEFAULT_MAX_CRASHES, RunSettings
 from edgebench.runner.resume import settings_from_manifest
-from edgebench.scoring.extract import PARSE_MODES, check_parse_mode
+from edgebench.scoring.extract import LENIENT, PARSE_MODES, check_parse_mode, extraction_for
 from edgebench.tasks import task_names
 from edgebench.tasks.base import PROMPT_STYLES
 
@@ -43,7 +43,8 @@ FAMILY_NOTES = {
 PARSE_NOTES = {
     "lenient": "the whole text, a fenced block, or the first complete JSON value",
     "reference": "what the task's published scorer accepts: DeepJSONEval, the EdgeJSON "
-    "harness, JSONSchemaBench; roundtrip has none and stays lenient",
+    "harness, JSONSchemaBench, with no stop at the JSON and no loop detection, which "
+    "they lack (so also with --prompt reference); roundtrip has none and stays lenient",
 }
 PROMPT_NOTES = {
     "default": "edgebench's prompt: instructions, the schema, the text",
@@ -269,7 +270,8 @@ StopAtJsonOpt = Annotated[
         "--stop-at-json/--no-stop-at-json",
         help="Free modes (none, json): end an answer when its first JSON object or array "
         "is complete, as a deployment reads it (--no-stop-at-json: the raw answer up to "
-        "the model's own end or the budget; default: on).",
+        "the model's own end or the budget; default: on, off under --parse or --prompt "
+        "reference).",
     ),
 ]
 LoopDetectionOpt = Annotated[
@@ -277,7 +279,7 @@ LoopDetectionOpt = Annotated[
     typer.Option(
         "--loop-detection/--no-loop-detection",
         help="End an answer whose last 32+ tokens repeat with a period of up to 32 tokens "
-        "(finish reason 'loop'; default: on).",
+        "(finish reason 'loop'; default: on, off under --parse or --prompt reference).",
     ),
 ]
 FidelityOpt = Annotated[
@@ -539,12 +541,37 @@ def run_settings(options: dict[str, Any], resume: Path | None, **converted: Any)
     given = {name: value for name, value in {**chosen, **converted}.items() if value is not None}
     out = given.get("out")
     if resume is None:
-        return RunSettings(**{"threads": default_threads(), **given})
+        return RunSettings(**{"threads": default_threads(), **reference_pipeline(given)})
     if out is not None and out.resolve() != resume.resolve():
         raise UserError("give the run folder once: --resume DIR (not --out as well)")
     manifest = read_manifest(resume)
     check_stored_settings(manifest.settings, resume / MANIFEST)
     return settings_from_manifest(manifest, resume, given)
+
+
+# What ends an answer in edgebench but not in a benchmark's published pipeline (its
+# scorer reads the whole answer the model gave): setting -> the option that turns it on.
+_NOT_IN_REFERENCE = {"stop_at_json": "--stop-at-json", "loop_detection": "--loop-detection"}
+_OWN = {"parse": "--parse lenient", "prompt": "--prompt default"}
+
+
+def reference_pipeline(given: dict[str, Any]) -> dict[str, Any]:
+    """`--parse reference` or `--prompt reference` on a task with a published scorer is
+    that benchmark's pipeline end to end: the answer-ending policies it lacks are off (and
+    so recorded in the settings), so its scorer reads the whole answer; asking for one as
+    well is a one-line error."""
+    task = given.get("task", RunSettings.task)
+    chosen = [name for name in ("parse", "prompt") if given.get(name) == "reference"]
+    if not chosen or extraction_for("reference", task) is LENIENT:
+        return given
+    for name, flag in _NOT_IN_REFERENCE.items():
+        if given.get(name):
+            raise UserError(
+                f"{flag}: --{chosen[0]} reference runs the benchmark's own pipeline, which "
+                f"has no such policy (drop {flag}, or use {_OWN[chosen[0]]} for "
+                "edgebench's own pipeline)"
+            )
+    return {**given, **dict.fromkeys(_NOT_IN_REFERENCE, False)}
 
 
 def _minimum(option: Any) -> Any:

@@ -52,6 +52,7 @@ def score(
         dataset=dataset,
         schemas=schemas,
         parse=parse,
+        note=lambda message: stderr_console().print(f"warning: {escape(message)}", soft_wrap=True),
     )
     show_summary(result.summary, render, as_json)
     stderr_console().print(

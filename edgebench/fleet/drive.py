@@ -9,7 +9,6 @@ log (its stderr and every line that is not an event).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -42,6 +41,7 @@ from edgebench.fleet.status import (
     count_cells,
     parse_event,
 )
+from edgebench.io import write_json_atomic
 
 PACKAGE = Path(__file__).parent
 PLAYBOOK = PACKAGE / "playbook.yml"
@@ -121,7 +121,7 @@ def run_fleet(
     incoming = Path(str(variables["fleet_incoming"]))
     shutil.rmtree(incoming, ignore_errors=True)  # only this run's fetches count
     incoming.mkdir(parents=True)
-    (work / "vars.json").write_text(json.dumps(variables, indent=1) + "\n", encoding="utf-8")
+    write_json_atomic(work / "vars.json", variables)
     argv = [
         str(command),
         "-i",

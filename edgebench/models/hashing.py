@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from edgebench.io import json_line
 from edgebench.paths import cache_dir, model_cache_dir
 
 CHUNK = 1 << 20
@@ -52,7 +53,7 @@ def remember_sha256(path: Path, digest: str) -> None:
     try:
         side.parent.mkdir(parents=True, exist_ok=True)
         tmp = side.with_name(side.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({**_stamp(path), "sha256": digest}), encoding="utf-8")
+        tmp.write_text(json_line({**_stamp(path), "sha256": digest}), encoding="utf-8")
         os.replace(tmp, side)
     except OSError:
         pass

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any
 
 from rich.console import Console
@@ -15,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from edgebench.errors import UserError
+from edgebench.io import json_text
 from edgebench.report.facts import runtime_label
 from edgebench.runfolder.records import BenchRow
 
@@ -274,7 +274,7 @@ def rows_csv(rows: list[dict[str, Any]]) -> str:
 
 def rows_json(rows: list[dict[str, Any]]) -> str:
     """llama-bench's `-o json`: the list of rows (`BenchRow`), every repetition kept."""
-    return json.dumps(rows, indent=2) + "\n"
+    return json_text(rows)
 
 
 RENDERERS = {"md": rows_markdown, "csv": rows_csv, "json": rows_json}

@@ -9,14 +9,13 @@ accuracy, speed, memory and plots. Every string from the run is escaped (markdow
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
 from edgebench.errors import UserError
-from edgebench.io import write_bytes_atomic, write_text_atomic
+from edgebench.io import json_line, write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, energy, facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots, count_range
@@ -460,7 +459,7 @@ def _figure(plot: Plot, name: str) -> str:
 
 
 def _pretty(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+    return value if isinstance(value, str) else json_line(value, indent=2)
 
 
 def _sample_outputs(model_arms: list[Arm], count: int) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import struct
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +22,7 @@ from markupsafe import Markup
 
 from edgebench import __version__
 from edgebench.errors import UserError
-from edgebench.io import write_text_atomic
+from edgebench.io import json_line, write_text_atomic
 from edgebench.report import coverage, energy, facts
 from edgebench.report.cells import Cell, Column
 from edgebench.report.cells import num_cell as _num
@@ -330,7 +329,7 @@ def plot_entries(plots: list[Plot]) -> list[dict[str, Any]]:
 def _pretty(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return json_line(value, indent=2)
 
 
 def _headline(flat: dict[str, float]) -> tuple[str, bool | None]:

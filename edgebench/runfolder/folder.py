@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.io import write_json_atomic
+from edgebench.io import json_line, write_json_atomic
 from edgebench.runfolder.read import FIDELITY, MANIFEST, SAMPLES, SUMMARY, read_manifest
 from edgebench.runfolder.records import FidelityRecord, Manifest, Summary
 from edgebench.system.versions import utc_now
@@ -63,7 +63,7 @@ class RunLock:
         self.stale = _read_holder(fd) or None
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(me).encode(), 0)
+        os.pwrite(fd, json_line(me).encode(), 0)
         self._fd = fd
         return self
 

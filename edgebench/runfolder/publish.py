@@ -9,12 +9,11 @@ A test regenerates them and compares, so the published format never drifts from 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from edgebench.io import write_text_atomic
+from edgebench.io import json_text, write_text_atomic
 from edgebench.runfolder.record import Record, field_docs, json_schema, nested_records
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
@@ -128,7 +127,7 @@ def published(docs: Path) -> dict[Path, str]:
     """Every generated file under `docs` and its text."""
     files = {docs / "run-format.md": format_page()}
     for name, schema in schemas().items():
-        files[docs / SCHEMA_FOLDER / name] = json.dumps(schema, indent=2) + "\n"
+        files[docs / SCHEMA_FOLDER / name] = json_text(schema)
     return files
 
 

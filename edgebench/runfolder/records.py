@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.8"
+SCHEMA_VERSION = "2.9"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -135,6 +135,9 @@ class DecodingPlan(Record):
     # the KV of each schema's shared prompt prefix is kept between its examples, which run
     # one after another: TTFT is warm, as a server with a prompt cache sees it
     prefix_cache: bool = False
+    # examples the `+close` arms alone skip: they fit the context only without the closing
+    # room (--close-tokens) those arms may add after the budget
+    close_skipped_examples: int = 0
 
 
 @dataclass(frozen=True)
@@ -310,6 +313,10 @@ class DatasetSample(Record):
     stratify: str | None  # the group key they are spread over (None: uniform)
     seed: int  # the sampler's seed
     ids: list[str]  # the chosen examples, in dataset order
+    # examples not drawn from: prompt + budget (+ a `+close` arm's room) beyond the context
+    # limit (--max-context, --n-ctx or the model's context length) of some model of the run
+    n_unfit: int = 0
+    unfit_ids: list[str] = field(default_factory=list)  # their ids, in dataset order
 
 
 @dataclass(frozen=True)

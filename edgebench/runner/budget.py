@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from edgebench.errors import UserError
@@ -148,7 +148,34 @@ class ContextPlan:
     """The context to load the model with, and the examples that cannot fit in it."""
 
     n_ctx: int
-    skipped: dict[int, str]  # example index -> why it was not run
+    skipped: dict[int, str]  # example index -> why no arm runs it
+    # example index -> why the `+close` arms skip it: it fits only without the closing room
+    close_skipped: dict[int, str] = field(default_factory=dict)
+
+
+def context_limit(
+    n_ctx: int | None, max_context: int | None, n_ctx_train: int | None
+) -> tuple[int | None, str]:
+    """The largest context a run may load, and the option or fact that sets it:
+    `--n-ctx`, else the smaller of `--max-context` and the model's context length."""
+    if n_ctx is not None:
+        return n_ctx, "--n-ctx"
+    limits = [(max_context, "--max-context"), (n_ctx_train, "the model's context length")]
+    known = [(value, source) for value, source in limits if value]
+    return min(known) if known else (None, "")
+
+
+def misfit(count: int, budget: int, room: int, limit: int | None, source: str) -> str | None:
+    """Why a prompt of `count` tokens with its budget (and a `+close` arm's closing room)
+    does not fit `limit`, with the real numbers; None when it fits."""
+    total = count + budget + room
+    if limit is None or total <= limit:
+        return None
+    closing = f" + closing room {room} (--close-tokens)" if room else ""
+    return (
+        f"prompt of {count} tokens + max tokens {budget}{closing} = {total} does not fit "
+        f"{source} ({limit})"
+    )
 
 
 def _at(
@@ -172,43 +199,50 @@ def plan_context(
     n_ctx_train: int | None,
     run: list[int] | None = None,
     token_budget: TokenBudget | None = None,
+    room: int = 0,
 ) -> ContextPlan:
-    """Size `n_ctx` to the examples that fit, never beyond `--max-context` or the model's
-    context length; the others are skipped with the reason (never truncated).
+    """Size `n_ctx` to the examples the run decodes that fit, never beyond `--max-context`
+    or the model's context length; the others are skipped with the reason (never
+    truncated).
 
     `run` holds the indices of the examples the run decodes (None: all of them); the
-    skipped ones are keyed by position in `run`. An automatic n_ctx is sized from every
-    example, so a `--limit` or `--sample` run loads the model with the context of the
-    full run. A fixed `--n-ctx` is the user's explicit choice: every example of the run
-    must fit it. `token_budget` (the plan the budgets come from) lets the error when nothing
-    fits say which example set the budget and how to change it."""
+    skipped ones are keyed by position in `run`. `room` is what a `+close` arm may add
+    after the budget (`--close-tokens`; 0 without such arms): only those arms need it, so
+    an example that fits without it is run by the others and skipped by the closing arms
+    alone (`close_skipped`). A fixed `--n-ctx` is the user's explicit choice: every example
+    of the run must fit it without the room. `token_budget` (the plan the budgets come
+    from) lets the error when nothing fits say which example set the budget and how to
+    change it."""
     run = list(range(len(examples))) if run is None else run
+    if n_ctx is not None and max_context is not None:
+        raise UserError("--n-ctx and --max-context exclude each other: give one of them")
+    limit, source = context_limit(n_ctx, max_context, n_ctx_train)
     if n_ctx is not None:
-        if max_context is not None:
-            raise UserError("--n-ctx and --max-context exclude each other: give one of them")
-        fixed = size_context(*_at(run, examples, prompt_tokens, budgets), n_ctx, n_ctx_train)
-        return ContextPlan(fixed, {})
-    limits = [(max_context, "--max-context"), (n_ctx_train, "the model's context length")]
-    known = [(value, source) for value, source in limits if value]
-    limit, source = min(known) if known else (None, "")
+        size_context(*_at(run, examples, prompt_tokens, budgets), n_ctx, n_ctx_train)
     skipped: dict[int, str] = {}
-    if limit is not None:
-        for index, (count, budget) in enumerate(zip(prompt_tokens, budgets, strict=True)):
-            if count + budget > limit:
-                skipped[index] = (
-                    f"prompt of {count} tokens + max tokens {budget} = {count + budget} "
-                    f"does not fit {source} ({limit})"
-                )
-    keep = [i for i in range(len(examples)) if i not in skipped]
-    if not keep:
-        needs = [c + b for c, b in zip(prompt_tokens, budgets, strict=True)]
-        smallest = min(needs)
+    close_skipped: dict[int, str] = {}
+    needs: list[int] = []
+    for position, index in enumerate(run):
+        count, budget = prompt_tokens[index], budgets[index]
+        reason = misfit(count, budget, 0, limit, source)
+        if reason is not None:
+            skipped[position] = reason
+            continue
+        closing = misfit(count, budget, room, limit, source) if room else None
+        if closing is not None:
+            close_skipped[position] = closing
+        needs.append(count + budget + (room if closing is None else 0))
+    if not needs:
+        totals = [prompt_tokens[i] + budgets[i] for i in run]
+        smallest = min(totals)
         origin = ""
         if token_budget is not None:
-            origin = f"; {token_budget.origin(examples[needs.index(smallest)])}"
+            origin = f"; {token_budget.origin(examples[run[totals.index(smallest)]])}"
         raise UserError(
             f"no example fits {source} ({limit}): the smallest needs {smallest} tokens "
             f"(prompt + max tokens){origin}"
         )
-    sized = size_context(*_at(keep, examples, prompt_tokens, budgets), None, limit)
-    return ContextPlan(sized, {k: skipped[i] for k, i in enumerate(run) if i in skipped})
+    if n_ctx is not None:
+        return ContextPlan(n_ctx, {}, close_skipped)
+    rounded = _round_up(max(needs), CONTEXT_ROUND)
+    return ContextPlan(min(rounded, limit) if limit else rounded, skipped, close_skipped)

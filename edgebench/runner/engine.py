@@ -6,9 +6,10 @@
       begin     manifest.json (new), or the stored one checked against what would run now
                 and samples.jsonl reduced to its complete records (no torn line, no
                 worker failures: those jobs run again)
-      plan      per model: count tokens in a worker, token budget per schema, n_ctx
-                (examples that do not fit --max-context are marked skipped), memory
-                check, then the run kind's jobs (every model before any arm runs)
+      plan      per model: count tokens in a worker, token budget per schema; a --sample
+                drawn from the rows that fit; n_ctx from the examples decoded (those
+                that do not fit --max-context are marked skipped), memory check, then
+                the run kind's jobs (every model before any arm runs)
       arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then per
                 job generate -> score -> append to samples.jsonl (fsynced); a job the
                 worker dies on is recorded and a fresh worker goes on
@@ -41,7 +42,7 @@ from edgebench.backends.answer_end import LoopRule
 from edgebench.backends.base import now
 from edgebench.constraints import FREE_MODES, closes
 from edgebench.errors import RunFailure, UserError
-from edgebench.io import JsonlAppender, rewrite_jsonl
+from edgebench.io import JsonlAppender, write_jsonl_atomic
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
 from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
@@ -78,7 +79,14 @@ from edgebench.runfolder.records import (
     arm_key,
 )
 from edgebench.runner.arm import Arm, ArmGaveUp
-from edgebench.runner.budget import plan_budget, plan_context, reference_text
+from edgebench.runner.budget import (
+    TokenBudget,
+    context_limit,
+    misfit,
+    plan_budget,
+    plan_context,
+    reference_text,
+)
 from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.fidelity import (
     FidelityFactory,
@@ -100,7 +108,7 @@ from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, sha
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runner.subset import dataset_positions, select_examples
+from edgebench.runner.subset import dataset_positions, sample_examples, select_examples
 from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline
 from edgebench.runner.workers import (
     Worker,
@@ -204,8 +212,9 @@ def execute(
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
     own worker, one after another), as the run `kind` says (default: every example once,
-    greedily), into one run folder. The whole dataset sizes the automatic token budget and
-    n_ctx, so a subset measures the same thing as the full run.
+    greedily), into one run folder. The whole dataset sizes the automatic token budget,
+    so a subset measures the same thing as the full run; n_ctx fits the examples decoded,
+    and a `--sample` is drawn from those that fit.
 
     With `resume`, `settings.out` is an earlier run of the same models, dataset and
     settings: its complete records are kept and only the missing jobs run.
@@ -229,7 +238,7 @@ def execute(
     families = select_families(task.metric_family, settings.metrics, settings.metric_params)
     prompt_template_for(task, settings.prompt)  # an unknown style: one line, no folder
     # Rendering runs each model's chat template: a failure here leaves no folder behind.
-    # Every example's prompt is rendered: n_ctx is sized from the whole dataset.
+    # Every example's prompt is rendered: a sample is drawn from those that fit.
     built = [task.build_prompt(ex, settings.prompt) for ex in dataset]
     dataset_prompts = [m.prompt_format.render_many(built) for m in models]
     positions = dataset_positions(dataset, examples)
@@ -284,6 +293,38 @@ def execute(
         folder.release()
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """One model's token counts of the whole dataset's prompts, and the budgets."""
+
+    counts: list[int]  # per dataset example: its prompt's tokens
+    budget: TokenBudget
+
+
+def unfit_note(dataset: list[Example], unfit: dict[int, str], stratify: str | None) -> str:
+    """The line saying how many examples a `--sample` could not draw from, and why."""
+    first = next(iter(unfit))
+    note = (
+        f"--sample: {len(unfit)} of {len(dataset)} examples cannot fit the context and are "
+        f"not drawn from (the first, '{dataset[first].id}': {unfit[first]}; every id in "
+        "manifest.json)"
+    )
+    if stratify is not None:
+        kept = {ex.groups.get(stratify) for i, ex in enumerate(dataset) if i not in unfit}
+        lost = sorted({ex.groups.get(stratify) for ex in dataset} - kept, key=str)
+        if lost:
+            note += f"; no example of {stratify} {', '.join(map(str, lost))} fits"
+    return note
+
+
+def arm_job(job: Job, mode: str) -> Job:
+    """The job as the arm of `mode` runs it: a `+close` arm also skips what fits only
+    without its closing room."""
+    if closes(mode) and job.skip_reason is None and job.close_skip_reason is not None:
+        return replace(job, skip_reason=job.close_skip_reason)
+    return job
+
+
 @dataclass
 class _ModelPlan:
     """What every arm of one model shares: context size, stop strings, the jobs."""
@@ -321,7 +362,7 @@ class _Run:
     settings: RunSettings
     models: list[ModelUnderTest]
     task: PromptingTask
-    dataset: list[Example]  # the whole dataset: it sizes the token budget and n_ctx
+    dataset: list[Example]  # the whole dataset: it sizes the token budget
     examples: list[Example]  # those the run decodes
     positions: list[int]  # each run example's index in the dataset
     dataset_prompts: list[list[str]]  # per model, per dataset example
@@ -472,15 +513,16 @@ class _Run:
     def plan(self) -> tuple[Worker, list[_ModelPlan]]:
         """Token counts, budget, context size and the memory check for every model before
         any arm runs (a prompt that does not fit one model fails the run before the others
-        spend an hour), each in a worker of that model's first arm. The first model's
-        worker is returned for its first arm to keep."""
-        plans: list[_ModelPlan] = []
+        spend an hour), each model's counted in a worker of its first arm; a `--sample` is
+        then drawn from the examples every model can run. The first model's worker is
+        returned for its first arm to keep."""
+        counted: list[_Counted] = []
         first_worker: Worker | None = None
         for position, model in enumerate(self.models):
             usable = [m for mm, m in self.specs if mm is model and skip_reason(model, m) is None]
             worker = self.make_worker(model, usable[0] if usable else "none")
             try:
-                plans.append(self._plan_with(worker, position))
+                counted.append(self._count(worker, position))
             except BaseException as exc:
                 worker.close()
                 if first_worker is not None:
@@ -491,31 +533,96 @@ class _Run:
                 first_worker = worker
             else:  # it would only hold memory while the first model is measured
                 worker.close()
-        self._write(self.manifest)
         assert first_worker is not None
+        plans: list[_ModelPlan] = []
+        model = self.models[0]
+        try:
+            if self.settings.sample is not None:
+                self._draw_from_fitting(counted)
+            for position in range(len(self.models)):
+                model = self.models[position]  # the one named if its plan fails
+                plans.append(self._plan_with(position, counted[position]))
+        except BaseException as exc:
+            first_worker.close()
+            self._stop_before_arms(exc, model)
+            raise
+        self._write(self.manifest)
         return first_worker, plans
 
-    def _plan_with(self, worker: Worker, position: int) -> _ModelPlan:
-        model, prompts = self.models[position], self.prompts[position]
-        stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+    def _count(self, worker: Worker, position: int) -> _Counted:
+        """The tokens of every prompt of the dataset, and the budgets its expected
+        answers give (the whole dataset's, whatever the run decodes)."""
         whole = self.dataset_prompts[position]
         counts = worker.count_tokens(whole + [reference_text(ex) for ex in self.dataset])
-        dataset_counts, reference_counts = counts[: len(whole)], counts[len(whole) :]
+        budget = plan_budget(self.settings.max_tokens, self.dataset, counts[len(whole) :])
+        return _Counted(counts[: len(whole)], budget)
+
+    def _closing_room(self) -> int:
+        """What a `+close` arm may add after the budget (0 when the run has none)."""
+        return self.settings.close_tokens if answer_end_plan(self.settings).close_arms else 0
+
+    def _draw_from_fitting(self, counted: list[_Counted]) -> None:
+        """`--sample`: draw from the examples every arm of every model can run (prompt,
+        budget and any closing room within the context limit), so the sample is scored
+        whole; say how many could not fit."""
+        room, settings = self._closing_room(), self.settings
+        unfit: dict[int, str] = {}  # dataset index -> why it cannot fit
+        for position, model in enumerate(self.models):
+            limit, source = context_limit(settings.n_ctx, settings.max_context, model.n_ctx_train)
+            counts, budget = counted[position].counts, counted[position].budget
+            for index, example in enumerate(self.dataset):
+                reason = misfit(counts[index], budget.for_example(example), room, limit, source)
+                if reason is not None and index not in unfit:
+                    unfit[index] = reason
+        unfit = dict(sorted(unfit.items()))  # in dataset order
+        fitting = [ex for i, ex in enumerate(self.dataset) if i not in unfit]
+        n = settings.sample
+        assert n is not None
+        if n > len(fitting):
+            first = next(iter(unfit))
+            raise UserError(
+                f"--sample {n}: only {len(fitting)} of the {len(self.dataset)} examples fit "
+                f"the context (example '{self.dataset[first].id}': {unfit[first]}); give a "
+                "smaller --sample or a larger --max-context"
+            )
+        chosen = sample_examples(fitting, n, settings.stratify, settings.seed)
+        self.examples = chosen
+        self.positions = dataset_positions(self.dataset, chosen)
+        self.prompts = [[whole[i] for i in self.positions] for whole in self.dataset_prompts]
+        dataset = self.manifest.dataset
+        assert dataset.sample is not None
+        sample = replace(
+            dataset.sample,
+            ids=[example.id for example in chosen],
+            n_unfit=len(unfit),
+            unfit_ids=[self.dataset[i].id for i in unfit],
+        )
+        if self.resumed and sample != dataset.sample:
+            raise UserError(
+                f"cannot resume {self.folder.path}: the sample drawn now differs from the "
+                "run's (were the tokenizer or the context limits changed?)"
+            )
+        self.manifest = replace(self.manifest, dataset=replace(dataset, sample=sample))
+        if unfit:
+            self.note(unfit_note(self.dataset, unfit, settings.stratify))
+
+    def _plan_with(self, position: int, counted: _Counted) -> _ModelPlan:
+        model, prompts = self.models[position], self.prompts[position]
+        stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
+        dataset_counts, budget = counted.counts, counted.budget
         prompt_counts = [dataset_counts[i] for i in self.positions]
-        budget = plan_budget(self.settings.max_tokens, self.dataset, reference_counts)
         budgets = [budget.for_example(ex) for ex in self.examples]
         answer_end = answer_end_plan(self.settings)
-        # A closing arm may add close_tokens after the budget: the context makes room.
-        room = answer_end.close_tokens if answer_end.close_arms else 0
         context = plan_context(
             self.dataset,
             dataset_counts,
-            [budget.for_example(ex) + room for ex in self.dataset],
+            [budget.for_example(ex) for ex in self.dataset],
             n_ctx=self.settings.n_ctx,
             max_context=self.settings.max_context,
             n_ctx_train=model.n_ctx_train,
             run=self.positions,
             token_budget=budget,
+            room=self._closing_room(),  # the `+close` arms' only
         )
         decoding = DecodingPlan(
             strategy=self.kind.strategy,  # type: ignore[arg-type]
@@ -529,6 +636,7 @@ class _Run:
             skipped_examples=len(context.skipped),
             answer_end=answer_end,
             prefix_cache=self.settings.prefix_cache,
+            close_skipped_examples=len(context.close_skipped),
         )
         stored = self.manifest.models[position].plan
         if self.resumed and stored is not None and stored.decoding != decoding:
@@ -548,7 +656,14 @@ class _Run:
         if self.settings.check_memory:
             check_memory(model, estimate)
         planned = [
-            Job(i, ex, prompt, max_tokens, context.skipped.get(i))
+            Job(
+                i,
+                ex,
+                prompt,
+                max_tokens,
+                context.skipped.get(i),
+                close_skip_reason=context.close_skipped.get(i),
+            )
             for i, (ex, prompt, max_tokens) in enumerate(
                 zip(self.examples, prompts, budgets, strict=True)
             )
@@ -631,7 +746,7 @@ class _Run:
             return exc
         if self.resumed:  # the complete records only, so appends never follow a torn line
             try:
-                rewrite_jsonl(self.folder.samples_path, [s.to_json() for s in self.samples])
+                write_jsonl_atomic(self.folder.samples_path, [s.to_json() for s in self.samples])
             except OSError as exc:
                 first_worker.close()
                 return exc
@@ -646,7 +761,7 @@ class _Run:
 
             pending_of = {
                 (model.label, mode): [
-                    job
+                    arm_job(job, mode)
                     for job in plan_of[id(model)].jobs
                     if job.key not in done.get((model.label, mode), set())
                 ]
@@ -817,7 +932,7 @@ class _Run:
         path = self.folder.samples_path
         try:
             if self.resumed:
-                rewrite_jsonl(path, [s.to_json() for s in self.samples])
+                write_jsonl_atomic(path, [s.to_json() for s in self.samples])
             path = self.folder.manifest_path
             self._write(manifest)
             timeline = read_rows(run_dir, TIMELINE, TimelineRow)

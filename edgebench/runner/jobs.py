@@ -29,6 +29,8 @@ class Job:
     skip_reason: str | None = None  # set: does not fit the context, recorded undecoded
     sampling: Sampling | None = None  # None: greedy
     prefix: str | None = None  # the prompt's shared prefix, for the prefix cache
+    # set: fits only without the closing room, so the `+close` arms skip it (the others run it)
+    close_skip_reason: str | None = None
 
     @property
     def key(self) -> JobKey:

@@ -11,12 +11,13 @@ it in the settings. A scorer failing on one output is that sample's error, as in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
+from edgebench.backends.answer_end import FINISH_JSON_COMPLETE
 from edgebench.errors import UserError
 from edgebench.io import write_jsonl_atomic
 from edgebench.metrics import select_families
@@ -35,7 +36,7 @@ from edgebench.runner.engine import RunResult
 from edgebench.runner.jobs import sted_parameters
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.samples import SCORING_FAILED, score_text
-from edgebench.scoring.extract import Extraction, check_parse_mode, extraction_for
+from edgebench.scoring.extract import LENIENT, Extraction, check_parse_mode, extraction_for
 from edgebench.summary import summarize
 from edgebench.system.versions import git_commit, utc_now
 from edgebench.tasks import get_task
@@ -110,6 +111,21 @@ def _rescored(
     )
 
 
+def cut_answers_note(manifest: Manifest, samples: Sequence[SampleRecord], mode: str) -> str | None:
+    """Why a reference re-score of a run decoded with edgebench's stop at the JSON is not
+    the benchmark's score: some answers ended where their first JSON value closed."""
+    if mode != "reference" or extraction_for(mode, manifest.task.name) is LENIENT:
+        return None
+    cut = sum(1 for sample in samples if sample.finish_reason == FINISH_JSON_COMPLETE)
+    if not cut:
+        return None
+    return (
+        f"{cut} answer(s) of this run stopped where their first JSON value closed "
+        "(settings.stop_at_json): scored as decoded, not as the benchmark would see the "
+        "whole answer (a run with --parse reference decodes whole answers)"
+    )
+
+
 def rescore(
     run_dir: Path,
     metrics: Sequence[str] | None = None,
@@ -117,15 +133,20 @@ def rescore(
     dataset: Path | None = None,
     schemas: Path | None = None,
     parse: str | None = None,
+    note: Callable[[str], None] = lambda message: None,
 ) -> RunResult:
     """Score the run at `run_dir` again; `parse` (default: the mode the run recorded)
-    chooses the extraction and is recorded in the manifest's settings."""
+    chooses the extraction and is recorded in the manifest's settings. `note` is told
+    what makes the scores differ from the benchmark's (see `cut_answers_note`)."""
     records = read_run(run_dir)
     manifest, samples = records.manifest, records.samples
     if not samples:
         raise UserError(f"{run_dir}: the run has no samples to score")
     mode = check_parse_mode(parse or manifest.settings.parse)
     extraction = extraction_for(mode, manifest.task.name)
+    caveat = cut_answers_note(manifest, samples, mode)
+    if caveat is not None:
+        note(caveat)
     task = get_task(manifest.task.name)
     params = dict(metric_params or {})
     if manifest.kind == "consistency":

@@ -10,8 +10,10 @@ seed and its id, and the lowest draws are taken: the same seed and file give the
 on any machine and Python, and a larger N only adds examples. The chosen examples keep
 their dataset order.
 
-The subset decides only what is decoded: token budgets and n_ctx are sized from the whole
-dataset (runner/engine.py), so a subset measures the same thing as the full run.
+The subset decides only what is decoded: token budgets are sized from the whole dataset
+(runner/engine.py), so a subset measures the same thing as the full run. Once the prompts
+are counted, the engine draws a `--sample` again from the rows that fit the context, with
+the same rule (`sample_examples`).
 `--limit` and `--sample` exclude each other.
 """
 

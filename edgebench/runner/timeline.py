@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from edgebench.io import JsonlAppender, rewrite_jsonl
+from edgebench.io import JsonlAppender, write_jsonl_atomic
 from edgebench.runfolder.read import TIMELINE, read_rows
 from edgebench.runfolder.records import TimelineRow
 from edgebench.system.heat import heat_sample
@@ -69,7 +69,7 @@ class Timeline:
         appends never follow a torn line."""
         if resumed and self.path.is_file():
             kept = read_rows(self.path.parent, TIMELINE, TimelineRow)
-            rewrite_jsonl(self.path, [row.to_json() for row in kept])
+            write_jsonl_atomic(self.path, [row.to_json() for row in kept])
         self._log = JsonlAppender(self.path, fsync_every=FSYNC_EVERY)
 
     def at(self, arm: str | None, example: str | None) -> None:

@@ -25,7 +25,7 @@ from edgebench.datagen.deepjson.prose import render_text
 from edgebench.datagen.deepjson.subtree import Subtree, SubtreeParams, grow
 from edgebench.datagen.deepjson.tree import OBJECT, Tree
 from edgebench.errors import UserError
-from edgebench.io import write_text_files
+from edgebench.io import json_text, jsonl_text, write_text_files
 
 GENERATOR_VERSION = "1.1"  # 1.1: objects allow no additional properties
 DEFAULT_SEED = 5
@@ -140,10 +140,10 @@ def _manifest(rows: list[dict[str, Any]], seed: int, per_depth: int, sha256: str
 
 def render_files(seed: int = DEFAULT_SEED, per_depth: int = DEFAULT_PER_DEPTH) -> dict[str, str]:
     rows = generate_rows(seed, per_depth)
-    dataset = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    dataset = jsonl_text(rows)
     sha256 = hashlib.sha256(dataset.encode("utf-8")).hexdigest()
     manifest = _manifest(rows, seed, per_depth, sha256)
-    return {DATASET_FILE: dataset, MANIFEST_FILE: json.dumps(manifest, indent=2) + "\n"}
+    return {DATASET_FILE: dataset, MANIFEST_FILE: json_text(manifest)}
 
 
 def write_dataset(

@@ -24,7 +24,7 @@ from edgebench.datagen.edgejson.spec import COMPLEXITIES, SchemaSpec
 from edgebench.datagen.edgejson.text_checks import prompt_key
 from edgebench.datagen.edgejson.values import Draw
 from edgebench.errors import UserError
-from edgebench.io import write_text_files
+from edgebench.io import json_text, jsonl_text, write_text_files
 
 GENERATOR_VERSION = "1.0"
 DEFAULT_SEED = 17
@@ -112,7 +112,7 @@ def generate_rows(
 
 
 def _json_text(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_text(data)
 
 
 def _manifest(rows: list[dict[str, Any]], seed: int, per_schema: int, sha256: str) -> dict:
@@ -137,7 +137,7 @@ def render_files(
 ) -> dict[str, str]:
     """Every file of the dataset folder as {relative path: text}."""
     rows = generate_rows(seed, examples_per_schema)
-    dataset = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    dataset = jsonl_text(rows)
     sha256 = hashlib.sha256(dataset.encode("utf-8")).hexdigest()
     files = {DATASET_FILE: dataset}
     for spec in ALL_SPECS:

@@ -15,7 +15,7 @@ from edgebench.cli.app import main
 from edgebench.errors import UserError
 from edgebench.report.card import pick_model, write_card
 from edgebench.report.facts import device_rows, public_path
-from edgebench.report.html import render_report
+from edgebench.report.html import render_report, write_report
 from edgebench.summary import load_run
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
@@ -470,3 +470,18 @@ def test_each_results_config_round_trips_through_the_hub(vm_card: str, tmp_path:
 )
 def test_public_paths_keep_only_the_last_part_of_local_ones(arg: str, shown: str) -> None:
     assert public_path(arg) == shown
+
+
+def test_card_and_report_of_a_run_holding_lone_surrogates(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    """An expected answer holding "\\ud800" (valid JSON) is shown escaped: the card and
+    the report are written, as the run's own files are."""
+    from tests.helpers.fakes import example
+
+    result = run_fake(['{"a": "\\ud800"}'], examples=[example(0, expected={"a": "\ud800"})])
+    run = load_run(result.run_dir)
+    write_card(run, tmp_path / "card.md", examples=1)
+    assert '"\\ud800"' in (tmp_path / "card.md").read_text(encoding="utf-8")
+    write_report([run], tmp_path / "report.html")
+    assert "ud800" in (tmp_path / "report.html").read_text(encoding="utf-8")

@@ -130,3 +130,40 @@ def test_bad_policy_options_are_one_line_errors(
 def test_the_fake_examples_still_decode_under_every_policy(run_fake: RunFake) -> None:
     result = run_fake(examples=examples(), stop_at_json=True, loop_detection=True)
     assert [s["finish_reason"] for s in samples_of(result)] == ["json_complete"] * 3
+
+
+def test_only_the_close_arms_need_the_closing_room(run_fake: RunFake) -> None:
+    """An example that fits the context with its budget but not with the closing room is
+    run by the plain arm and skipped, with the real numbers, by the closing arm alone."""
+    from edgebench.tasks.base import Example
+
+    short = Example("short", "a b c", "s", STRING_A, {"a": "x"}, {"complexity": "simple"})
+    long = Example(
+        "long", " ".join(["w"] * 200), "s", STRING_A, {"a": "x"}, {"complexity": "simple"}
+    )
+    backends = {"none": FakeBackend(['{"a": "x"}'] * 2), "mask+close": FakeBackend(['{"a": "x"}'])}
+    result = run_fake(
+        examples=[short, long],
+        constraints=tuple(parse_modes("none,mask+close")),
+        factory=per_mode(backends),
+        max_tokens=20,
+        close_tokens=50,
+        max_context=256,
+    )
+    samples = samples_of(result)
+    plain = {s["id"]: s for s in samples if s["constraint"] == "none"}
+    closing = {s["id"]: s for s in samples if s["constraint"] == "mask+close"}
+    assert [s["finish_reason"] for s in plain.values()] == ["json_complete"] * 2
+    assert closing["short"]["finish_reason"] != "skipped"
+    assert closing["long"]["finish_reason"] == "skipped"
+    tokens = plain["long"]["prompt_tokens"]  # a skipped sample counts none
+    assert closing["long"]["error"] == (
+        f"skipped: prompt of {tokens} tokens + max tokens 20 + closing room 50 "
+        f"(--close-tokens) = {tokens + 70} does not fit --max-context (256)"
+    )
+    plan = json.loads((result.run_dir / "manifest.json").read_text())["models"][0]["plan"]
+    assert plan["decoding"]["skipped_examples"] == 0
+    assert plan["decoding"]["close_skipped_examples"] == 1
+    assert plan["n_ctx"] == 256
+    assert result.summary.arm("fake-model", "none").n_skipped == 0  # type: ignore[union-attr]
+    assert result.summary.arm("fake-model", "mask+close").n_skipped == 1  # type: ignore[union-attr]

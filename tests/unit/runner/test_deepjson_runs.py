@@ -187,20 +187,43 @@ def test_context_plan_rules() -> None:
         plan_context(exs, [1, 1, 1], [1] * 3, n_ctx=512, max_context=512, n_ctx_train=8192)
 
 
-def test_context_plan_of_a_subset_is_the_whole_datasets() -> None:
-    """`run`: the examples decoded. An automatic n_ctx is sized from every example, the
-    skipped ones are keyed by position in the run; a fixed --n-ctx fits the run's only."""
+def test_context_plan_is_sized_from_the_examples_the_run_decodes() -> None:
+    """`run`: the examples decoded. An automatic n_ctx is sized from those (up to the
+    limit), the skipped ones are keyed by position in the run; a fixed --n-ctx fits the
+    run's only."""
     exs = echo_examples(3)
     tokens = [100, 900, 200]
     plan = plan_context(exs, tokens, [64] * 3, n_ctx=None, max_context=None, n_ctx_train=8192,
                         run=[0])  # fmt: skip
-    assert plan.n_ctx == 1024 and plan.skipped == {}  # 964 rounded up: the whole dataset's
+    assert plan.n_ctx == 256 and plan.skipped == {}  # 164 rounded up: the run's own
+    plan = plan_context(exs, tokens, [64] * 3, n_ctx=None, max_context=None, n_ctx_train=8192,
+                        run=[0, 1])  # fmt: skip
+    assert plan.n_ctx == 1024  # 964 rounded up
     plan = plan_context(exs, tokens, [64] * 3, n_ctx=None, max_context=512, n_ctx_train=8192,
                         run=[2, 1])  # fmt: skip
     assert plan.n_ctx == 512 and list(plan.skipped) == [1]  # the run's second example
     plan = plan_context(exs, tokens, [64] * 3, n_ctx=512, max_context=None, n_ctx_train=8192,
                         run=[0, 2])  # fmt: skip
     assert plan.n_ctx == 512  # example 1 does not fit 512, but the run does not decode it
+
+
+def test_the_closing_room_is_the_close_arms_own() -> None:
+    """A `+close` arm may add --close-tokens after the budget: an example that fits only
+    without that room is run by the other arms and skipped by the closing ones, each
+    with its real numbers."""
+    exs = echo_examples(3)
+    plan = plan_context(exs, [100, 300, 500], [64] * 3, n_ctx=None, max_context=512,
+                        n_ctx_train=8192, room=256)  # fmt: skip
+    assert plan.skipped == {2: "prompt of 500 tokens + max tokens 64 = 564 does not fit "
+                               "--max-context (512)"}  # fmt: skip
+    assert plan.close_skipped == {
+        1: "prompt of 300 tokens + max tokens 64 + closing room 256 (--close-tokens) = 620 "
+        "does not fit --max-context (512)"
+    }
+    assert plan.n_ctx == 512  # 100 + 64 + 256 = 420 and 300 + 64 = 364, rounded up
+    plan = plan_context(exs, [100, 300, 500], [64] * 3, n_ctx=None, max_context=512,
+                        n_ctx_train=8192)  # fmt: skip
+    assert plan.close_skipped == {} and list(plan.skipped) == [2]
 
 
 def test_compare_shows_deepjson_scores(run_fake: RunFake) -> None:

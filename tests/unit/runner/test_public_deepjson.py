@@ -2,8 +2,8 @@
 true_depth; no id; ordered by depth; Chinese texts; ground truths that break their own
 schema), run end to end through the CLI on the fake model: the broken rows are left out
 with a warning line and listed in the manifest (or refused with --strict-data), and
-`--sample 25 --stratify depth` runs 5 examples per depth with the budgets and n_ctx of
-the whole file."""
+`--sample 25 --stratify depth` runs 5 examples per depth with the budgets of the whole
+file, drawn from the rows that fit the context."""
 
 from __future__ import annotations
 
@@ -171,7 +171,14 @@ def test_sample_stratified_by_depth_keeps_the_whole_files_budgets(
     assert depths == {"3": 5, "4": 5, "5": 5, "6": 5, "7": 5}
     record = manifest_of(tmp_path / "sample")["dataset"]["sample"]
     ids = [s["id"] for s in samples]
-    assert record == {"n": 25, "stratify": "depth", "seed": 3, "ids": ids}
+    assert record == {
+        "n": 25,
+        "stratify": "depth",
+        "seed": 3,
+        "ids": ids,
+        "n_unfit": 0,
+        "unfit_ids": [],
+    }
     assert ids == sorted(ids)  # in the file's order
     full = plan_of(tmp_path / "full")
     assert full["decoding"]["max_tokens_by_schema"] == {
@@ -183,13 +190,52 @@ def test_sample_stratified_by_depth_keeps_the_whole_files_budgets(
     }
     assert full["n_ctx"] == 768  # the long depth-7 prompt; the depth-3 rows alone fit 256
     for subset in ("sample", "limit"):  # --limit 10 runs depth 3 only
-        plan = plan_of(tmp_path / subset)
-        assert plan["decoding"] == full["decoding"]
-        assert plan["n_ctx"] == full["n_ctx"]
+        assert plan_of(tmp_path / subset)["decoding"] == full["decoding"]
+    # The context is sized from the examples decoded: the depth-3 rows fit 256.
+    assert plan_of(tmp_path / "limit")["n_ctx"] == 256
+    assert plan_of(tmp_path / "sample")["n_ctx"] <= full["n_ctx"]
     # Sized from the sample alone, some depth would have had a smaller budget.
     chosen = [e for e in load_deepjson(public[0]) if e.id in ids]
     alone = plan_budget(None, chosen, [len(reference_text(e).split()) for e in chosen])
     assert alone.by_schema != full["decoding"]["max_tokens_by_schema"]
+
+
+def test_a_sample_is_drawn_from_the_rows_that_fit_and_says_how_many_do_not(
+    run: Any, public: Any, tmp_path: Path
+) -> None:
+    """The long depth-7 row needs 768 tokens: under --max-context 512 it is left out of the
+    draw (said in one line, listed in the manifest), so the whole sample is scored and
+    every depth is in it."""
+    long_row = next(e for e in load_deepjson(public[0]) if " 词 词" in e.text)
+    code, err = run(
+        tmp_path / "fit", "--sample", "25", "--stratify", "depth", "--max-context", "512"
+    )
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("--sample:")]
+    assert len(notes) == 1, err
+    assert notes[0].startswith(
+        f"--sample: 1 of 50 examples cannot fit the context and are not drawn from (the "
+        f"first, '{long_row.id}': prompt of "
+    )
+    assert "+ max tokens 128 = " in notes[0] and "does not fit --max-context (512)" in notes[0]
+    record = manifest_of(tmp_path / "fit")["dataset"]["sample"]
+    assert record["n_unfit"] == 1 and record["unfit_ids"] == [long_row.id]
+    samples = read_jsonl(tmp_path / "fit" / "samples.jsonl")
+    assert long_row.id not in {s["id"] for s in samples}
+    assert not [s for s in samples if s["finish_reason"] == "skipped"]
+    depths = Counter(s["groups"]["depth"] for s in samples)
+    assert depths == {"3": 5, "4": 5, "5": 5, "6": 5, "7": 5}
+    assert plan_of(tmp_path / "fit")["n_ctx"] <= 512
+
+
+def test_a_sample_larger_than_the_rows_that_fit_is_a_one_line_error(
+    run: Any, tmp_path: Path
+) -> None:
+    code, err = run(tmp_path / "big", "--sample", "50", "--max-context", "512")
+    assert code == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: --sample 50: only 49 of the 50 examples fit the context")
+    assert "give a smaller --sample or a larger --max-context" in last
 
 
 def test_strict_data_refuses_the_file_at_the_first_broken_row(
@@ -245,3 +291,20 @@ def test_resume_refuses_another_sample(
     assert manifest_of(out)["resumes"] == []
     code, err = run_cli(capsys, "run", "--resume", str(out))  # the same sample: accepted
     assert code == 0, err
+
+
+def test_a_resumed_sample_draws_the_same_fitting_rows(
+    run: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The sample drawn from the rows that fit is drawn again on --resume: the same ids,
+    so the kept records stay and nothing is decoded twice."""
+    out = tmp_path / "run"
+    code, err = run(out, "--sample", "25", "--stratify", "depth", "--max-context", "512")
+    assert code == 0, err
+    before = manifest_of(out)["dataset"]["sample"]
+    code, err = run_cli(capsys, "run", "--resume", str(out))
+    assert code == 0, err
+    manifest = manifest_of(out)
+    assert manifest["dataset"]["sample"] == before and before["n_unfit"] == 1
+    assert manifest["resumes"][0]["samples_kept"] == 25
+    assert len(read_jsonl(out / "samples.jsonl")) == 25

@@ -299,3 +299,22 @@ def test_run_parse_reference_scores_as_score_parse_reference_does(
     before = (direct / "summary.json").read_text()
     rescore(direct)  # the recorded mode: the same scores
     assert (direct / "summary.json").read_text() == before
+
+
+def test_score_rewrites_a_run_holding_lone_surrogates(
+    run_fake: RunFake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`"\\ud800"` is valid JSON that no UTF-8 file can hold as it decodes: `run` writes it
+    escaped, and re-scoring (either extraction) writes through the same writer."""
+    backend = FakeBackend(['{"site": "\\ud800"}', '```json\n{"site": "\\udfff x"}\n```', "no"])
+    run_dir = recorded_run(run_fake, "edgejson", backend, limit=3)
+    assert read_jsonl(run_dir / "samples.jsonl")[0]["parsed"] == {"site": "\ud800"}
+    (run_dir / "summary.json").unlink()
+    for args in ((), ("--parse", "reference")):
+        code, err = run_cli(capsys, "score", str(run_dir), *args)
+        assert code == 0, err
+        assert "Traceback" not in err
+        assert (run_dir / "summary.json").exists()
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    assert [s["parsed"] for s in samples[:2]] == [{"site": "\ud800"}, {"site": "\udfff x"}]
+    assert json.loads((run_dir / "summary.json").read_text())["parse"] == "reference"

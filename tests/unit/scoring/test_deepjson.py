@@ -173,3 +173,13 @@ def test_element_type_scores_count_fields_but_score_zero_when_the_gate_fails():
     }
     assert all(v["key_matching"] == 1.0 for v in open_gate.values())
     assert all(v["key_matching"] == 0.0 for v in gated.values())
+
+
+def test_null_leaves_and_booleans_score_as_docs_metrics_says() -> None:
+    """Two documented differences from the reference's `compare_values`: a `null` leaf
+    equal to `null` is a match here (the reference gives 0), and `true` never matches `1`
+    (the reference's Python `==` matches them)."""
+    assert key_matching({"a": None, "b": 1}, {"a": None, "b": 1}) == 1.0
+    assert key_matching({"a": None}, {"a": "x"}) == 0.0
+    assert key_matching({"a": True}, {"a": 1}) == 0.0
+    assert key_matching([True, 2], [1, 2]) == pytest.approx(1 / 3)  # 2 of {true, 1, 2}
