@@ -616,7 +616,8 @@ def check_stored_settings(settings: RunSettings, path: Path) -> None:
             raise UserError(f"{path}: settings.{name}: {value} is below the minimum of {minimum}")
     if settings.sample is not None and settings.sample < 1:
         raise UserError(f"{path}: settings.sample: {settings.sample} is below the minimum of 1")
-    for name, check in (("parse", check_parse_mode), ("wait_cool", check_wait_cool)):
+    checks = (("parse", check_parse_mode), ("wait_cool", check_wait_cool), ("retime", check_retime))
+    for name, check in checks:
         try:
             check(getattr(settings, name))
         except UserError as exc:
