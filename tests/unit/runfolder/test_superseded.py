@@ -8,45 +8,18 @@ from pathlib import Path
 
 from edgebench.io import JsonlAppender
 from edgebench.runfolder.read import read_samples, superseded
-from edgebench.runfolder.records import SampleRecord, Timings
+from edgebench.runfolder.records import SampleRecord
+from edgebench.runner.jobs import Job
 from edgebench.runner.resume import resume_point
+from edgebench.runner.samples import build_sample, nothing_decoded
+from tests.helpers.fakes import example
 
 
-def record(example: str, passes: int = 1, finish: str = "stop") -> SampleRecord:
-    return SampleRecord(
-        index=int(example[-1]),
-        id=example,
-        model="m",
-        constraint="none",
-        sampling=None,
-        schema_id="s",
-        groups={},
-        constraint_status="none",
-        constraint_warnings=[],
-        constraint_guarded=[],
-        prompt="p",
-        raw_output="{}",
-        expected={},
-        parse=None,
-        parsed=None,
-        scores=None,
-        score_details={},
-        finish_reason=finish,
-        hit_token_limit=False,
-        max_tokens=8,
-        prompt_tokens=1,
-        output_tokens=1,
-        generated_tokens=1,
-        forced_tokens=0,
-        forced_prefix_tokens=0,
-        forward_passes=None,
-        guard_vetoes=0,
-        guard_dead_ends=0,
-        timings=Timings(ttft_s=0.1, latency_s=float(passes), prefill_tok_s=None, decode_tok_s=None),
-        runtime_counters={},
-        error=None,
-        passes=passes,
-    )
+def record(example_id: str, passes: int = 1, finish: str = "stop") -> SampleRecord:
+    index = int(example_id[-1])
+    answer = nothing_decoded(finish, "lost") if finish != "stop" else nothing_decoded("stop", "")
+    sample = build_sample(Job(index, example(index), "p", 8), "m", "none", answer, [])
+    return replace(sample, passes=passes, error=None if finish == "stop" else sample.error)
 
 
 def test_a_later_pass_takes_the_first_ones_place() -> None:
@@ -75,4 +48,4 @@ def test_read_samples_gives_the_final_records(tmp_path: Path) -> None:
             log.append(line.to_json())
     samples, torn = read_samples(tmp_path)
     assert not torn
-    assert samples == [record("ex0"), replace(record("ex1", passes=2))]
+    assert [(r.id, r.passes) for r in samples] == [("ex0", 1), ("ex1", 2)]
