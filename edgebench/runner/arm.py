@@ -328,6 +328,10 @@ class Arm:
                 return None
             passes += 1
             if gen.text != first.raw_output:  # not the same answer: its timings are not
+                self.note(
+                    f"re-timing: example '{first.id}' ({self.describe()}) answered "
+                    f"differently on pass {passes}; its first pass's timings are kept"
+                )
                 return replace(
                     first,
                     passes=passes,
@@ -341,6 +345,7 @@ class Arm:
                 wall=wall_clock(gen, time.time()),
                 runtime_counters=gen.runtime_counters,
                 step_times=step_times(gen.step_ns),
+                cached_prompt_tokens=gen.cached_prompt_tokens,  # what the timings served
                 cpu=cpu,
             )
             if not cpu.contended:
