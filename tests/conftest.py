@@ -21,6 +21,7 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import RunResult, execute
 from edgebench.system.power import PowerChoice
+from tests.helpers.cpu_times import CLEAN, always
 from tests.helpers.fakes import EchoTask, fake_model, in_process
 from tests.helpers.fakes import examples as make_examples
 from tests.helpers.needs import unavailable
@@ -77,7 +78,8 @@ def run_fake(tmp_path: Path) -> RunFake:
     of the in-process fake), `progress`, `resume`, `waits` (runner/cooling.Waits),
     `power` (a PowerChoice; default: no source), `timeline_interval`, `heat` (the
     timeline's heat reader; default: nothing readable), `fidelity_factory` (teacher
-    forcing for the fidelity phase of a run with variants), `device_name` (--device-name)."""
+    forcing for the fidelity phase of a run with variants), `device_name` (--device-name),
+    `cpu_times` (a factory of CPU-time sources; default: a quiet fake machine)."""
 
     def run(
         outputs: list[str] | FakeBackend | None = None,
@@ -97,6 +99,7 @@ def run_fake(tmp_path: Path) -> RunFake:
         heat: Any = None,
         fidelity_factory: Any = None,
         device_name: str | None = None,
+        cpu_times: Any = None,
         **settings: Any,
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
@@ -119,6 +122,8 @@ def run_fake(tmp_path: Path) -> RunFake:
             heat=heat or (lambda: dict(NOTHING_READABLE)),
             fidelity_factory=fidelity_factory,
             device_name=device_name,
+            # a quiet machine unless a test says otherwise (tests/helpers/cpu_times.py)
+            cpu_times=cpu_times or always(CLEAN),
         )
 
     return run

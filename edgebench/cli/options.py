@@ -14,9 +14,16 @@ from edgebench.constraints.spec import CLOSABLE_MODES, CLOSE_SUFFIX, MODES
 from edgebench.errors import UserError
 from edgebench.metrics import family_names
 from edgebench.runfolder.read import MANIFEST, read_manifest
-from edgebench.runfolder.records import DEFAULT_COMPILE_TIMEOUT, DEFAULT_MAX_CRASHES, RunSettings
+from edgebench.runfolder.records import (
+    DEFAULT_COMPILE_TIMEOUT,
+    DEFAULT_MAX_CRASHES,
+    DEFAULT_RETIME_MAX,
+    RETIME_MODES,
+    RunSettings,
+)
 from edgebench.runner.resume import settings_from_manifest
 from edgebench.scoring.extract import LENIENT, PARSE_MODES, check_parse_mode, extraction_for
+from edgebench.system.cpu_share import CONTENDED_SHARE
 from edgebench.tasks import task_names
 from edgebench.tasks.base import PROMPT_STYLES
 
@@ -336,6 +343,38 @@ PromptOpt = Annotated[
         help=f"Prompt style: {listing(PROMPT_STYLES, PROMPT_NOTES)} (default: default).",
     ),
 ]
+RETIME_NOTES = {
+    "contended": "after each arm, decode every example timed while other processes or "
+    f"virtual machines took more than {100 * CONTENDED_SHARE:g}% of the CPU again, until a "
+    "clean pass, and keep that pass's timings (the first pass's output and scores stay)",
+    "none": "keep every first pass's timings, contended or not",
+}
+RetimeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--retime",
+        metavar="WHEN",
+        help=f"Re-timing: {listing(RETIME_MODES, RETIME_NOTES)} (default: contended).",
+    ),
+]
+RetimeMaxOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--retime-max",
+        metavar="N",
+        min=1,
+        help="Decode a contended example again at most this many times "
+        f"(default: {DEFAULT_RETIME_MAX}).",
+    ),
+]
+
+
+def check_retime(value: str) -> str:
+    if value not in RETIME_MODES:
+        raise UserError(f"--retime: {value!r} is not one of: {', '.join(RETIME_MODES)}")
+    return value
+
+
 ResumeOpt = Annotated[
     Path | None,
     typer.Option(
@@ -590,6 +629,7 @@ _RANGED = {
     "max_crashes": MaxCrashesOpt,
     "delay": DelayOpt,
     "wait_cool_timeout": WaitCoolTimeoutOpt,
+    "retime_max": RetimeMaxOpt,
 }
 
 
@@ -603,7 +643,8 @@ def check_stored_settings(settings: RunSettings, path: Path) -> None:
             raise UserError(f"{path}: settings.{name}: {value} is below the minimum of {minimum}")
     if settings.sample is not None and settings.sample < 1:
         raise UserError(f"{path}: settings.sample: {settings.sample} is below the minimum of 1")
-    for name, check in (("parse", check_parse_mode), ("wait_cool", check_wait_cool)):
+    checks = (("parse", check_parse_mode), ("wait_cool", check_wait_cool), ("retime", check_retime))
+    for name, check in checks:
         try:
             check(getattr(settings, name))
         except UserError as exc:

@@ -35,6 +35,8 @@ from edgebench.cli.options import (
     PrefixCacheOpt,
     PromptOpt,
     ResumeOpt,
+    RetimeMaxOpt,
+    RetimeOpt,
     SampleOpt,
     SampleSeedOpt,
     SchemasOpt,
@@ -48,6 +50,7 @@ from edgebench.cli.options import (
     WaitCoolOpt,
     WaitCoolTimeoutOpt,
     WarmupOpt,
+    check_retime,
     check_wait_cool,
     join_models,
     parse_model_list,
@@ -114,6 +117,8 @@ def run(
     idle_baseline: IdleBaselineOpt = None,
     timeline: TimelineOpt = None,
     fidelity: FidelityOpt = None,
+    retime: RetimeOpt = None,
+    retime_max: RetimeMaxOpt = None,
     device_name: DeviceNameOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -153,6 +158,8 @@ def run(
 
     Example: edgebench run --device-name pi5-kitchen --limit 20
 
+    Example: edgebench run --limit 20 --retime contended --retime-max 3
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
     if close and constraint is None:
@@ -167,6 +174,7 @@ def run(
         metrics=parse_metrics(metrics) if metrics is not None else None,
         metric_params=parse_metric_params(metric_param) if metric_param else None,
         parse=check_parse_mode(parse) if parse is not None else None,
+        retime=check_retime(retime) if retime is not None else None,
         model=join_models(model),
     )
     check_power_settings(settings)  # a missing --power-log fails before any loading

@@ -41,6 +41,7 @@ from edgebench.models.onnx_model import split_variant
 from edgebench.models.quant_types import canonical_type
 from edgebench.models.quantized import base_name_of, split_quant_variant, variant_label
 from edgebench.models.registry import load_registry, unknown_model_error
+from edgebench.runfolder.records import RETIME_MODES
 from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import task_names
 from edgebench.tasks.base import PROMPT_STYLES
@@ -146,6 +147,8 @@ RUN_OPTIONS: dict[str, Kind] = {
     "wait_cool_timeout": _number(1),
     "idle_baseline": _number(0),
     "timeline": BOOL,
+    "retime": _choice(RETIME_MODES),
+    "retime_max": _int(1),
 }
 # Options that decide how a run copes with trouble, not what it measures: a plan may
 # change them between runs of the same folder (`edgebench run --resume` takes them too).

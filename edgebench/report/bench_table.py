@@ -17,11 +17,13 @@ from edgebench.errors import UserError
 from edgebench.io import json_text
 from edgebench.report.facts import runtime_label
 from edgebench.runfolder.records import BenchRow
+from edgebench.system.cpu_share import CONTENDED_SHARE
 
 # A row whose repetitions spread more than this (std / mean), or during which other
-# processes took more than this share of the CPU, is flagged as not clean.
+# processes took more than CONTENDED_SHARE of the CPU (the threshold `run` flags
+# contended examples by), is flagged as not clean.
 NOISY_CV = 0.05
-BUSY_SHARE = 0.05
+BUSY_SHARE = CONTENDED_SHARE
 
 
 def flags(row: dict[str, Any]) -> list[str]:

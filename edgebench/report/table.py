@@ -32,6 +32,7 @@ from edgebench.report.facts import (
 from edgebench.report.fit import fitted, natural_width
 from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
+from edgebench.system.cpu_share import CONTENDED_SHARE
 
 # The group an accuracy table breaks results down by, when the run has it.
 _PREFERRED_GROUPS = ("depth", "complexity", "subset")
@@ -465,6 +466,29 @@ def _totals(shown: _Arms) -> list[str]:
     ]
 
 
+def contention_note(perf: Perf) -> str | None:
+    """Why an arm's speed is not clean, in words (None: clean, or not measured)."""
+    if not perf.contended_examples:
+        return None
+    return (
+        f"{perf.contended_examples} of {perf.latency_s.n} timed examples were decoded while "
+        "other processes or virtual machines took more than "
+        f"{100 * CONTENDED_SHARE:g}% of the CPU (after re-timing); its speed figures are "
+        "disturbed"
+    )
+
+
+def _not_clean(shown: _Arms) -> list[str]:
+    """One `not clean` line per arm whose speed is not, as `edgebench bench` prints."""
+    lines = []
+    for arm in shown.arms:
+        note = contention_note(arm.perf)
+        if note is not None:
+            label = " · ".join(shown.labels(arm))
+            lines.append(f"[yellow]not clean:[/] {escape(f'{label}: ' if label else '')}{note}")
+    return lines
+
+
 def render_summary(summary: Summary) -> Group:
     """Every arm (model x constraint mode) that ran, labelled: the task's scores and each
     metric family's by group, speed in detail; with several arms, then all of them side by
@@ -476,7 +500,7 @@ def render_summary(summary: Summary) -> Group:
         *family_tables(shown),
         perf_table(shown),
     ]
-    parts: list[Any] = [fitted(*tables), *_totals(shown)]
+    parts: list[Any] = [fitted(*tables), *_totals(shown), *_not_clean(shown)]
     if len(summary.arms) > 1:
         from edgebench.report.compare import compare_table, differences_table
 
@@ -525,7 +549,9 @@ def consistency_table(summary: Summary) -> Table:
 
 def render_consistency(summary: Summary) -> Group:
     shown = _shown_arms(summary)
-    return Group(fitted(consistency_table(summary), perf_table(shown)), *_totals(shown))
+    return Group(
+        fitted(consistency_table(summary), perf_table(shown)), *_totals(shown), *_not_clean(shown)
+    )
 
 
 def render(summary: Summary) -> Group:

@@ -100,8 +100,13 @@ def format_page() -> str:
         "Every record has the same shape whatever the run holds: a run of one model lists "
         "it in `models` like a run of five, and arms are always (model, constraint mode) "
         "pairs. `samples.jsonl` is appended one fsynced line at a time, so a crash can tear "
-        "only its last line, which readers drop; so is `timeline.jsonl`. `summary.json` is "
-        "derived from the other files (`edgebench score` derives it again).",
+        "only its last line, which readers drop; so is `timeline.jsonl`. An example re-timed "
+        "after its arm (`--retime contended`, format 2.9) gets a second complete line with "
+        "`passes` > 1: it supersedes the earlier line of the same (model, constraint, "
+        "example, draw), and readers take it as final, in the earlier line's place (a "
+        "contended line with `passes` 1 and no such successor is one `--resume` re-times). "
+        "`summary.json` is derived from the other files (`edgebench score` derives it "
+        "again).",
         "",
         "Types: `str | null` may be null; `dict[str, X]` is an object whose values are X; "
         "`any JSON` is any value (model outputs, expected answers, runtime facts).",

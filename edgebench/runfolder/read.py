@@ -97,7 +97,23 @@ def read_samples(run_dir: Path) -> tuple[list[SampleRecord], bool]:
         return [], False
     rows, torn = read_jsonl_numbered(path)  # the record check names line and field
     records = [_as_record(SampleRecord, row, f"{path}:{line}") for line, row in rows]
-    return records, torn
+    return superseded(records), torn
+
+
+def superseded(records: list[SampleRecord]) -> list[SampleRecord]:
+    """The records as final: a re-timed example's line (passes > 1) takes the place of
+    the last earlier answered line of its (arm, example, draw); one with no such line
+    stays where it is (a file rewritten by --resume or `score` holds only the final)."""
+    final: list[SampleRecord] = []
+    at: dict[tuple[object, ...], int] = {}  # key -> position of its answered record
+    for record in records:
+        if record.supersedes and record.key in at:
+            final[at[record.key]] = record
+            continue
+        if not record.worker_failure:
+            at.setdefault(record.key, len(final))
+        final.append(record)
+    return final
 
 
 def read_rows(run_dir: Path, name: str, cls: type[R]) -> list[R]:

@@ -2,7 +2,8 @@
 
     manifest.json   Manifest: what ran (models, task, dataset, settings, device,
                     versions) and how each arm went (ArmRecord)
-    samples.jsonl   SampleRecord per line: one (example, arm[, sampling]) each
+    samples.jsonl   SampleRecord per line: one (example, arm[, sampling]) each, a
+                    re-timed example's later line (passes > 1) superseding its first
     summary.json    Summary: figures derived from the two above
 
 and the one file `edgebench bench` writes: BenchRecord (its rows: BenchRow).
@@ -22,11 +23,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
+from edgebench.system.cpu_share import contended
 
 SCHEMA_VERSION = "2.9"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
+# `--retime`: decode contended examples again after their arm, or not
+RETIME_MODES = ("contended", "none")
+DEFAULT_RETIME_MAX = 2  # `--retime-max`: passes at most per contended example
 
 Number = int | float
 RunKind = Literal["run", "consistency"]
@@ -91,6 +96,10 @@ class RunSettings(Record):
     # `--no-fidelity`: no fidelity phase after the arms (KL and top-1 agreement of the GGUF
     # variants of one model against its highest-precision one, fidelity.json)
     fidelity: bool = True
+    # `--retime`: contended (decode each contended example again after its arm, for clean
+    # timings) or none (format 2.9)
+    retime: str = "contended"
+    retime_max: int = DEFAULT_RETIME_MAX  # `--retime-max`: passes at most per contended example
 
 
 @dataclass(frozen=True)
@@ -553,6 +562,23 @@ class Timings(Record):
 
 
 @dataclass(frozen=True)
+class CpuUse(Record):
+    """Who had the CPU while one example decoded (format 2.9).
+
+    Shares of all cores' time in the interval (system/cpu_share.py); the example is
+    contended when either share is over its CONTENDED_SHARE. None: not measurable (no
+    tick passed)."""
+
+    others_share: float | None  # busy time of other processes (not the run's, not the worker's)
+    steal_share: float | None  # time the hypervisor gave to other virtual machines
+    worker_cpu_s: float | None  # CPU seconds the model's worker used
+
+    @property
+    def contended(self) -> bool:
+        return contended(self.others_share, self.steal_share)
+
+
+@dataclass(frozen=True)
 class PhaseTimes(Record):
     """One decode-loop phase over one answer (MaskBench's time between masks, per call):
     mask (the grammar engine's allowed tokens), apply (the allowed tokens' logits and the
@@ -573,7 +599,10 @@ class SampleRecord(Record):
     Exactly one record per (arm, example[, sampling]) whatever happened: decoded and
     scored, refused by the constraint engine (`unsupported`), too long for the context
     (`skipped`: not decoded, never scored), or lost with its worker (`crashed`,
-    `timeout`: `--resume` runs those again)."""
+    `timeout`: `--resume` runs those again). The file is append-only: an example re-timed
+    after its arm (`--retime`) gets a second, complete line with `passes` > 1 that
+    supersedes its first; readers (`runfolder.read.read_samples`) keep that one, in the
+    first line's place."""
 
     index: int  # the example's position among the run's examples
     id: str  # the example id
@@ -626,6 +655,30 @@ class SampleRecord(Record):
     step_times: dict[str, PhaseTimes] = field(default_factory=dict)
     # start, first token and end on the wall clock (format 2.7; None: before, or not decoded)
     wall: WallClock | None = None
+    # who had the CPU during the pass `timings` come from (format 2.9; None: before, or not
+    # decoded)
+    cpu: CpuUse | None = None
+    # times this example was decoded: 1, or more when it was re-timed (`--retime`). A line
+    # with passes > 1 supersedes the earlier line of its (arm, example, draw): readers
+    # take it as final, in the earlier line's place
+    passes: int = 1
+    # the timings of the passes disturbed by contention, in order, other than the one in
+    # `timings` (a clean re-timed pass's; the first pass's when no pass was clean)
+    timings_disturbed: list[Timings] = field(default_factory=list)
+    cpu_disturbed: list[CpuUse] = field(default_factory=list)  # their `cpu`, in that order
+    # a re-timed pass's output differed from the first pass's byte for byte: re-timing
+    # stopped there and the first pass's timings were kept
+    retime_mismatch: bool = False
+
+    @property
+    def contended(self) -> bool:
+        """Its timings were taken while others had more than CONTENDED_SHARE of the CPU."""
+        return self.cpu is not None and self.cpu.contended
+
+    @property
+    def supersedes(self) -> bool:
+        """This line replaces the earlier line of its job (a re-timed example)."""
+        return self.passes > 1
 
     @property
     def job_key(self) -> JobKey:
@@ -697,6 +750,11 @@ class Perf(Record):
     cached_prompt_tokens_total: int = 0  # prompt tokens the prefix cache served
     # decode-loop phase -> its time per call over the arm (format 2.6; empty when untimed)
     step_times: dict[str, PhaseSummary] = field(default_factory=dict)
+    # timed examples whose timings are still contended after re-timing (format 2.9)
+    contended_examples: int = 0
+    # every timed example's CPU was measured and none is left contended; False for a run
+    # before format 2.9 (nothing measured) and an arm with nothing timed
+    speed_clean: bool = False
 
 
 @dataclass(frozen=True)
@@ -1074,6 +1132,10 @@ class TimelineRow(Record):
     joules: float | None = None  # cumulative energy, when the source counts it
     arm: str | None = None  # the arm decoding ("<model> | <mode>"); None: between arms, idle
     example: str | None = None  # the example being decoded
+    # CPU shares since the previous row as a sample's `cpu` defines them, the run's
+    # processes (this one and its workers) counted as ours (format 2.9)
+    others_share: float | None = None
+    steal_share: float | None = None  # stolen by the hypervisor since the previous row
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,15 @@ or outlives `--compile-timeout` is recorded as unsupported (counted as a crash),
 the engine refuses, and never compiled again in the arm (a resumed arm takes the verdict
 from its record): the schema's later examples are unsupported at no cost.
 
+Around each decode the arm reads the machine's CPU times and its own (this process and
+the worker, `system/cpu_share.py`) into the sample's `cpu`. With `--retime contended`,
+after its jobs the arm decodes each contended example again, up to `--retime-max` times,
+until a pass is clean: the sample keeps the first pass's output and scores, takes the
+clean pass's timings and keeps the disturbed ones; a pass whose output differs byte for
+byte ends it (`retime_mismatch`, timings kept). The re-timed sample is a second line
+that supersedes the first (`SampleRecord.passes`), so a run stopped while re-timing
+resumes with the examples not yet re-timed.
+
 With `--delay`, the arm pauses before each job it decodes but its first (the pauses are
 added up in `ArmRecord.paused_s`, outside every example's timings); Ctrl-C during a pause
 ends the arm as it would during a job.
@@ -21,6 +30,7 @@ and runtime stay; memory peaks, wall time, restarts and failures accumulate.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,6 +51,7 @@ from edgebench.metrics.base import Family
 from edgebench.runfolder.records import (
     ArmRecord,
     CompileRecord,
+    CpuUse,
     MemoryRecord,
     RunSettings,
     SampleRecord,
@@ -51,14 +62,18 @@ from edgebench.runner.cooling import Waits
 from edgebench.runner.jobs import Job
 from edgebench.runner.samples import (
     build_sample,
+    compute_timings,
+    needs_retime,
     nothing_decoded,
     skipped_generation,
+    step_times,
     unsupported_generation,
     wall_clock,
 )
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Failure, Worker, example_failure
 from edgebench.scoring.extract import extraction_for
+from edgebench.system.cpu_share import CpuMeter, CpuSnapshot, CpuTimes
 from edgebench.system.memory import MemoryPeak
 
 WARMUP_TOKENS = 8
@@ -133,6 +148,10 @@ class Arm:
     record: ArmRecord  # replaced as things happen
     on_sample: Callable[[SampleRecord], None]
     families: Sequence[Family]
+    # a re-timed sample, superseding the one `on_sample` had (default: on_sample)
+    on_retimed: Callable[[SampleRecord], None] | None = None
+    # where CPU times are read (None: psutil; tests pass fakes)
+    cpu_times: CpuTimes | None = None
     note: Callable[[str], None] = lambda message: None
     # told which job is about to run (the timeline tags its rows with it)
     on_job: Callable[[Job], None] = lambda job: None
@@ -147,24 +166,36 @@ class Arm:
             self.stop = ()
         self.end = end_policy(self.settings, self.mode)
         self.extraction = extraction_for(self.settings.parse, self.settings.task)
+        self.meter = CpuMeter(self._our_pids, self.cpu_times)
+
+    def _our_pids(self) -> tuple[int, ...]:
+        """The worker (first) and this process: the CPU time that is the run's own."""
+        return (self._worker_pid(), os.getpid())
+
+    def _worker_pid(self) -> int:
+        # an in-process worker (tests) is this process
+        return getattr(self.worker, "pid", None) or os.getpid()
 
     def describe(self) -> str:
         return f"{self.model.label}, {self.mode}"
 
     # -- the loop ------------------------------------------------------------------
-    def run(self, jobs: list[Job]) -> None:
-        """Decode every job in order. Raises ArmGaveUp (or the cause of a failed first
-        start); the worker is always closed and its memory peak recorded."""
-        if not jobs:
+    def run(self, jobs: list[Job], retime: Sequence[tuple[Job, SampleRecord]] = ()) -> None:
+        """Decode every job in order, then re-time the contended ones and `retime` (an
+        earlier session's contended samples, with their jobs). Raises ArmGaveUp (or the
+        cause of a failed first start); the worker is always closed and its memory peak
+        recorded."""
+        if not jobs and not retime:
             return
         self.requests = {
             job.index: None
             if job.skip_reason is not None
             else request_for(self.mode, job.example.schema, job.example.schema_id)
-            for job in jobs
+            for job in [*jobs, *(job for job, _ in retime)]
         }
         decoded = [job for job in jobs if job.skip_reason is None]
         self.reports = {**crashed_verdicts(self.record), **self.reports}
+        contended_now: list[tuple[Job, SampleRecord]] = []
         try:
             if decoded:  # no worker at all when every job left is a skipped one
                 self._start(decoded[0], first_session=self.record.load_s is None)
@@ -174,9 +205,13 @@ class Arm:
                 self.on_job(job)
                 sample, failure = self.run_job(job)
                 self.on_sample(sample)
+                if needs_retime(sample):
+                    contended_now.append((job, sample))
                 if failure is not None:
                     later = (j for j in jobs[position + 1 :] if j.skip_reason is None)
                     self._after_failure(job, failure, next(later, None))
+            if self.settings.retime == "contended":
+                self._retime_all([*retime, *contended_now])
         finally:
             self._retire_worker()
 
@@ -199,20 +234,40 @@ class Arm:
         report = self.reports.get(request.key) if request is not None else None
         failure: Failure | None = None
         wall: WallClock | None = None
+        cpu: CpuUse | None = None
         if job.skip_reason is not None:
             gen = skipped_generation(job.skip_reason)
         elif report is not None and not report.ok:
             gen = unsupported_generation(report)
         else:
-            gen, failure = self._decode(job, request)
+            gen, failure, cpu = self._decode(job, request)
             if failure is None:  # the answer just came back: its end on the wall clock
                 wall = wall_clock(gen, time.time())
         sample = build_sample(
             job, self.model.label, self.mode, gen, self.families, report, self.extraction, wall
         )
+        if wall is not None:  # answered: who had the CPU meanwhile
+            sample = replace(sample, cpu=cpu)
         return sample, failure
 
     def _decode(
+        self, job: Job, request: ConstraintRequest | None
+    ) -> tuple[Generation, Failure | None, CpuUse]:
+        """One decode of `job`, with who had the CPU meanwhile."""
+        before = self.meter.snapshot()
+        gen, failure = self._generate(job, request)
+        return gen, failure, self._cpu_use(before, self.meter.snapshot())
+
+    def _cpu_use(self, before: CpuSnapshot, after: CpuSnapshot) -> CpuUse:
+        share = self.meter.share(before, after)
+        worker_s = self.meter.seconds(before, after, self._worker_pid())
+        return CpuUse(
+            others_share=None if share.others is None else round(share.others, 4),
+            steal_share=None if share.steal is None else round(share.steal, 4),
+            worker_cpu_s=None if worker_s is None else round(worker_s, 3),
+        )
+
+    def _generate(
         self, job: Job, request: ConstraintRequest | None
     ) -> tuple[Generation, Failure | None]:
         assert self.worker is not None
@@ -233,6 +288,81 @@ class Arm:
             return nothing_decoded(failure.finish_reason, failure.message), failure
         self.failures_in_a_row = 0
         return gen, None
+
+    # -- re-timing -----------------------------------------------------------------
+    def _retime_all(self, pending: Sequence[tuple[Job, SampleRecord]]) -> None:
+        """`--retime contended`: each contended example decoded again until a clean pass
+        (at most --retime-max passes). A worker failure ends re-timing for the arm: the
+        examples left keep their first pass (a later --resume tries them again)."""
+        if not pending:
+            return
+        self.note(
+            f"re-timing {len(pending)} contended example{'s' * (len(pending) != 1)} "
+            f"of {self.describe()} (--retime contended)"
+        )
+        for job, first in pending:
+            if self.worker is None:  # lost on the arm's last job
+                try:
+                    self._start(job, first_session=False)
+                except (WorkerDied, WorkerTimeout, WorkerError) as exc:
+                    self.note(f"re-timing stopped for {self.describe()}: {exc}")
+                    return
+            retimed = self._retime(job, first)
+            if retimed is None:
+                return
+            (self.on_retimed or self.on_sample)(retimed)
+
+    def _retime(self, job: Job, first: SampleRecord) -> SampleRecord | None:
+        """`first` with the timings of a clean pass, or of no pass but with the disturbed
+        ones recorded, or marked as a mismatch; None when the worker failed."""
+        request = self.requests[job.index]
+        disturbed: list[tuple[SampleRecord, CpuUse]] = []
+        passes = first.passes
+        for _ in range(self.settings.retime_max):
+            self.on_job(job)
+            gen, failure, cpu = self._decode(job, request)
+            if failure is not None:
+                self.note(f"re-timing stopped: {failure.message}")
+                if failure.worker_lost:
+                    self._retire_worker()
+                return None
+            passes += 1
+            if gen.text != first.raw_output:  # not the same answer: its timings are not
+                self.note(
+                    f"re-timing: example '{first.id}' ({self.describe()}) answered "
+                    f"differently on pass {passes}; its first pass's timings are kept"
+                )
+                return replace(
+                    first,
+                    passes=passes,
+                    retime_mismatch=True,
+                    timings_disturbed=[d.timings for d, _ in disturbed],
+                    cpu_disturbed=[c for _, c in disturbed],
+                )
+            timed = replace(
+                first,
+                timings=compute_timings(gen),
+                wall=wall_clock(gen, time.time()),
+                runtime_counters=gen.runtime_counters,
+                step_times=step_times(gen.step_ns),
+                cached_prompt_tokens=gen.cached_prompt_tokens,  # what the timings served
+                cpu=cpu,
+            )
+            if not cpu.contended:
+                earlier = [(first, first.cpu), *disturbed]
+                return replace(
+                    timed,
+                    passes=passes,
+                    timings_disturbed=[d.timings for d, _ in earlier],
+                    cpu_disturbed=[c for _, c in earlier if c is not None],
+                )
+            disturbed.append((timed, cpu))
+        return replace(  # no clean pass: the first pass's timings stay
+            first,
+            passes=passes,
+            timings_disturbed=[d.timings for d, _ in disturbed],
+            cpu_disturbed=[c for _, c in disturbed],
+        )
 
     def _after_failure(self, job: Job, failure: Failure, upcoming: Job | None) -> None:
         """Record the failure; give up after too many in a row, else replace a lost

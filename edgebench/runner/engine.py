@@ -55,6 +55,7 @@ from edgebench.runfolder.read import (
     read_manifest,
     read_rows,
     read_samples,
+    superseded,
 )
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
@@ -107,6 +108,7 @@ from edgebench.runner.power import (
 from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
 from edgebench.runner.resume import resume_conflict, resume_point
+from edgebench.runner.samples import needs_retime
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.subset import dataset_positions, sample_examples, select_examples
 from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline
@@ -120,6 +122,7 @@ from edgebench.runner.workers import (
 )
 from edgebench.summary import summarize
 from edgebench.system.build_features import build_facts
+from edgebench.system.cpu_share import CpuMeter, CpuTimes, PsutilTimes, process_tree
 from edgebench.system.device import device_info
 from edgebench.system.heat import heat_sample
 from edgebench.system.power import PowerChoice
@@ -208,6 +211,7 @@ def execute(
     heat: HeatReader = heat_sample,
     fidelity_factory: FidelityFactory | None = None,
     device_name: str | None = None,
+    cpu_times: Callable[[], CpuTimes] | None = None,
 ) -> RunResult:
     """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
     `--sample`) through each model, once per constraint mode (each model and mode in its
@@ -223,7 +227,8 @@ def execute(
     every `timeline_interval` seconds, with `heat` (temperature, clocks, throttling);
     tests pass fakes. `device_name` (`--device-name`, checked) names the device in its
     identity (None: $EDGEBENCH_DEVICE_NAME, else the hostname); a resumed run keeps the
-    identity it started with."""
+    identity it started with. `cpu_times` makes the source of CPU times each arm and the
+    timeline read (None: `CPU_TIMES`, psutil; tests pass fakes)."""
     kind = kind or GreedyRun()
     labels = [m.label for m in models]
     if not models:
@@ -272,6 +277,7 @@ def execute(
             waits or Waits(),
             fidelity_factory,
             device_name=device_name,
+            cpu_times=cpu_times or CPU_TIMES,
         )
         try:
             run.begin(dataset_record, resume)
@@ -325,6 +331,11 @@ def arm_job(job: Job, mode: str) -> Job:
     return job
 
 
+# Where runs read CPU times unless told (a module attribute: the unit tests' fixture puts
+# a quiet fake machine here, so a busy test machine re-times nothing).
+CPU_TIMES: Callable[[], CpuTimes] = PsutilTimes
+
+
 @dataclass
 class _ModelPlan:
     """What every arm of one model shares: context size, stop strings, the jobs."""
@@ -374,6 +385,7 @@ class _Run:
     waits: Waits  # the clock, sleep and thermometer of --delay and --wait-cool
     fidelity_factory: FidelityFactory | None = None
     device_name: str | None = None  # --device-name (None: the environment's, or the hostname)
+    cpu_times: Callable[[], CpuTimes] = PsutilTimes  # a new source of CPU times
     stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C, remembered
     samples: list[SampleRecord] = field(default_factory=list)  # the records so far
     resumed: bool = False
@@ -475,7 +487,13 @@ class _Run:
         measure the idle baseline (a resumed run keeps its first session's)."""
         record = power_record(choice, self.settings, self.manifest.power)
         if self.settings.timeline:
-            self.timeline = Timeline(self.folder.path, choice.source, interval=interval, heat=heat)
+            self.timeline = Timeline(
+                self.folder.path,
+                choice.source,
+                interval=interval,
+                heat=heat,
+                cpu=CpuMeter(process_tree, self.cpu_times()),
+            )
             self.timeline.open(resumed=self.resumed)
             self.timeline.start()
         if needs_idle(record, self.settings):
@@ -759,6 +777,12 @@ class _Run:
                     self.progress.advance(sample)
                 self.stop.check()  # a Ctrl-C swallowed somewhere still ends the run here
 
+            def on_retimed(sample: SampleRecord) -> None:
+                """A re-timed example: its line supersedes the first (read.superseded)."""
+                log.append(sample.to_json())
+                self.samples = superseded([*self.samples, sample])
+                self.stop.check()
+
             pending_of = {
                 (model.label, mode): [
                     arm_job(job, mode)
@@ -781,7 +805,7 @@ class _Run:
                         worker.close()  # not this model's: no arm of the first model ran
                         worker = None
                     arm_failure = self._run_arm(
-                        model, mode, worker, plan, pending, on_sample, run_left
+                        model, mode, worker, plan, pending, (on_sample, on_retimed), run_left
                     )
                     run_left -= len(pending)
                     worker = None  # the first worker belongs to the first arm only
@@ -808,12 +832,15 @@ class _Run:
         worker: Worker | None,
         plan: _ModelPlan,
         pending: list[Job],
-        on_sample: Callable[[SampleRecord], None],
+        callbacks: tuple[Callable[[SampleRecord], None], Callable[[SampleRecord], None]],
         run_left: int,
     ) -> BaseException | None:
-        """One arm's `pending` jobs; `run_left`: the jobs left in the run, these included."""
+        """One arm's `pending` jobs, and the re-timing an earlier session left undone;
+        `run_left`: the jobs left in the run, these included. `callbacks`: a new sample,
+        a re-timed one."""
         record = self.manifest.arm(model.label, mode) or ArmRecord(model.label, mode, "running")
-        if not pending:  # every job of this arm is already recorded
+        retime = self._retime_left(model, mode, plan)
+        if not pending and not retime:  # every job of this arm is already recorded
             if worker is not None:
                 worker.close()
             self._put_arm(replace(record, status="completed", error=None))
@@ -838,7 +865,9 @@ class _Run:
             stop=plan.stop,
             make_worker=lambda: self.make_worker(model, mode),
             record=self.manifest.arm(model.label, mode),  # type: ignore[arg-type]
-            on_sample=on_sample,
+            on_sample=callbacks[0],
+            on_retimed=callbacks[1],
+            cpu_times=self.cpu_times(),
             families=self.families,
             note=self.note,
             on_job=lambda job: self._at(model, mode, job),
@@ -846,7 +875,7 @@ class _Run:
             waits=self.waits,
         )
         try:
-            arm.run(pending)
+            arm.run(pending, retime)
         except _ARM_ENDINGS as exc:
             failure = exc
         finally:
@@ -870,6 +899,22 @@ class _Run:
             self.note(record.error)
         self._put_arm(record)
         return self._write_manifest_after(failure)
+
+    def _retime_left(
+        self, model: ModelUnderTest, mode: str, plan: _ModelPlan
+    ) -> list[tuple[Job, SampleRecord]]:
+        """An earlier session's contended samples of this arm that were not re-timed (it
+        stopped before), with their jobs: `--resume` re-times them."""
+        if self.settings.retime != "contended":
+            return []
+        jobs = {job.key: arm_job(job, mode) for job in plan.jobs}
+        return [
+            (jobs[s.job_key], s)
+            for s in self.samples
+            if (s.model, s.constraint) == (model.label, mode)
+            and needs_retime(s)
+            and s.job_key in jobs
+        ]
 
     # -- fidelity --------------------------------------------------------------------
     def fidelity(self, failure: BaseException | None) -> BaseException | None:

@@ -10,7 +10,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from edgebench.backends.base import (
+    FINISH_CRASHED,
+    FINISH_ERROR,
     FINISH_SKIPPED,
+    FINISH_TIMEOUT,
     FINISH_UNSUPPORTED,
     Generation,
     now,
@@ -22,6 +25,20 @@ from edgebench.runfolder.records import ParseStep, PhaseTimes, SampleRecord, Tim
 from edgebench.runner.jobs import Job
 from edgebench.scoring.extract import LENIENT, Extraction
 from edgebench.tasks.base import Example
+
+# what no answer came back for: nothing to time again
+_UNANSWERED = (FINISH_SKIPPED, FINISH_UNSUPPORTED, FINISH_CRASHED, FINISH_TIMEOUT, FINISH_ERROR)
+
+
+def needs_retime(sample: SampleRecord) -> bool:
+    """A greedy answer timed under contention and not re-timed yet (`--retime`): a draw
+    at a temperature is not re-timed (its output is its seed's, not the model's only)."""
+    return (
+        sample.sampling is None
+        and sample.passes == 1
+        and sample.finish_reason not in _UNANSWERED
+        and sample.contended
+    )
 
 
 def compute_timings(gen: Generation) -> Timings:

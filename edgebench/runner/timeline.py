@@ -4,7 +4,9 @@ A thread of the orchestrating process (never the model worker), at the lowest CP
 priority, so the sampling takes no core from llama.cpp's threads: it sleeps on an Event
 between rows, reads a few /sys files (and the power source) and appends one flushed line
 (fsynced every FSYNC_EVERY rows). Each row names the arm and example being decoded, so a
-row can be tied to what caused it. A resumed
+row can be tied to what caused it, and the CPU shares other processes and other virtual
+machines took since the previous row (as a sample's `cpu`; the run's own processes, this
+one and its workers, are ours), so a plot shows when contention happened. A resumed
 run appends after the earlier sessions' complete rows (a torn last line is dropped).
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 from edgebench.io import JsonlAppender, write_jsonl_atomic
 from edgebench.runfolder.read import TIMELINE, read_rows
 from edgebench.runfolder.records import TimelineRow
+from edgebench.system.cpu_share import CpuMeter, CpuShare, CpuSnapshot, process_tree
 from edgebench.system.heat import heat_sample
 from edgebench.system.power import PowerSource
 
@@ -48,12 +51,15 @@ class Timeline:
         clock: Callable[[], float] = time.time,
         heat: HeatReader = heat_sample,
         wait: Callable[[float], bool] | None = None,
+        cpu: CpuMeter | None = None,
     ) -> None:
         self.path = run_dir / TIMELINE
         self.source = source
         self.interval = interval
         self.clock = clock
         self.heat = heat
+        self.cpu = cpu if cpu is not None else CpuMeter(process_tree)
+        self._cpu_last: CpuSnapshot | None = None
         self._stop = threading.Event()
         self.wait = wait or self._stop.wait
         self.arm: str | None = None
@@ -80,6 +86,7 @@ class Timeline:
         """One row now, appended."""
         with self._lock:
             heat = self.heat()
+            share = self._cpu_share()
             reading = self.source.read() if self.source is not None else None
             row = TimelineRow(
                 # the source's own reading time when it has one, else ours
@@ -91,11 +98,21 @@ class Timeline:
                 joules=reading.joules if reading is not None else None,
                 arm=self.arm,
                 example=self.example,
+                others_share=None if share.others is None else round(share.others, 4),
+                steal_share=None if share.steal is None else round(share.steal, 4),
             )
             assert self._log is not None
             self._log.append(row.to_json())
             self.rows += 1
             return row
+
+    def _cpu_share(self) -> CpuShare:
+        """The shares since the previous row (none for the first)."""
+        snapshot = self.cpu.snapshot()
+        last, self._cpu_last = self._cpu_last, snapshot
+        if last is None:
+            return CpuShare(None, None)
+        return self.cpu.share(last, snapshot)
 
     def loop(self) -> None:
         """Rows on a fixed schedule (no drift: the next row is due `interval` after the

@@ -44,7 +44,9 @@ def distribution(values: list[float]) -> Distribution:
 
 def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
     """Speed, memory and token totals of one arm (its own worker)."""
-    timed = [s.timings for s in samples if s.finish_reason not in _UNTIMED]
+    answered = [s for s in samples if s.finish_reason not in _UNTIMED]
+    timed = [s.timings for s in answered]
+    contended = sum(1 for s in answered if s.contended)
     # a worker whose memory was never read (samples 0, source none) has no peak, not 0 MB
     memory = arm.memory if arm.memory and arm.memory.samples else None
     finish = Counter(s.finish_reason for s in samples)
@@ -76,6 +78,9 @@ def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
         ttft_warm=any(s.cached_prompt_tokens for s in samples),
         cached_prompt_tokens_total=sum(s.cached_prompt_tokens for s in samples),
         step_times=step_summary(samples),
+        contended_examples=contended,
+        # clean: measured for every timed example (not a run from before format 2.9)
+        speed_clean=bool(answered) and contended == 0 and all(s.cpu for s in answered),
     )
 
 

@@ -5,7 +5,8 @@ that send the whole command a signal (SIGHUP, SIGTERM) as a shell or service man
 
 Runs `edgebench ARGS` with every `--model` resolved to `fake_model(<name>)` and every
 worker an in-process FakeBackend echoing the prompt's first JSON object, `DELAY_S` seconds
-of real time per answer (tests/helpers/cli_model.py does the same inside pytest). Under
+of real time per answer, on a quiet fake machine (tests/helpers/cli_model.py and the
+unit tests' fixtures do the same inside pytest). Under
 `edgebench plan run` each cell's process is this script again, with the same delay.
 """
 
@@ -24,6 +25,7 @@ from edgebench.plan import execute
 from edgebench.runner import engine
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Worker
+from tests.helpers.cpu_times import CLEAN, always
 from tests.helpers.fakes import fake_model
 
 
@@ -38,6 +40,7 @@ def run(argv: list[str]) -> None:
 
     output.model_under_test = resolve  # type: ignore[assignment]
     engine.start_worker = start_worker  # type: ignore[assignment]
+    engine.CPU_TIMES = always(CLEAN)  # a quiet machine: the answers' count is the test's
     execute.EDGEBENCH[:] = [sys.executable, str(Path(__file__).resolve()), argv[0]]
     main(argv[1:])
 

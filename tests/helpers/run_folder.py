@@ -1,5 +1,5 @@
-"""Reading a run folder in tests: its manifest and summary, and the content of its samples
-that a resumed run must share with an uninterrupted one."""
+"""Reading a run folder in tests: its manifest and summary, its final samples, and the
+content of its samples that a resumed run must share with an uninterrupted one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from edgebench.io import read_jsonl
+from edgebench.runfolder.read import read_samples
 
 
 def manifest_of(run_dir: Path) -> dict[str, Any]:
@@ -16,6 +16,12 @@ def manifest_of(run_dir: Path) -> dict[str, Any]:
 
 def summary_of(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "summary.json").read_text())
+
+
+def final_samples(run_dir: Path) -> list[dict[str, Any]]:
+    """samples.jsonl as readers take it: a re-timed example's later line (a real model on
+    a busy machine re-times contended examples) in place of its first."""
+    return [sample.to_json() for sample in read_samples(run_dir)[0]]
 
 
 def sample_content(run_dir: Path) -> list[tuple[Any, ...]]:
@@ -32,5 +38,5 @@ def sample_content(run_dir: Path) -> list[tuple[Any, ...]]:
             s["scores"],
             s["finish_reason"],
         )
-        for s in read_jsonl(run_dir / "samples.jsonl")
+        for s in final_samples(run_dir)
     ]

@@ -14,11 +14,11 @@ import pytest
 from edgebench.backends.answer_end import LoopDetector, LoopRule
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.constraints import parse_modes
-from edgebench.io import read_jsonl
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.tasks import get_task
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -38,7 +38,7 @@ def policy_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def arms(run: Path) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for sample in read_jsonl(run / "samples.jsonl"):
+    for sample in final_samples(run):
         grouped.setdefault(sample["constraint"], []).append(sample)
     return grouped
 

@@ -12,7 +12,6 @@ from edgebench.backends.base import DecodeSettings
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.llama_outlines import OutlinesLlamaBackend
 from edgebench.constraints import gbnf, parse_modes, request_for
-from edgebench.io import read_jsonl
 from edgebench.resources import resource_dir
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
@@ -21,6 +20,7 @@ from edgebench.scoring.schema import get_checker
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Prompt
 from edgebench.tasks.formats.edgejson import read_schema_folder
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -50,7 +50,7 @@ def constrained_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def by_mode(run: Path) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for sample in read_jsonl(run / "samples.jsonl"):
+    for sample in final_samples(run):
         grouped.setdefault(sample["constraint"], []).append(sample)
     return grouped
 

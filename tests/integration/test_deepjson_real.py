@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.io import read_jsonl
 from edgebench.resources import resource_dir
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -37,7 +37,7 @@ def run_dir(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_long_example_is_skipped_and_the_others_are_decoded(run_dir: Path) -> None:
-    samples = read_jsonl(run_dir / "samples.jsonl")
+    samples = final_samples(run_dir)
     assert [s["finish_reason"] == "skipped" for s in samples] == [False, True, False]
     skipped = samples[1]
     assert "does not fit --max-context (1024)" in skipped["error"]
@@ -85,12 +85,12 @@ def test_score_card_and_resume_read_the_real_run(run_dir: Path, tmp_path: Path) 
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert "Key match" in card.read_text() and "Strict" in card.read_text()
-    samples = (run_dir / "samples.jsonl").read_bytes()
+    samples = final_samples(run_dir)
     resumed = subprocess.run(
         [sys.executable, "-m", "edgebench", "run", "--resume", str(run_dir)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
-    assert (run_dir / "samples.jsonl").read_bytes() == samples
+    assert final_samples(run_dir) == samples
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["resumes"][-1]["samples_kept"] == 3

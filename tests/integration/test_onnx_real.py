@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from edgebench.io import read_jsonl
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.tasks import get_task
 from tests.helpers.cli import edgebench_ok as run_cli
 from tests.helpers.needs import unavailable
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -149,7 +149,7 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
     # The memory pre-check's KV cache: float32 on onnxruntime, f16 in llama.cpp.
     assert models[1].kv_bytes_per_token == 2 * models[0].kv_bytes_per_token
 
-    samples = read_jsonl(out / "samples.jsonl")
+    samples = final_samples(out)
     by_arm: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for sample in samples:
         by_arm.setdefault((sample["model"], sample["constraint"]), []).append(sample)

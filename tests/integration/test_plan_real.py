@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import edgebench_ok
-from tests.helpers.run_folder import manifest_of
+from tests.helpers.run_folder import final_samples, manifest_of
 
 pytestmark = pytest.mark.model
 
@@ -41,7 +41,7 @@ def test_a_two_mode_plan_runs_each_cell_once_on_the_real_model(
         assert manifest["settings"]["constraints"] == [mode]
         assert manifest["settings"]["threads"] == 2
         assert manifest["arms"][0]["memory"]["peak_rss_mb"] > 0  # its own worker
-        assert len((run / "samples.jsonl").read_text().splitlines()) == 2
+        assert len(final_samples(run)) == 2
         assert (out / "logs" / f"{run.name}.log").is_file()
     status = json.loads((out / "plan-status.json").read_text())
     assert status["device_name"] == "bench-vm"

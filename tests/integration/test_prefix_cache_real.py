@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.io import read_jsonl
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.tasks import get_task
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -27,7 +27,7 @@ def run(out: Path, reverse: bool) -> dict[str, dict]:
         chosen = chosen[::-1]
     result = execute(settings, [model_under_test(None)], task, chosen, info)
     assert result.summary.arms[0].perf.ttft_warm
-    return {s["id"]: s for s in read_jsonl(out / "samples.jsonl")}
+    return {s["id"]: s for s in final_samples(out)}
 
 
 def test_outputs_do_not_depend_on_the_order_and_the_prefix_is_served(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.io import read_jsonl
 from edgebench.scoring.edgejson import SCORE_NAMES
 from edgebench.system.identity import config_of
 from tests.helpers.cli import edgebench_process as edgebench
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -48,14 +48,14 @@ def test_summary_has_real_values(two_runs: list[Path]) -> None:
 
 
 def test_outputs_are_real_json_attempts(two_runs: list[Path]) -> None:
-    samples = read_jsonl(two_runs[0] / "samples.jsonl")
+    samples = final_samples(two_runs[0])
     assert all(s["raw_output"].strip() for s in samples)
     assert any(s["parse"]["ok"] for s in samples)
     assert all(s["finish_reason"] in ("stop", "json_complete", "loop", "length") for s in samples)
 
 
 def test_same_settings_give_identical_outputs(two_runs: list[Path]) -> None:
-    first, second = (read_jsonl(run / "samples.jsonl") for run in two_runs)
+    first, second = (final_samples(run) for run in two_runs)
     assert [s["raw_output"] for s in first] == [s["raw_output"] for s in second]
 
 
@@ -79,7 +79,7 @@ def test_both_runs_name_this_machine_by_one_fingerprint(two_runs: list[Path]) ->
 
 def test_decode_rate_agrees_with_llama_cpp_counters(two_runs: list[Path]) -> None:
     """edgebench's decode tokens/s (its own timestamps) vs llama.cpp's t_eval counters."""
-    samples = read_jsonl(two_runs[0] / "samples.jsonl")
+    samples = final_samples(two_runs[0])
     ours_steps = sum(s["generated_tokens"] - 1 for s in samples)
     ours_time = sum(s["timings"]["latency_s"] - s["timings"]["ttft_s"] for s in samples)
     llama_steps = sum(s["runtime_counters"]["n_eval"] for s in samples)

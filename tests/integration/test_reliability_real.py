@@ -17,6 +17,7 @@ from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
 from edgebench.tasks import get_task
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -56,7 +57,7 @@ def test_contact_info_under_gbnf_is_recorded_and_the_run_completes(
     examples, info = load_examples(task, settings)
     result = execute(settings, [model_under_test(None)], task, examples, info)
 
-    samples = read_jsonl(tmp_path / "run" / "samples.jsonl")
+    samples = final_samples(tmp_path / "run")
     assert [s["schema_id"] for s in samples] == ["contact_info", "contact_info", "location"]
     for sample in samples[:2]:
         # Refused up front (or, were the grammar not checked, a recorded crash): never
@@ -110,10 +111,7 @@ def test_a_killed_run_resumes_to_the_same_outputs(smollm2: Path, tmp_path: Path)
     assert done.returncode == 0, done.stderr
 
     def outputs(run: Path) -> list[tuple[str, str, int]]:
-        return [
-            (s["id"], s["raw_output"], s["output_tokens"])
-            for s in read_jsonl(run / "samples.jsonl")
-        ]
+        return [(s["id"], s["raw_output"], s["output_tokens"]) for s in final_samples(run)]
 
     assert outputs(out) == outputs(reference)
     manifest = json.loads((out / "manifest.json").read_text())

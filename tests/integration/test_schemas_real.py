@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.io import read_jsonl
+from tests.helpers.run_folder import final_samples
 
 pytestmark = pytest.mark.model
 
@@ -82,7 +82,7 @@ def test_real_compile_records_and_coverage_per_subset(run_dir: Path) -> None:
 
 
 def test_real_outputs_are_scored_for_compliance(run_dir: Path) -> None:
-    samples = read_jsonl(run_dir / "samples.jsonl")
+    samples = final_samples(run_dir)
     assert len(samples) == 6
     for sample in samples:
         scores = sample["scores"]["schemas"]

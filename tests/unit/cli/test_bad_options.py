@@ -1,4 +1,4 @@
-"""Bad options of `edgebench bench` and `edgebench consistency`, in this process: each is
+"""Bad options of `edgebench bench`, `consistency` and `run`, in this process: each is
 the user's mistake in one line (exit 2, no traceback), before any model is looked for on
 the network."""
 
@@ -24,6 +24,10 @@ BAD_OPTIONS = [
     ("consistency", ["--constraint", "none,gbnf"], "one constraint mode"),
     ("consistency", ["--metric-param", "sobench.fuzzy_string_threshold=0.9"], "only sted"),
     ("consistency", ["--metric-param", "sted.lambda=1"], "no parameter 'lambda'"),
+    ("run", ["--retime", "sometimes"], "--retime: 'sometimes' is not one of: contended, none"),
+    ("run", ["--retime", ""], "--retime: '' is not one of: contended, none"),
+    ("run", ["--retime-max", "0"], "'--retime-max': Input should be greater than or equal to 1"),
+    ("run", ["--retime-max", "two"], "'--retime-max': Input should be a valid integer"),
 ]
 
 

@@ -169,6 +169,8 @@ def test_a_samples_line_missing_a_field_names_file_line_and_field(
         ("delay", -5, "settings.delay: -5.0 is below the minimum of 0"),
         ("wait_cool_timeout", 0, "settings.wait_cool_timeout: 0.0 is below the minimum of 1"),
         ("wait_cool", -5, "settings.wait_cool: --wait-cool -5: give a temperature in °C"),
+        ("retime", "often", "settings.retime: --retime: 'often' is not one of: contended, none"),
+        ("retime_max", 0, "settings.retime_max: 0 is below the minimum of 1"),
     ],
 )
 def test_a_damaged_manifest_setting_is_a_one_line_error_on_resume(

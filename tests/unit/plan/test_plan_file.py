@@ -38,7 +38,10 @@ def test_a_plan_expands_to_one_readable_cell_per_model_task_mode_threads_and_rep
 def test_each_cell_is_the_run_command_with_the_plan_options_and_the_dataset_beside_the_plan(
     tmp_path: Path,
 ) -> None:
-    text = PLAN + "\n[run]\nmax_tokens = 64\nwarmup = false\nlimit = 5\ntimeout = 30\n"
+    text = PLAN + (
+        "\n[run]\nmax_tokens = 64\nwarmup = false\nlimit = 5\ntimeout = 30\n"
+        'retime = "none"\nretime_max = 3\n'
+    )
     cell = expand(load_plan(write_plan(tmp_path, text), 4))[0]
     args = list(cell.args)
     assert args[:2] == ["run", "--model"]
@@ -50,6 +53,9 @@ def test_each_cell_is_the_run_command_with_the_plan_options_and_the_dataset_besi
     assert "--sample" in sampled_args and "--limit" not in sampled_args  # they exclude each other
     assert args[args.index("--max-tokens") + 1] == "64"
     assert "--no-warmup" in args
+    assert args[args.index("--retime") + 1] == "none"
+    assert args[args.index("--retime-max") + 1] == "3"
+    assert cell.settings["retime"] == "none"  # what the timings are: a measured setting
     assert "--timeout" not in args and cell.coping == ("--timeout", "30")
     assert "timeout" not in cell.settings  # how a run copes may change between runs
     assert cell.settings["dataset"].startswith("payloads.jsonl sha256:")
@@ -147,6 +153,8 @@ def test_every_mistake_in_a_plan_is_one_line_naming_the_file_line_and_key(
     [
         ('\n[run]\nprompt = "fancy"\n', "run.prompt: 'fancy' is not one of: default, reference"),
         ('\n[run]\nmetrics = "nope"\n', "run.metrics:"),
+        ('\n[run]\nretime = "always"\n', "run.retime: 'always' is not one of: contended, none"),
+        ("\n[run]\nretime_max = 0\n", "run.retime_max: 0 is below the minimum of 1"),
         ('\n[run]\nmodel = "x"\n', "run.model: unknown key"),
         ("\n[run]\nlimit = 3\nsample = 4\n", "run.limit: excludes sample (set one of them)"),
         (PLAN[PLAN.index("\n[[tasks]]") :], "'roundtrip-payloads' twice"),

@@ -201,7 +201,18 @@ def _interrupting(backend: FakeBackend) -> FakeBackend:
 def test_timeline_rows_are_json_lines(run_fake: RunFake) -> None:
     result = run_fake([RIGHT], n=1, power=FakePower(lambda t: 3.0).choice(), idle_baseline=0.0)
     lines = (result.run_dir / "timeline.jsonl").read_text().splitlines()
-    keys = {"t", "temp_c", "freq_mhz", "throttled", "watts", "joules", "arm", "example"}
+    keys = {
+        "t",
+        "temp_c",
+        "freq_mhz",
+        "throttled",
+        "watts",
+        "joules",
+        "arm",
+        "example",
+        "others_share",
+        "steal_share",
+    }
     assert lines and all(set(json.loads(line)) == keys for line in lines)
 
 
@@ -275,3 +286,22 @@ def test_a_full_disk_stops_the_sampler_with_a_note_not_a_crash(
     assert timeline.rows == 9
     timeline.stop()
     assert timeline.error == "timeline.jsonl: No space left on device"
+
+
+def test_each_row_has_the_cpu_shares_since_the_previous_row(tmp_path: Path) -> None:
+    from edgebench.system.cpu_share import CpuMeter
+    from tests.helpers.cpu_times import CLEAN, CONTENDED, STOLEN, FakeCpuTimes
+
+    # read k advances the fake machine by script[k // 2]: each row shows the advance of its
+    # own read (the first row has no previous one)
+    meter = CpuMeter(source=FakeCpuTimes([CONTENDED, STOLEN, CLEAN]))
+    clock = FakeClock()
+    timeline = Timeline(
+        tmp_path, None, clock=clock, heat=lambda: HEAT, wait=clock.wait_for(3), cpu=meter
+    )
+    timeline.open(resumed=False)
+    timeline.loop()
+    timeline.stop()
+    rows = read_rows(tmp_path, "timeline.jsonl", TimelineRow)
+    shares = [(r.others_share, r.steal_share) for r in rows]
+    assert shares == [(None, None), CONTENDED, STOLEN, STOLEN]
