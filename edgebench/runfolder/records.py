@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.8"
+SCHEMA_VERSION = "2.9"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -1067,6 +1067,9 @@ class TimelineRow(Record):
     joules: float | None = None  # cumulative energy, when the source counts it
     arm: str | None = None  # the arm decoding ("<model> | <mode>"); None: between arms, idle
     example: str | None = None  # the example being decoded
+    # why this row's power reading was lost (the meter failed, hung, printed garbage);
+    # None: read, or no source (format 2.9)
+    lost: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1076,6 +1079,10 @@ class PowerReading(Record):
     t: float  # unix seconds
     watts: float | None  # instantaneous power
     joules: float | None = None  # cumulative energy
+    # lines of the log that could not be read, after the row at `t` (before the first
+    # row: at it): why, and how many (watts None); format 2.9
+    lost: str | None = None
+    lost_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -1109,6 +1116,12 @@ class ArmEnergy(Record):
     prefill_j: float | None = None  # energy from request start to first token
     decode_j: float | None = None  # energy from first token to end
     n_measured: int = 0  # examples whose whole interval the readings cover
+    # power readings lost while the arm decoded (a meter that failed, hung or printed
+    # garbage; log lines that could not be read), by reason (format 2.9)
+    readings_lost: int = 0
+    lost_reasons: dict[str, int] = field(default_factory=dict)
+    # the figures rest on the readings that remain: what was lost, in one line; None: none
+    partial: str | None = None
 
 
 # -- fidelity.json --------------------------------------------------------------------

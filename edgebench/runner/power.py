@@ -16,6 +16,7 @@ from edgebench.runfolder.read import POWER_LOG, read_rows
 from edgebench.runfolder.records import PowerReading, PowerRecord, RunSettings, SampleRecord
 from edgebench.runner.timeline import INTERVAL_S, Timeline
 from edgebench.system.power import PowerChoice, choose_power_source, read_power_log
+from edgebench.system.power.command import command_argv
 
 LOG_SOURCE = "log"
 LOG_TIER = "external"
@@ -29,8 +30,10 @@ def check_power_settings(settings: RunSettings) -> None:
     """The power options' mistakes, as one line each, before a run folder is made."""
     if settings.power_command is not None and settings.power_log is not None:
         raise UserError("give one power meter: --power-command or --power-log, not both")
-    if settings.power_command is not None and not settings.power_command.strip():
-        raise UserError("--power-command: empty command")
+    if settings.power_command is not None:
+        if not settings.power_command.strip():
+            raise UserError("--power-command: empty command")
+        command_argv(settings.power_command)  # shell syntax, bad quotes: one line, now
     idle = settings.idle_baseline
     if not math.isfinite(idle) or idle < 0:
         raise UserError(f"--idle-baseline: {idle} is not a number of seconds >= 0")

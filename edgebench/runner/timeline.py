@@ -22,7 +22,7 @@ from edgebench.io import JsonlAppender, rewrite_jsonl
 from edgebench.runfolder.read import TIMELINE, read_rows
 from edgebench.runfolder.records import TimelineRow
 from edgebench.system.heat import heat_sample
-from edgebench.system.power import PowerSource
+from edgebench.system.power import PowerSample, PowerSource, ReadingLost
 
 INTERVAL_S = 1.0
 # rows between fsyncs: every row is flushed (a crash of edgebench loses none), the disk
@@ -30,6 +30,9 @@ INTERVAL_S = 1.0
 FSYNC_EVERY = 10
 # the sampler thread's nice value: a model thread it would preempt stalls the others
 NICE = 19
+
+# a lost reading's reason is kept to this many characters in its row
+_REASON_CHARS = 200
 
 HeatReader = Callable[[], dict[str, Any]]
 
@@ -76,11 +79,33 @@ class Timeline:
         """What the run is decoding now (None, None: between arms, or idle)."""
         self.arm, self.example = arm, example
 
+    def _heat(self) -> dict[str, Any]:
+        try:
+            heat = self.heat()
+        except Exception:  # a sensor's failure is a row without heat
+            return {}
+        return heat if isinstance(heat, dict) else {}
+
+    def _reading(self) -> tuple[PowerSample | None, str | None]:
+        """The source's reading now, or why it was lost: whatever the source does
+        (garbage, a hang, an exception of its own) costs this reading, never the run."""
+        if self.source is None:
+            return None, None
+        try:
+            reading = self.source.read()
+        except ReadingLost as lost:
+            return None, lost.reason[:_REASON_CHARS]
+        except Exception as exc:  # a broken source is a lost reading
+            return None, f"the source raised {type(exc).__name__}"
+        if reading is None:
+            return None, "no reading"
+        return reading, None
+
     def sample(self) -> TimelineRow:
         """One row now, appended."""
         with self._lock:
-            heat = self.heat()
-            reading = self.source.read() if self.source is not None else None
+            heat = self._heat()
+            reading, lost = self._reading()
             row = TimelineRow(
                 # the source's own reading time when it has one, else ours
                 t=reading.t if reading is not None else self.clock(),
@@ -91,6 +116,7 @@ class Timeline:
                 joules=reading.joules if reading is not None else None,
                 arm=self.arm,
                 example=self.example,
+                lost=lost,
             )
             assert self._log is not None
             self._log.append(row.to_json())
@@ -108,6 +134,8 @@ class Timeline:
             except OSError as exc:  # a full disk: the run's own writes will stop it
                 self.error = f"timeline.jsonl: {exc.strerror or exc}"
                 return
+            except Exception as exc:  # the thread never dies of a row
+                self.error = f"timeline.jsonl: a row was lost ({type(exc).__name__})"
             due += self.interval
             if self.wait(max(due - self.clock(), 0.0)):
                 return
