@@ -457,7 +457,10 @@ class _Run:
         if log is None or record is None:
             return
         try:
-            copy_power_log(log, self.folder.path, record, self.samples)
+            lost = copy_power_log(log, self.folder.path, record, self.samples)
+            if lost:
+                lines = "line" if lost == 1 else "lines"
+                self.note(f"--power-log: {lost} {lines} near the run could not be read (lost)")
         except (UserError, OSError) as exc:
             message = f"--power-log: {exc}"
             self.note(message)

@@ -235,7 +235,4 @@ def test_power_log_missing_or_not_text(tmp_path: Path) -> None:
     )
     binary = tmp_path / "meter.bin"
     binary.write_bytes(b"\xff\xfe\x00\x01")
-    assert (
-        user_error(read_power_log, binary)
-        == f"--power-log {binary}: cannot read it (not UTF-8 text)"
-    )
+    assert user_error(read_power_log, binary) == f"{binary}:1: not UTF-8 text"
