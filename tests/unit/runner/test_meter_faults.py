@@ -184,3 +184,23 @@ def test_a_meter_that_fails_from_the_start_is_one_line_before_the_run(tmp_path: 
     assert str(caught.value) == (
         f"--power-command {command!r} printed bytes that are not UTF-8 text"
     )
+
+
+def test_compare_says_the_energy_is_partial_and_why(run_fake: RunFake, tmp_path: Path) -> None:
+    from edgebench.report.compare import compare_table
+    from edgebench.report.rundata import load_run
+
+    command = meter(tmp_path, 1, "echo 'E: checksum'", every=2)
+    result = run_fake(
+        backend(3),
+        n=3,
+        power=choose_power_source(command=command),
+        power_command=command,
+        timeline_interval=0.05,
+        idle_baseline=0.0,
+    )
+    energy = result.summary.arms[0].energy
+    assert energy is not None and energy.total_j is not None
+    caption = str(compare_table([load_run(result.run_dir).summary]).caption)
+    lost = energy.readings_lost
+    assert f"partial: {lost} readings lost (printed no number of watts ({lost}))" in caption
