@@ -14,6 +14,7 @@ import pytest
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.runfolder.read import read_manifest, read_rows
 from edgebench.runfolder.records import TimelineRow
+from edgebench.runner.engine import RunResult
 from edgebench.runner.timeline import Timeline
 from edgebench.system.power import PowerSample, choose_power_source
 from edgebench.system.power.command import CommandSource
@@ -120,23 +121,24 @@ def test_the_sampler_thread_outlives_any_source_error(tmp_path: Path, error: Bas
     assert rows[2].temp_c is None and rows[3].temp_c == 48.5
 
 
-def backend(n: int) -> FakeBackend:
+def metered_run(run_fake: RunFake, command: str, n: int) -> RunResult:
+    """A run of `n` examples of the fake model (0.15 s each) polling `command` every 50 ms."""
     timings = FakeTimings(per_prompt_token=0.0005, per_output_token=0.002)
-    return FakeBackend([RIGHT] * n, timings=timings, delay_s=0.15)
+    return run_fake(
+        FakeBackend([RIGHT] * n, timings=timings, delay_s=0.15),
+        n=n,
+        power=choose_power_source(command=command),
+        power_command=command,
+        timeline_interval=0.05,
+        idle_baseline=0.0,
+    )
 
 
 def test_a_meter_that_prints_garbage_after_two_readings_costs_the_energy_not_the_run(
     run_fake: RunFake, tmp_path: Path
 ) -> None:
     command = meter(tmp_path, 2, "printf '\\377\\376 W\\n'")
-    result = run_fake(
-        backend(3),
-        n=3,
-        power=choose_power_source(command=command),
-        power_command=command,
-        timeline_interval=0.05,
-        idle_baseline=0.0,
-    )
+    result = metered_run(run_fake, command, 3)
     manifest = read_manifest(result.run_dir)
     assert manifest.status == "completed"
     assert (result.run_dir / "summary.json").is_file()
@@ -157,14 +159,7 @@ def test_readings_lost_now_and_then_leave_partial_figures(
     run_fake: RunFake, tmp_path: Path
 ) -> None:
     command = meter(tmp_path, 1, "echo 'E: checksum'", every=3)
-    result = run_fake(
-        backend(4),
-        n=4,
-        power=choose_power_source(command=command),
-        power_command=command,
-        timeline_interval=0.05,
-        idle_baseline=0.0,
-    )
+    result = metered_run(run_fake, command, 4)
     energy = result.summary.arms[0].energy
     assert energy is not None and energy.total_j is not None and energy.n_measured >= 1
     assert energy.readings_lost > 0
@@ -191,14 +186,7 @@ def test_compare_says_the_energy_is_partial_and_why(run_fake: RunFake, tmp_path:
     from edgebench.report.rundata import load_run
 
     command = meter(tmp_path, 1, "echo 'E: checksum'", every=2)
-    result = run_fake(
-        backend(3),
-        n=3,
-        power=choose_power_source(command=command),
-        power_command=command,
-        timeline_interval=0.05,
-        idle_baseline=0.0,
-    )
+    result = metered_run(run_fake, command, 3)
     energy = result.summary.arms[0].energy
     assert energy is not None and energy.total_j is not None
     caption = str(compare_table([load_run(result.run_dir).summary]).caption)
