@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import csv
 import math
+import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -63,10 +65,15 @@ class BadLine:
 
 
 def _open(path: Path) -> BinaryIO:
-    try:
-        return Path(path).open("rb")
+    """The log for reading; a FIFO or device (which could block or never end) refused."""
+    try:  # O_NONBLOCK: opening a FIFO does not wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as err:
         raise UserError(f"--power-log {path}: cannot read it ({err.strerror or err})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UserError(f"--power-log {path}: not a regular file (a FIFO or device?)")
+    return os.fdopen(fd, "rb")
 
 
 def _fields(text: str) -> list[str] | BadLine:

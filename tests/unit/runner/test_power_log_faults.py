@@ -129,3 +129,16 @@ def test_lines_the_meter_spoils_during_the_run_are_counted_not_fatal(
     copied = read_rows(result.run_dir, "power-log.jsonl", PowerReading)
     lost = [r for r in copied if r.lost is not None]
     assert lost and all(r.watts is None and r.lost_count >= 1 for r in lost)
+
+
+def test_a_log_swapped_for_a_fifo_or_device_is_refused_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "meter.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="not a regular file"):
+        list(scan_power_log(fifo))
+    link = tmp_path / "zero.csv"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(UserError, match="not a regular file"):
+        list(scan_power_log(link))
