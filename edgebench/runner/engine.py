@@ -101,7 +101,7 @@ from edgebench.runner.preflight import available_memory_bytes, check_memory, est
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.subset import dataset_positions, select_examples
-from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline
+from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline, lost_note
 from edgebench.runner.workers import (
     Worker,
     WorkerFactory,
@@ -447,8 +447,9 @@ class _Run:
         if self.timeline is not None:
             timeline, self.timeline = self.timeline, None
             timeline.stop()
-            if timeline.error is not None:
-                self.note(timeline.error)
+            for message in (timeline.error, lost_note(timeline.lost)):
+                if message is not None:
+                    self.note(message)
 
     def _power_log_copied(self) -> None:
         """The --power-log rows of the run into the folder; a log that cannot be read

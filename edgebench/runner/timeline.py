@@ -14,6 +14,7 @@ import contextlib
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ class Timeline:
         self._thread: threading.Thread | None = None
         self.rows = 0  # rows this session wrote
         self.error: str | None = None  # why the thread stopped early
+        self.lost: Counter[str] = Counter()  # power readings lost this session, by reason
 
     def open(self, resumed: bool) -> None:
         """Open the file for appending; a resumed run keeps its complete rows only, so
@@ -106,6 +108,8 @@ class Timeline:
         with self._lock:
             heat = self._heat()
             reading, lost = self._reading()
+            if lost is not None:
+                self.lost[lost] += 1
             row = TimelineRow(
                 # the source's own reading time when it has one, else ours
                 t=reading.t if reading is not None else self.clock(),
@@ -158,6 +162,14 @@ class Timeline:
                 except OSError as exc:  # a full disk: the run's own writes report it
                     self.error = f"timeline.jsonl: {exc.strerror or exc}"
             self._log = None
+
+
+def lost_note(lost: Counter[str]) -> str | None:
+    """The readings a session lost, in one line for the terminal; None: none."""
+    if not lost:
+        return None
+    reasons = "; ".join(f"{reason} ({count})" for reason, count in lost.most_common())
+    return f"power: {lost.total()} readings lost, the energy is partial: {reasons}"
 
 
 def _lower_priority() -> None:

@@ -192,3 +192,16 @@ def test_compare_says_the_energy_is_partial_and_why(run_fake: RunFake, tmp_path:
     caption = str(compare_table([load_run(result.run_dir).summary]).caption)
     lost = energy.readings_lost
     assert f"partial: {lost} readings lost (printed no number of watts ({lost}))" in caption
+
+
+def test_the_terminal_hears_how_many_readings_were_lost_and_why() -> None:
+    from collections import Counter
+
+    from edgebench.runner.timeline import lost_note
+
+    assert lost_note(Counter()) is None
+    lost = Counter({"printed no number of watts": 3, "did not finish within 5 s": 1})
+    assert lost_note(lost) == (
+        "power: 4 readings lost, the energy is partial: printed no number of watts (3); "
+        "did not finish within 5 s (1)"
+    )
