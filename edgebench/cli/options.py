@@ -402,8 +402,9 @@ PowerCommandOpt = Annotated[
         "--power-command",
         metavar="CMD",
         help="A command that prints the watts a meter reads now, polled once a second "
-        "into the timeline, e.g. 'python read_ina219.py' (default: the machine's own "
-        "sensor, when one is readable).",
+        "into the timeline, e.g. 'python read_ina219.py'; run without a shell (write "
+        "sh -c '...' for one); --resume needs it given again (default: the machine's "
+        "own sensor, when one is readable).",
     ),
 ]
 PowerLogOpt = Annotated[

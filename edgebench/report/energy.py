@@ -74,7 +74,19 @@ def source_line(arms: Sequence[ArmSummary]) -> str | None:
             else "no idle baseline subtracted"
         )
         parts.append(f"{r.source} ({r.tier}; {r.resolution}); {idle}")
-    return "energy: " + " · ".join(parts)
+    return "energy: " + " · ".join(parts) + _lost(records)
+
+
+def _lost(records: Sequence[ArmEnergy]) -> str:
+    """What the figures lack: the readings lost while the arms decoded, by reason."""
+    lost: dict[str, int] = {}
+    for record in records:
+        for reason, count in record.lost_reasons.items():
+            lost[reason] = lost.get(reason, 0) + count
+    if not lost:
+        return ""
+    reasons = "; ".join(f"{reason} ({count})" for reason, count in lost.items())
+    return f" · partial: {sum(lost.values())} readings lost ({reasons})"
 
 
 def throttle_text(value: bool | None) -> str:

@@ -1136,6 +1136,9 @@ class TimelineRow(Record):
     # processes (this one and its workers) counted as ours (format 2.9)
     others_share: float | None = None
     steal_share: float | None = None  # stolen by the hypervisor since the previous row
+    # why this row's power reading was lost (the meter failed, hung, printed garbage);
+    # None: read, or no source (format 2.9)
+    lost: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1145,6 +1148,10 @@ class PowerReading(Record):
     t: float  # unix seconds
     watts: float | None  # instantaneous power
     joules: float | None = None  # cumulative energy
+    # lines of the log that could not be read, after the row at `t` (before the first
+    # row: at it): why, and how many (watts None); format 2.9
+    lost: str | None = None
+    lost_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -1178,6 +1185,12 @@ class ArmEnergy(Record):
     prefill_j: float | None = None  # energy from request start to first token
     decode_j: float | None = None  # energy from first token to end
     n_measured: int = 0  # examples whose whole interval the readings cover
+    # power readings lost while the arm decoded (a meter that failed, hung or printed
+    # garbage; log lines that could not be read), by reason (format 2.9)
+    readings_lost: int = 0
+    lost_reasons: dict[str, int] = field(default_factory=dict)
+    # the figures rest on the readings that remain: what was lost, in one line; None: none
+    partial: str | None = None
 
 
 # -- fidelity.json --------------------------------------------------------------------

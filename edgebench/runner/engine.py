@@ -111,7 +111,7 @@ from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.samples import needs_retime
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.subset import dataset_positions, sample_examples, select_examples
-from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline
+from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline, lost_note
 from edgebench.runner.workers import (
     Worker,
     WorkerFactory,
@@ -506,8 +506,9 @@ class _Run:
         if self.timeline is not None:
             timeline, self.timeline = self.timeline, None
             timeline.stop()
-            if timeline.error is not None:
-                self.note(timeline.error)
+            for message in (timeline.error, lost_note(timeline.lost)):
+                if message is not None:
+                    self.note(message)
 
     def _power_log_copied(self) -> None:
         """The --power-log rows of the run into the folder; a log that cannot be read
@@ -516,7 +517,10 @@ class _Run:
         if log is None or record is None:
             return
         try:
-            copy_power_log(log, self.folder.path, record, self.samples)
+            lost = copy_power_log(log, self.folder.path, record, self.samples)
+            if lost:
+                lines = "line" if lost == 1 else "lines"
+                self.note(f"--power-log: {lost} {lines} near the run could not be read (lost)")
         except (UserError, OSError) as exc:
             message = f"--power-log: {exc}"
             self.note(message)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,9 @@ from edgebench.io import write_jsonl_atomic
 from edgebench.runfolder.read import POWER_LOG, read_rows
 from edgebench.runfolder.records import PowerReading, PowerRecord, RunSettings, SampleRecord
 from edgebench.runner.timeline import INTERVAL_S, Timeline
-from edgebench.system.power import PowerChoice, choose_power_source, read_power_log
+from edgebench.system.power import PowerChoice, choose_power_source
+from edgebench.system.power.command import command_argv
+from edgebench.system.power.meter_log import BadLine, check_power_log, scan_power_log
 
 LOG_SOURCE = "log"
 LOG_TIER = "external"
@@ -29,8 +32,10 @@ def check_power_settings(settings: RunSettings) -> None:
     """The power options' mistakes, as one line each, before a run folder is made."""
     if settings.power_command is not None and settings.power_log is not None:
         raise UserError("give one power meter: --power-command or --power-log, not both")
-    if settings.power_command is not None and not settings.power_command.strip():
-        raise UserError("--power-command: empty command")
+    if settings.power_command is not None:
+        if not settings.power_command.strip():
+            raise UserError("--power-command: empty command")
+        command_argv(settings.power_command)  # shell syntax, bad quotes: one line, now
     idle = settings.idle_baseline
     if not math.isfinite(idle) or idle < 0:
         raise UserError(f"--idle-baseline: {idle} is not a number of seconds >= 0")
@@ -38,7 +43,7 @@ def check_power_settings(settings: RunSettings) -> None:
     if log is not None:
         if not log.is_file():
             raise UserError(f"--power-log: no such file: {log}")
-        read_power_log(log)  # a bad row is a one-line error naming file:line, now
+        check_power_log(log)  # a bad first row is a one-line error naming file:line, now
 
 
 def choose(settings: RunSettings) -> PowerChoice:
@@ -84,16 +89,52 @@ def needs_idle(record: PowerRecord, settings: RunSettings) -> bool:
 
 def copy_power_log(
     log: Path, run_dir: Path, record: PowerRecord, samples: Sequence[SampleRecord]
-) -> None:
+) -> int:
     """The log's rows around the run's examples and idle window into power-log.jsonl,
-    added to the rows an earlier session copied."""
+    added to the rows an earlier session copied; the number of lines lost near them.
+
+    The log is read once, as a stream: only the rows of the window are kept. A line that
+    cannot be read is a row with watts None and why (`lost`, counted by reason), placed
+    at the last good row before it (clamped into the window)."""
     bounds = [s.wall.start for s in samples if s.wall] + [s.wall.end for s in samples if s.wall]
     bounds += [t for t in (record.idle_start, record.idle_end) if t is not None]
-    kept = {r.t: r for r in read_rows(run_dir, POWER_LOG, PowerReading)}
+    kept = {(r.t, r.lost): r for r in read_rows(run_dir, POWER_LOG, PowerReading)}
+    lost_here = 0
     if bounds:
         low, high = min(bounds) - LOG_MARGIN_S, max(bounds) + LOG_MARGIN_S
-        for row in read_power_log(log):
+        before: float | None = None  # the last good row's time
+        pending: Counter[str] = Counter()  # bad lines since it, by reason
+
+        def place(after: float | None) -> None:
+            nonlocal lost_here
+            at = _placed(before, after, low, high)
+            if at is not None:
+                for reason, count in pending.items():
+                    kept[at, reason] = PowerReading(at, None, lost=reason, lost_count=count)
+                    lost_here += count
+            pending.clear()
+
+        for row in scan_power_log(log):
+            if isinstance(row, BadLine):
+                pending[row.reason] += 1
+                continue
+            if pending:
+                place(row.t)
             if low <= row.t <= high:
-                kept[row.t] = PowerReading(row.t, row.watts, row.joules)
-    rows = [kept[t].to_json() for t in sorted(kept)]
+                kept[row.t, None] = PowerReading(row.t, row.watts, row.joules)
+            before = row.t
+        if pending:
+            place(None)
+    rows = [kept[key].to_json() for key in sorted(kept, key=lambda key: (key[0], key[1] or ""))]
     write_jsonl_atomic(run_dir / POWER_LOG, rows)
+    return lost_here
+
+
+def _placed(before: float | None, after: float | None, low: float, high: float) -> float | None:
+    """Where lines lost between two good rows (None: the log's start or end) go: into
+    the window [low, high] when the span between the rows reaches it, else nowhere."""
+    start = before if before is not None else after
+    end = after if after is not None else math.inf
+    if start is None or end < low or start > high:
+        return None
+    return max(start, low)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import UserError
 from edgebench.runfolder.records import (
     DatasetRecord,
     Device,
@@ -134,5 +135,29 @@ def _differs(what: str, stored: Any, now: Any, *, short: bool = False) -> str:
 def settings_from_manifest(manifest: Manifest, run_dir: Path, given: dict[str, Any]) -> RunSettings:
     """The settings to resume a run with: the stored ones, with the options the user gave
     (`given`: field -> value, only those given) on top. `resume_conflict` later refuses
-    any given measurement setting that differs."""
+    any given measurement setting that differs.
+
+    A command is never taken from a run folder (folders are copied, fetched from hosts
+    and shared): a run that polled `--power-command` continues only with the same
+    command given again on the command line."""
+    check_stored_command(manifest.settings.power_command, given.get("power_command"), run_dir)
     return replace(manifest.settings, **given, out=run_dir)
+
+
+def check_stored_command(stored: str | None, given: str | None, run_dir: Path) -> None:
+    """UserError unless the command given now is the one the run used (none: none)."""
+    if stored is not None and given is None:
+        raise UserError(
+            f"cannot resume {run_dir}: it polled a power meter with --power-command, and "
+            "a command is never taken from a run folder: give --power-command CMD again"
+        )
+    if stored != given:
+        raise UserError(
+            f"cannot resume {run_dir}: setting --power-command differs "
+            f"(run: {_quoted(stored)}, now: {_quoted(given)})"
+        )
+
+
+def _quoted(command: str | None) -> str:
+    """A command as text, control characters escaped (a folder's text is not trusted)."""
+    return "none" if command is None else repr(command)

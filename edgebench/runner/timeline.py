@@ -16,6 +16,7 @@ import contextlib
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from edgebench.runfolder.read import TIMELINE, read_rows
 from edgebench.runfolder.records import TimelineRow
 from edgebench.system.cpu_share import CpuMeter, CpuShare, CpuSnapshot, process_tree
 from edgebench.system.heat import heat_sample
-from edgebench.system.power import PowerSource
+from edgebench.system.power import PowerSample, PowerSource, ReadingLost
 
 INTERVAL_S = 1.0
 # rows between fsyncs: every row is flushed (a crash of edgebench loses none), the disk
@@ -33,6 +34,9 @@ INTERVAL_S = 1.0
 FSYNC_EVERY = 10
 # the sampler thread's nice value: a model thread it would preempt stalls the others
 NICE = 19
+
+# a lost reading's reason is kept to this many characters in its row
+_REASON_CHARS = 200
 
 HeatReader = Callable[[], dict[str, Any]]
 
@@ -69,6 +73,7 @@ class Timeline:
         self._thread: threading.Thread | None = None
         self.rows = 0  # rows this session wrote
         self.error: str | None = None  # why the thread stopped early
+        self.lost: Counter[str] = Counter()  # power readings lost this session, by reason
 
     def open(self, resumed: bool) -> None:
         """Open the file for appending; a resumed run keeps its complete rows only, so
@@ -82,12 +87,36 @@ class Timeline:
         """What the run is decoding now (None, None: between arms, or idle)."""
         self.arm, self.example = arm, example
 
+    def _heat(self) -> dict[str, Any]:
+        try:
+            heat = self.heat()
+        except Exception:  # a sensor's failure is a row without heat
+            return {}
+        return heat if isinstance(heat, dict) else {}
+
+    def _reading(self) -> tuple[PowerSample | None, str | None]:
+        """The source's reading now, or why it was lost: whatever the source does
+        (garbage, a hang, an exception of its own) costs this reading, never the run."""
+        if self.source is None:
+            return None, None
+        try:
+            reading = self.source.read()
+        except ReadingLost as lost:
+            return None, lost.reason[:_REASON_CHARS]
+        except Exception as exc:  # a broken source is a lost reading
+            return None, f"the source raised {type(exc).__name__}"
+        if reading is None:
+            return None, "no reading"
+        return reading, None
+
     def sample(self) -> TimelineRow:
         """One row now, appended."""
         with self._lock:
-            heat = self.heat()
+            heat = self._heat()
             share = self._cpu_share()
-            reading = self.source.read() if self.source is not None else None
+            reading, lost = self._reading()
+            if lost is not None:
+                self.lost[lost] += 1
             row = TimelineRow(
                 # the source's own reading time when it has one, else ours
                 t=reading.t if reading is not None else self.clock(),
@@ -100,6 +129,7 @@ class Timeline:
                 example=self.example,
                 others_share=None if share.others is None else round(share.others, 4),
                 steal_share=None if share.steal is None else round(share.steal, 4),
+                lost=lost,
             )
             assert self._log is not None
             self._log.append(row.to_json())
@@ -107,8 +137,13 @@ class Timeline:
             return row
 
     def _cpu_share(self) -> CpuShare:
-        """The shares since the previous row (none for the first)."""
-        snapshot = self.cpu.snapshot()
+        """The shares since the previous row (none for the first, or when the CPU times
+        cannot be read: a process gone between two reads costs the row its shares)."""
+        try:
+            snapshot = self.cpu.snapshot()
+        except Exception:
+            self._cpu_last = None
+            return CpuShare(None, None)
         last, self._cpu_last = self._cpu_last, snapshot
         if last is None:
             return CpuShare(None, None)
@@ -125,6 +160,8 @@ class Timeline:
             except OSError as exc:  # a full disk: the run's own writes will stop it
                 self.error = f"timeline.jsonl: {exc.strerror or exc}"
                 return
+            except Exception as exc:  # the thread never dies of a row
+                self.error = f"timeline.jsonl: a row was lost ({type(exc).__name__})"
             due += self.interval
             if self.wait(max(due - self.clock(), 0.0)):
                 return
@@ -147,6 +184,14 @@ class Timeline:
                 except OSError as exc:  # a full disk: the run's own writes report it
                     self.error = f"timeline.jsonl: {exc.strerror or exc}"
             self._log = None
+
+
+def lost_note(lost: Counter[str]) -> str | None:
+    """The readings a session lost, in one line for the terminal; None: none."""
+    if not lost:
+        return None
+    reasons = "; ".join(f"{reason} ({count})" for reason, count in lost.most_common())
+    return f"power: {lost.total()} readings lost, the energy is partial: {reasons}"
 
 
 def _lower_priority() -> None:

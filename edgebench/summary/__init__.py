@@ -16,6 +16,7 @@ from edgebench.metrics.score import families_of
 from edgebench.runfolder.read import read_run
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
+    ArmEnergy,
     ArmSummary,
     BootstrapRecord,
     ConsistencySummary,
@@ -29,7 +30,14 @@ from edgebench.summary import uncertainty
 from edgebench.summary.arms import summarize_arms
 from edgebench.summary.consistency import summarize_consistency
 from edgebench.summary.differences import paired_differences
-from edgebench.summary.energy import arm_energy, arm_throttled, power_samples, throttled
+from edgebench.summary.energy import (
+    arm_energy,
+    arm_throttled,
+    lost_readings,
+    power_samples,
+    throttled,
+    with_losses,
+)
 from edgebench.system.power import PowerCurve
 
 # What a run kind adds to the arms' figures (None: nothing).
@@ -93,14 +101,19 @@ def _with_energy(
     with_energy = []
     for arm in arms:
         own = [s for s in samples if (s.model, s.constraint) == (arm.model, arm.constraint)]
+        lost = lost_readings(power_log or timeline, arm.key, own)
         with_energy.append(
             replace(
                 arm,
-                energy=arm_energy(manifest.power, own, power, task_family),
+                energy=_energy(arm_energy(manifest.power, own, power, task_family), lost),
                 throttled_during_run=arm_throttled(timeline, arm.key, own),
             )
         )
     return with_energy
+
+
+def _energy(energy: ArmEnergy | None, lost: dict[str, int]) -> ArmEnergy | None:
+    return with_losses(energy, lost) if energy is not None else None
 
 
 def result_arms(summary: Summary) -> list[ArmSummary]:

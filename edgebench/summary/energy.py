@@ -12,6 +12,7 @@ decode tok/s counts them), per answer, per schema-compliant answer and per exact
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -161,6 +162,39 @@ def arm_energy(
     )
 
 
+def _span(samples: Sequence[SampleRecord]) -> tuple[float | None, float | None]:
+    walls = [s.wall for s in samples if s.wall is not None]
+    return min((w.start for w in walls), default=None), max((w.end for w in walls), default=None)
+
+
+def lost_readings(
+    rows: Sequence[TimelineRow | PowerReading], arm: str, samples: Sequence[SampleRecord]
+) -> dict[str, int]:
+    """The power readings lost while `arm` decoded, by reason: timeline rows tagged with
+    the arm (or untagged within its examples' span), log lines within that span."""
+    start, end = _span(samples)
+    lost: Counter[str] = Counter()
+    for row in rows:
+        if row.lost is None:
+            continue
+        tag = row.arm if isinstance(row, TimelineRow) else None
+        inside = start is not None and end is not None and start <= row.t <= end
+        if tag == arm or (tag is None and inside):
+            lost[row.lost] += row.lost_count if isinstance(row, PowerReading) else 1
+    return dict(lost.most_common())
+
+
+def with_losses(energy: ArmEnergy, lost: dict[str, int]) -> ArmEnergy:
+    """The arm's energy marked partial when readings were lost while it decoded."""
+    if not lost:
+        return energy
+    count = sum(lost.values())
+    reasons = "; ".join(f"{reason} ({n})" for reason, n in lost.items())
+    readings = "reading" if count == 1 else "readings"
+    partial = f"{count} power {readings} lost while the arm decoded: {reasons}"
+    return replace(energy, readings_lost=count, lost_reasons=lost, partial=partial)
+
+
 def throttled(rows: Sequence[TimelineRow]) -> bool | None:
     """Whether the clock was held down during `rows`: a Raspberry Pi's "now" bit in any
     row, or an "occurred" bit that was clear in an earlier row and set later (set before
@@ -184,9 +218,7 @@ def arm_throttled(
     """`throttled` over the rows taken while `arm` decoded (tagged with it, or within its
     examples' wall-clock span; an arm shorter than a row's interval: the first row after
     it), the row before them kept as the baseline of the "occurred" bits."""
-    walls = [s.wall for s in samples if s.wall is not None]
-    start = min((w.start for w in walls), default=None)
-    end = max((w.end for w in walls), default=None)
+    start, end = _span(samples)
 
     def during(row: TimelineRow) -> bool:
         inside = start is not None and end is not None and start <= row.t <= end

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.system.bounded_command import run_bounded
 from edgebench.system.build_flags import installed_build
 
 _MB = 1024 * 1024
@@ -149,11 +150,13 @@ def run_command(argv: list[str]) -> str | None:
     """stdout of a short command, or None when it is missing or fails."""
     if shutil.which(argv[0]) is None:
         return None
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=5, check=False)
+    try:  # its own process group, bounded output: a hung or forking tool costs 5 s
+        done = run_bounded(argv, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", errors="replace").strip()
 
 
 # -- CPU ---------------------------------------------------------------------------

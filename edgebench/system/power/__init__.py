@@ -7,7 +7,7 @@ what each tier measures and misses."""
 from edgebench.system.power.choose import choose_power_source
 from edgebench.system.power.energy import PowerCurve, energy_between
 from edgebench.system.power.meter_log import PowerLogInfo, describe_power_log, read_power_log
-from edgebench.system.power.sample import PowerChoice, PowerSample, PowerSource
+from edgebench.system.power.sample import PowerChoice, PowerSample, PowerSource, ReadingLost
 
 __all__ = [
     "PowerChoice",
@@ -15,6 +15,7 @@ __all__ = [
     "PowerLogInfo",
     "PowerSample",
     "PowerSource",
+    "ReadingLost",
     "choose_power_source",
     "describe_power_log",
     "energy_between",

@@ -18,6 +18,20 @@ class PowerSample:
     joules: float | None  # cumulative energy, monotonic, counter wrap corrected
 
 
+class ReadingLost(Exception):
+    """One reading failed, with why in a few words that do not vary between polls (they
+    are counted by reason): a gap in the timeline, never the end of the run. `detail`
+    adds what the source said, for a one-line error when the first reading fails."""
+
+    def __init__(self, reason: str, detail: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail or reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 class PowerSource(Protocol):
     name: str  # "rapl", "pi5-pmic", "battery:BAT0", "hwmon:<chip>", "command"
     tier: str  # "board-pmic" | "rapl" | "battery" | "hwmon" | "external"
@@ -25,7 +39,8 @@ class PowerSource(Protocol):
     covers: str  # what it measures and what it misses
 
     def read(self) -> PowerSample | None:
-        """One reading now; None when this reading failed (a gap in the timeline)."""
+        """One reading now; None (or ReadingLost with why) when this reading failed: a
+        gap in the timeline."""
         ...
 
 

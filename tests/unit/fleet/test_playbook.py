@@ -66,3 +66,69 @@ def test_onnx_models_install_the_onnx_extra_and_mark_it_installed() -> None:
     assert "fleet_install_extras" in play["vars"]["install_id"]
     assert by_name["installed source"]["ansible.builtin.stat"]["path"].endswith("{{ install_id }}")
     assert "{{ install_id }}" in by_name["mark the source installed"]["ansible.builtin.shell"]
+
+
+# Inventory variables (and what the play derives from them) a shell must never read as code.
+INVENTORY_VARIABLES = (
+    "edgebench_root",
+    "edgebench_python",
+    "edgebench_env",
+    "edgebench_venv_site_packages",
+    "root_setting",
+    "host_python",
+    "host_env",
+    "site_packages",
+    "root",
+    "inventory_hostname",
+)
+
+
+def test_no_shell_task_reads_an_inventory_variable_as_shell_text() -> None:
+    (play,) = yaml.safe_load(PLAYBOOK.read_text())
+    for task in tasks(play["tasks"]):
+        shell = task.get("ansible.builtin.shell") or task.get("shell")
+        if shell is None:
+            continue
+        text = shell if isinstance(shell, str) else shell.get("cmd", "")
+        for variable in INVENTORY_VARIABLES:
+            assert f"{{{{ {variable}" not in text, (task["name"], variable)
+
+
+def connect_argv() -> list[str]:
+    (play,) = yaml.safe_load(PLAYBOOK.read_text())
+    (connect,) = [task for task in tasks(play["tasks"]) if task["name"] == "connect"]
+    argv = connect["ansible.builtin.command"]["argv"]
+    assert argv[-1] == "{{ root_setting }}"
+    return argv[:-1]
+
+
+@pytest.mark.parametrize(
+    ("root", "made"),
+    [
+        ("x; touch pwned", "x; touch pwned"),
+        ("$(touch pwned)", "$(touch pwned)"),
+        ("`touch pwned`", "`touch pwned`"),
+        ("a b && touch pwned", "a b && touch pwned"),
+        ("-n", "-n"),
+        ("~/edgebench", "home/edgebench"),
+        ("~", "home"),
+    ],
+)
+def test_edgebench_root_reaches_the_host_as_a_folder_name_never_as_shell(
+    tmp_path: Path, root: str, made: str
+) -> None:
+    import subprocess
+
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run(
+        [*connect_argv(), root],
+        cwd=tmp_path,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == str(tmp_path / made)
+    assert (tmp_path / made).is_dir()
+    assert not (tmp_path / "pwned").exists() and not (home / "pwned").exists()

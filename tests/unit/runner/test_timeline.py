@@ -201,18 +201,8 @@ def _interrupting(backend: FakeBackend) -> FakeBackend:
 def test_timeline_rows_are_json_lines(run_fake: RunFake) -> None:
     result = run_fake([RIGHT], n=1, power=FakePower(lambda t: 3.0).choice(), idle_baseline=0.0)
     lines = (result.run_dir / "timeline.jsonl").read_text().splitlines()
-    keys = {
-        "t",
-        "temp_c",
-        "freq_mhz",
-        "throttled",
-        "watts",
-        "joules",
-        "arm",
-        "example",
-        "others_share",
-        "steal_share",
-    }
+    keys = {"t", "temp_c", "freq_mhz", "throttled", "watts", "joules", "arm", "example"}
+    keys |= {"others_share", "steal_share", "lost"}
     assert lines and all(set(json.loads(line)) == keys for line in lines)
 
 

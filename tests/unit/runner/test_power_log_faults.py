@@ -1,0 +1,144 @@
+"""--power-log under a meter that misbehaves (issue "a flaky meter ends the run"): the log
+is read as a stream, in memory that does not grow with its length; a bad line among its
+first rows is a one-line error naming file:line before the run; one written later (an
+over-long field, bytes that are not UTF-8, a broken quote, a NUL) is a line lost, counted
+with its reason in the arm's energy, and never the end of the run."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from edgebench.backends.fake import FakeBackend, FakeTimings
+from edgebench.errors import UserError
+from edgebench.runfolder.read import read_manifest, read_rows
+from edgebench.runfolder.records import PowerReading, RunSettings
+from edgebench.runner.power import check_power_settings
+from edgebench.system.power import PowerChoice
+from edgebench.system.power.meter_log import (
+    HEAD_ROWS,
+    MAX_LINE_BYTES,
+    BadLine,
+    scan_power_log,
+)
+from tests.conftest import RunFake
+from tests.helpers.fakes import RIGHT
+
+BAD_LINES = {
+    b"1764129600," + b"9" * 200_000 + b"\n": f"a line longer than {MAX_LINE_BYTES} bytes",
+    b"\xff\xfe1764129600,4\n": "not UTF-8 text",
+    b'1764129600,"4\n': "not CSV",
+    b"17641\x0029600,4\n": "not CSV",
+    b"1764129600,4,5\n": "not 2 columns time,watts",
+    b"yesterday,4\n": "time is neither unix seconds nor ISO 8601",
+    b"1764129600,-1\n": "watts is negative",
+}
+
+
+@pytest.mark.parametrize(("line", "reason"), list(BAD_LINES.items()))
+def test_a_bad_line_is_a_reason_and_the_stream_goes_on(
+    tmp_path: Path, line: bytes, reason: str
+) -> None:
+    log = tmp_path / "meter.csv"
+    log.write_bytes(b"time,watts\n1764129500,4\n" + line + b"1764129700,5\n")
+    rows = list(scan_power_log(log))
+    assert [r.t for r in rows if not isinstance(r, BadLine)] == [1764129500.0, 1764129700.0]
+    (bad,) = [r for r in rows if isinstance(r, BadLine)]
+    assert (bad.line, bad.reason) == (3, reason)
+
+
+@pytest.mark.parametrize("line", list(BAD_LINES))
+def test_a_bad_line_among_the_first_rows_is_one_line_naming_file_and_line(
+    tmp_path: Path, line: bytes
+) -> None:
+    log = tmp_path / "meter.csv"
+    log.write_bytes(b"time,watts\n1764129500,4\n" + line)
+    with pytest.raises(UserError) as caught:
+        check_power_settings(RunSettings(power_log=log))
+    message = str(caught.value)
+    assert message.startswith(f"{log}:3: ") and "\n" not in message and len(message) < 400
+
+
+def test_a_bad_line_past_the_first_rows_waits_for_the_end_of_the_run(tmp_path: Path) -> None:
+    log = tmp_path / "meter.csv"
+    rows = "".join(f"{1764129600 + i},4\n" for i in range(HEAD_ROWS + 5))
+    log.write_bytes(rows.encode() + b"\xff\n")
+    check_power_settings(RunSettings(power_log=log))  # no error: checked when it ends
+
+
+def test_memory_does_not_grow_with_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "meter.csv"
+    with log.open("w") as handle:
+        for block in range(20):
+            t0 = 1764129600 + block * 10_000
+            handle.write("".join(f"{t0 + i * 0.1:.1f},{4 + i % 7}\n" for i in range(10_000)))
+    tracemalloc.start()
+    count = sum(1 for _ in scan_power_log(log))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert count == 200_000
+    assert peak < 1_000_000  # bytes: a line at a time, whatever the length
+
+
+class Writing(FakeBackend):
+    """The fake model, with the meter appending to its log while each example decodes:
+    a line every 5 ms from `t0 - 0.5` s on, every 10th not UTF-8 and every 10th one over-long."""
+
+    def __init__(self, log: Path, t0: float) -> None:
+        timings = FakeTimings(per_prompt_token=0.0005, per_output_token=0.002)
+        super().__init__([RIGHT] * 3, timings=timings, delay_s=0.05)
+        self.log, self.t0, self.next = log, t0, 100
+
+    def generate(self, prompt, settings):  # type: ignore[no-untyped-def]
+        with self.log.open("ab") as handle:
+            for i in range(self.next, self.next + 200):
+                t = f"{self.t0 - 0.5 + 0.005 * i:.3f}".encode()
+                if i % 10 == 0:
+                    handle.write(t + b",4.\xff\n")
+                elif i % 10 == 5:
+                    handle.write(t + b"," + b"7" * (MAX_LINE_BYTES + 10) + b"\n")
+                else:
+                    handle.write(t + b",4.0\n")
+        self.next += 200
+        return super().generate(prompt, settings)
+
+
+def test_lines_the_meter_spoils_during_the_run_are_counted_not_fatal(
+    run_fake: RunFake, tmp_path: Path
+) -> None:
+    t0 = time.time()
+    log = tmp_path / "meter.csv"
+    log.write_text(
+        "time,watts\n" + "".join(f"{t0 - 0.5 + 0.005 * i:.3f},4.0\n" for i in range(100))
+    )
+    result = run_fake(
+        Writing(log, t0), n=3, power=PowerChoice(None, log, None), power_log=log, idle_baseline=0.0
+    )
+    assert read_manifest(result.run_dir).status == "completed"
+    energy = result.summary.arms[0].energy
+    assert energy is not None and energy.total_j is not None and energy.n_measured == 3
+    assert set(energy.lost_reasons) == {
+        "not UTF-8 text",
+        f"a line longer than {MAX_LINE_BYTES} bytes",
+    }
+    assert energy.readings_lost == sum(energy.lost_reasons.values()) > 0
+    assert energy.partial is not None and "lost while the arm decoded" in energy.partial
+    copied = read_rows(result.run_dir, "power-log.jsonl", PowerReading)
+    lost = [r for r in copied if r.lost is not None]
+    assert lost and all(r.watts is None and r.lost_count >= 1 for r in lost)
+
+
+def test_a_log_swapped_for_a_fifo_or_device_is_refused_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "meter.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="not a regular file"):
+        list(scan_power_log(fifo))
+    link = tmp_path / "zero.csv"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(UserError, match="not a regular file"):
+        list(scan_power_log(link))
