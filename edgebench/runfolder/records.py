@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from edgebench.runfolder.record import Record
 
-SCHEMA_VERSION = "2.8"
+SCHEMA_VERSION = "2.9"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -368,9 +368,11 @@ class CompileRecord(Record):
 
 @dataclass(frozen=True)
 class MemoryRecord(Record):
-    """Peak resident memory of an arm's worker processes, in MB."""
+    """Peak resident memory of an arm's worker processes, in MiB (2^20 bytes)."""
 
-    peak_rss_mb: float  # total resident memory (VmHWM where readable)
+    # total resident memory (VmHWM where readable); the `_mb` names hold MiB: they
+    # predate the label and stay for the format's sake
+    peak_rss_mb: float
     peak_rss_anon_mb: float | None  # anonymous pages: weights copied to RAM, KV cache, heap
     peak_rss_file_mb: float | None  # file-backed pages: the mmapped model file
     samples: int  # readings taken
@@ -667,7 +669,7 @@ class Perf(Record):
     """Speed, memory and token totals of one arm."""
 
     load_s: float | None  # first model load
-    peak_rss_mb: float | None  # peak resident memory of the arm's worker
+    peak_rss_mb: float | None  # peak resident memory of the arm's worker, MiB (2^20 bytes)
     peak_rss_anon_mb: float | None  # its anonymous part
     peak_rss_file_mb: float | None  # its file-backed part
     ttft_s: Distribution  # time to first token
@@ -690,6 +692,19 @@ class Perf(Record):
     cached_prompt_tokens_total: int = 0  # prompt tokens the prefix cache served
     # decode-loop phase -> its time per call over the arm (format 2.6; empty when untimed)
     step_times: dict[str, PhaseSummary] = field(default_factory=dict)
+    # examples whose timing other processes or the hypervisor disturbed (format 2.9)
+    contended_examples: int = 0
+    # no contended example left; None: contention not measured (a run before 2.9), which
+    # is not clean: `card` publishes no speed of such an arm unless told to
+    speed_clean: bool | None = None
+    # figure (ttft_s, latency_s, prefill_tok_s, decode_tok_s) -> the 95% bootstrap
+    # interval [lo, hi] of its p50 over the arm's timed examples (summary `bootstrap`);
+    # None: no value (format 2.9; empty before)
+    p50_ci95: dict[str, list[float] | None] = field(default_factory=dict)
+    # the paired interval of `decode_ratio_to_none` (p50 decode tok/s over the same
+    # model's `none` arm's), both arms resampled on the examples they share; None: no
+    # `none` arm, this is it, or no shared timed example (format 2.9)
+    decode_ratio_to_none_ci95: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -782,7 +797,7 @@ class ArmSummary(Record):
     perf: Perf  # speed, memory and token totals
     compile: CompileSummary  # grammar compile times
     guard: GuardSummary  # what the keyword guard did
-    model_size_mb: float | None  # the model on disk
+    model_size_mb: float | None  # the model on disk, MB (10^6 bytes)
     decode_ratio_to_none: float | None  # p50 decode tok/s over that of `none`, same model
     decode_ratio_to_first_model: float | None  # p50 decode tok/s over the first model's, same mode
     # schemas compiled, refused and crashed per group; None: the arm has no schema engine

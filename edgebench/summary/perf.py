@@ -23,10 +23,24 @@ from edgebench.runfolder.records import (
     PhaseSummary,
     PhaseTimes,
     SampleRecord,
+    Timings,
 )
+from edgebench.summary.uncertainty import median_ci
 
 # Examples nothing was decoded for: no speed figures to take from them.
 _UNTIMED = (FINISH_UNSUPPORTED, FINISH_CRASHED, FINISH_TIMEOUT, FINISH_SKIPPED)
+# The speed figures whose p50 has an interval (Perf.p50_ci95), as Timings names them.
+SPEED_FIGURES = ("ttft_s", "latency_s", "prefill_tok_s", "decode_tok_s")
+
+
+def timed(samples: list[SampleRecord]) -> list[SampleRecord]:
+    """The samples something was decoded for: the ones speed is measured on."""
+    return [s for s in samples if s.finish_reason not in _UNTIMED]
+
+
+def figure_of(timings: Timings, figure: str) -> float | None:
+    value = getattr(timings, figure)
+    return float(value) if value is not None else None
 
 
 def distribution(values: list[float]) -> Distribution:
@@ -44,23 +58,23 @@ def distribution(values: list[float]) -> Distribution:
 
 def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
     """Speed, memory and token totals of one arm (its own worker)."""
-    timed = [s.timings for s in samples if s.finish_reason not in _UNTIMED]
+    timings = [s.timings for s in timed(samples)]
     # a worker whose memory was never read (samples 0, source none) has no peak, not 0 MB
     memory = arm.memory if arm.memory and arm.memory.samples else None
     finish = Counter(s.finish_reason for s in samples)
 
-    def spread(values: list[float | None]) -> Distribution:
-        return distribution([v for v in values if v is not None])
+    def measured(figure: str) -> list[float]:
+        return [v for t in timings if (v := figure_of(t, figure)) is not None]
 
     return Perf(
         load_s=arm.load_s,
         peak_rss_mb=memory.peak_rss_mb if memory else None,
         peak_rss_anon_mb=memory.peak_rss_anon_mb if memory else None,
         peak_rss_file_mb=memory.peak_rss_file_mb if memory else None,
-        ttft_s=spread([t.ttft_s for t in timed]),
-        latency_s=spread([t.latency_s for t in timed]),
-        prefill_tok_s=spread([t.prefill_tok_s for t in timed]),
-        decode_tok_s=spread([t.decode_tok_s for t in timed]),
+        ttft_s=distribution(measured("ttft_s")),
+        latency_s=distribution(measured("latency_s")),
+        prefill_tok_s=distribution(measured("prefill_tok_s")),
+        decode_tok_s=distribution(measured("decode_tok_s")),
         prompt_tokens_total=sum(s.prompt_tokens for s in samples),
         output_tokens_total=sum(s.output_tokens for s in samples),
         generated_tokens_total=sum(s.generated_tokens for s in samples),
@@ -76,6 +90,7 @@ def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
         ttft_warm=any(s.cached_prompt_tokens for s in samples),
         cached_prompt_tokens_total=sum(s.cached_prompt_tokens for s in samples),
         step_times=step_summary(samples),
+        p50_ci95={figure: median_ci(measured(figure)) for figure in SPEED_FIGURES},
     )
 
 
