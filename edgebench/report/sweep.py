@@ -99,6 +99,11 @@ class Sweep:
     fidelity: FidelityRecord | None
 
     @property
+    def several_variants(self) -> bool:
+        """Several models or quantizations: a sweep, not one model's constraint modes."""
+        return len({r.model for r in self.rows}) > 1
+
+    @property
     def notes(self) -> list[str]:
         """Each requantization note once, with the variants it is about."""
         by_note: dict[str, dict[str, None]] = {}
@@ -255,8 +260,9 @@ def sweep_table(sweep: Sweep) -> Table:
     """The terminal table, headers as short as `compare`'s and each interval under its
     score (report/fit.py splits it at 80 columns, names and numbers whole)."""
     metric = facts.metric_label(sweep.metric)
+    kind = "sweep" if sweep.several_variants else "constraint modes"
     table = Table(
-        title=escape(f"sweep · {sweep.run.run_id} · front on {metric}"),
+        title=escape(f"{kind} · {sweep.run.run_id} · front on {metric}"),
         title_justify="left",
         caption_justify="left",
     )
