@@ -3,12 +3,17 @@ bootstrapped over examples like the accuracy intervals; worked by hand on tiny c
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 
 import numpy as np
 import pytest
+from rich.console import Console
 
+from edgebench.cli.app import main
+from edgebench.report.table import render_summary
+from edgebench.summary import load_run
 from edgebench.summary.uncertainty import median_ci, paired_median_ratio
 from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
@@ -73,3 +78,29 @@ def test_no_ratio_interval_without_a_none_arm(run_fake: RunFake) -> None:
     (arm,) = json.loads((result.run_dir / "summary.json").read_text())["arms"]
     assert arm["decode_ratio_to_none"] is None
     assert arm["perf"]["decode_ratio_to_none_ci95"] is None
+
+
+def test_compare_and_the_run_table_show_the_speed_intervals(
+    run_fake: RunFake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = run_fake([RIGHT, WRONG] * 4, n=4, constraints=("none", "mask")).run_dir
+    with pytest.raises(SystemExit):
+        main(["compare", "--json", str(run_dir)])
+    none, mask = json.loads(capsys.readouterr().out)
+    decode = mask["decode_tok_s_p50"]
+    assert mask["ci95"]["decode_tok_s_p50"] == [decode, decode]
+    assert set(mask["ci95"]) >= {"ttft_s_p50", "latency_s_p50", "decode_ratio_to_none"}
+    assert mask["ci95"]["decode_ratio_to_none"] is not None
+    assert none["ci95"]["decode_ratio_to_none"] is None
+    assert "peak_rss_mib" in mask and "peak_rss_mb" not in mask
+    with pytest.raises(SystemExit):
+        main(["compare", str(run_dir)])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "RSS MiB" in out and "RSS MB" not in out
+    assert f"{decode:.1f}–{decode:.2f}" in out or f"{decode:.2f}–{decode:.2f}" in out
+    summary = load_run(run_dir).summary
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(render_summary(summary))
+    table = " ".join(console.export_text().split())
+    assert "p50 95% CI" in table and f"[{decode:.1f}, {decode:.1f}]" in table
+    assert "MiB" in table and "peak RSS" in table
