@@ -387,9 +387,9 @@ def _perf_tables(model_arms: list[Arm]) -> str:
     headers = [
         "constraint",
         f"load (s) {lower}",
-        f"peak RSS (MB) {lower}",
-        f"anon (MB) {lower}",
-        f"file-backed (MB) {lower}",
+        f"peak RSS (MiB) {lower}",
+        f"anon (MiB) {lower}",
+        f"file-backed (MiB) {lower}",
         "prompt tokens",
         "output tokens",
         "hit max_tokens",

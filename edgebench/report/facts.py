@@ -62,7 +62,7 @@ PERF_COLUMNS: tuple[tuple[str, str, Figure, int], ...] = (
     ("decode tok/s p95", "perf.decode_tok_s.p95", lambda a: a.perf.decode_tok_s.p95, 1),
     ("latency p50 (s)", "perf.latency_s.p50", lambda a: a.perf.latency_s.p50, 2),
     ("latency p95 (s)", "perf.latency_s.p95", lambda a: a.perf.latency_s.p95, 2),
-    ("peak RSS (MB)", "perf.peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
+    ("peak RSS (MiB)", "perf.peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
     ("load (s)", "perf.load_s", lambda a: a.perf.load_s, 2),
     ("closed", "perf.closed", lambda a: a.perf.closed, 0),
     ("wall (s)", "perf.wall_s", lambda a: a.perf.wall_s, 0),
@@ -84,7 +84,7 @@ DIRECTION_LEGEND = "↓ lower is better, ↑ higher is better (every accuracy fi
 
 
 def with_direction(label: str, higher_is_better: bool | None) -> str:
-    """ "peak RSS (MB) ↓": a cost header that says which way is better."""
+    """ "peak RSS (MiB) ↓": a cost header that says which way is better."""
     return label if higher_is_better is None else f"{label} {BETTER_MARKS[higher_is_better]}"
 
 

@@ -91,18 +91,19 @@ def render(rec: Recommendation) -> RenderableType:
 
 
 def as_json(rec: Recommendation) -> dict[str, Any]:
+    """The recommendation as numbers: memory in MiB (`*_mib`), file sizes in MB (10^6)."""
     rows = {r["model"] + " · " + r["constraint"]: r for r in sweep_json(rec.sweep)}
     return {
         "run": rec.sweep.run.run_id,
         "metric": rec.sweep.metric,
-        "budget_mb": rec.budget_mb,
+        "budget_mib": rec.budget_mb,
         "min_accuracy": rec.min_accuracy,
         "picks": [c.row.key for c in rec.picks],
         "variants": [
             {
                 **rows[c.row.key],
-                "need_mb": c.need_mb,
-                "kv_cache_mb": c.kv_mb,
+                "need_mib": c.need_mb,
+                "kv_cache_mib": c.kv_mb,
                 "kv_in_peak_rss": c.kv_in_peak,
                 "picked": c.picked,
                 "reasons": list(c.reasons),
@@ -114,7 +115,7 @@ def as_json(rec: Recommendation) -> dict[str, Any]:
             for c in rec.candidates
         ],
         "devices": [
-            {"name": d.name, "ram_gb": d.ram_gb, "usable_mb": d.usable_mb} for d in DEVICES
+            {"name": d.name, "ram_gb": d.ram_gb, "usable_mib": d.usable_mb} for d in DEVICES
         ],
         "fidelity_reference": rec.sweep.fidelity.reference if rec.sweep.fidelity else None,
     }

@@ -411,7 +411,7 @@ def test_cost_headers_say_which_way_is_better(vm_card: str) -> None:
         "TTFT p50 (s) ↓",
         "decode tok/s p50 ↑",
         "latency p95 (s) ↓",
-        "peak RSS (MB) ↓",
+        "peak RSS (MiB) ↓",
         "load (s) ↓",
         "decode (tokens/s) ↑",
         "ttft (s) ↓",

@@ -59,7 +59,7 @@ def test_a_leaderboard_per_device_ranked_on_the_primary_metric(page: str) -> Non
         "Field F1",
         "decode tok/s p50",
         "TTFT p50 (s)",
-        "peak RSS (MB)",
+        "peak RSS (MiB)",
     ]
     # Equal F1 (2 of 3 right in both modes): the faster mode first; 25% slower than pi5-a.
     assert [(r[0], r[4], r[6].split()[0], r[7]) for r in rows] == [

@@ -105,7 +105,7 @@ def test_leaderboard_has_a_row_per_model_and_mode_with_its_figures(
     page_html: str, runs: list[LoadedRun]
 ) -> None:
     body = page_html.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
-    for column in ("JSONExact", "Field F1", "Schema", "decode tok/s p50", "peak RSS (MB)"):
+    for column in ("JSONExact", "Field F1", "Schema", "decode tok/s p50", "peak RSS (MiB)"):
         assert f">{column}</th>" in body
     rows = leaderboard_rows(page_html)
     arms = [(run, arm) for run in runs for arm in run.summary.arms]
