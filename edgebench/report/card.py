@@ -267,7 +267,14 @@ def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
             for m in metrics
         ]
         row += [
-            facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key)
+            " ".join(
+                part
+                for part in (
+                    facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key),
+                    facts.perf_interval(arm.result, key, d),
+                )
+                if part
+            )
             for _, key, read, d in perf_columns
         ]
         rows.append(row)
@@ -355,13 +362,15 @@ def _compile_ms(arm: ArmSummary) -> float | None:
 def _perf_tables(model_arms: list[Arm]) -> str:
     rows = []
     for arm in model_arms:
-        for label, dist in facts.distributions(arm.result.perf):
+        for label, dist, interval in facts.distributions(arm.result.perf):
             rows.append(
                 [arm.constraint, facts.with_direction(label, label.endswith("(tokens/s)"))]
-                + [facts.fmt(v, 3) for v in (dist.p50, dist.p95, dist.mean)]
+                + [facts.fmt(dist.p50, 3), facts.interval_text(interval, 3) or facts.NO_VALUE]
+                + [facts.fmt(v, 3) for v in (dist.p95, dist.mean)]
                 + [dist.n]
             )
-    speed = md.table(["constraint", "measure", "p50", "p95", "mean", "n"], rows, 2)
+    headers = ["constraint", "measure", "p50", "p50 95% CI", "p95", "mean", "n"]
+    speed = md.table(headers, rows, 2)
     totals = []
     for arm in model_arms:
         perf = arm.result.perf

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,3 +105,24 @@ def test_compare_and_the_run_table_show_the_speed_intervals(
     table = " ".join(console.export_text().split())
     assert "p50 95% CI" in table and f"[{decode:.1f}, {decode:.1f}]" in table
     assert "MiB" in table and "peak RSS" in table
+
+
+def test_card_and_report_show_the_speed_intervals(run_fake: RunFake, tmp_path: Path) -> None:
+    run_dir = run_fake([RIGHT, WRONG] * 4, n=4, constraints=("none", "mask")).run_dir
+    mask = load_run(run_dir).summary.arms[1]
+    decode, ratio = mask.perf.decode_tok_s.p50, mask.decode_ratio_to_none
+    assert decode is not None and ratio is not None
+    card = tmp_path / "card.md"
+    with pytest.raises(SystemExit):
+        main(["card", str(run_dir), "--out", str(card)])
+    text = card.read_text().replace("\\[", "[").replace("\\]", "]")  # Markdown-escaped
+    assert "| p50 95% CI |" in text and "decode × none ↑" in text
+    assert f"{decode:.1f} [{decode:.1f}, {decode:.1f}]" in text  # the summary table
+    assert f"[{decode:.3f}, {decode:.3f}]" in text  # the performance table
+    assert f"{ratio:.2f} [{ratio:.2f}, {ratio:.2f}]" in text  # paired × none
+    assert "peak RSS (MiB)" in text
+    page = tmp_path / "report.html"
+    with pytest.raises(SystemExit):
+        main(["report", str(run_dir), "--out", str(page)])
+    html = page.read_text()
+    assert f"[{decode:.1f}, {decode:.1f}]" in html and "decode × none" in html
