@@ -50,7 +50,14 @@ def pick_text(rec: Recommendation, c: Candidate) -> str:
     interval = facts.interval_text(row.arm.intervals.get(rec.sweep.metric))
     figures = [
         f"{metric} {facts.fmt(row.accuracy)} {interval}".strip(),
-        f"{facts.fmt(row.decode_tok_s, 1)} tok/s",
+        " ".join(
+            part
+            for part in (
+                f"{facts.fmt(row.decode_tok_s, 1)} tok/s",
+                facts.interval_text(row.arm.result.perf.p50_ci95.get("decode_tok_s"), 1),
+            )
+            if part
+        ),
         f"{facts.fmt(row.size_mb, 1)} MB file",
         _memory(c),
     ]

@@ -307,6 +307,7 @@ def sweep_json(sweep: Sweep) -> list[dict[str, Any]]:
             "kl_mean": r.kl_mean,
             "top1_agreement": r.top1,
             "decode_tok_s_p50": r.decode_tok_s,
+            "decode_tok_s_p50_ci95": r.arm.result.perf.p50_ci95.get("decode_tok_s"),
             "prefill_tok_s_p50": r.prefill_tok_s,
             "peak_rss_mib": r.peak_rss_mb,
             "size_mb": r.size_mb,

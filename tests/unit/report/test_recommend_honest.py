@@ -105,8 +105,12 @@ def test_fastest_only_when_the_intervals_separate(plain_dir: Path) -> None:
     apart = _with_decode(
         faster, {"none": [decode * 0.8, decode * 1.2], "json": [decode * 1.6, decode * 2.5]}
     )
-    strengths = {c.row.constraint: c.strengths for c in recommend(apart).picks}
+    rec = recommend(apart)
+    strengths = {c.row.constraint: c.strengths for c in rec.picks}
     assert "fastest decode" in strengths["json"]
+    # the pick names its decode speed with the interval it was judged on
+    text = " ".join(render_text(render(rec)).split())
+    assert f"{decode * 2:.1f} tok/s [{decode * 1.6:.1f}, {decode * 2.5:.1f}]" in text
 
 
 @pytest.mark.parametrize(
