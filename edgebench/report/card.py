@@ -70,7 +70,7 @@ def speed_published(arm: ArmSummary, allow_contended: bool) -> bool:
 def contention_line(arm: ArmSummary, allow_contended: bool) -> str | None:
     """Why an arm's speed is not in model-index (or is, though contended); None when clean."""
     perf = arm.perf
-    if perf.speed_clean is True:
+    if perf.speed_clean is True or not perf.latency_s.n:  # clean, or nothing was timed
         return None
     if perf.speed_clean is None:
         why = "contention was not measured (a run before format 2.9)"
