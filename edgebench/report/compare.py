@@ -255,6 +255,11 @@ def _device_tag(row: dict[str, Any]) -> str:
     return name_tag(row["device"], row["device_fingerprint"])
 
 
+def _ci_digits(key: str, digits: int) -> int:
+    """A speed figure's interval as its value is shown; a rate's to 2 digits (.55)."""
+    return digits if key in _SPEED_FIGURES or key == "decode_ratio_to_none" else 2
+
+
 def with_interval(cell: str, interval: list[float] | None, digits: int = 2) -> str:
     """The value over its 95% interval, on two lines to keep the column narrow."""
     if not interval:
@@ -327,7 +332,7 @@ def compare_table(
         cells += [NO_VALUE if row["skipped"] else str(count) for count in counts]
         counted = len(cells)
         cells += [
-            with_interval(_cell(row[key], digits), row["ci95"].get(key), max(digits, 2))
+            with_interval(_cell(row[key], digits), row["ci95"].get(key), _ci_digits(key, digits))
             for _, key, _, digits in columns
         ]
         keys = [key for _, key, _, _ in columns]

@@ -188,9 +188,11 @@ def _apart(row: SweepRow, others: list[SweepRow], objective: str) -> bool | None
 def _strengths(row: SweepRow, fitting: list[SweepRow]) -> tuple[str, ...]:
     """The objectives on which no fitting row beats it; a speed, memory or size lead
     only when measurable."""
+    others = [r for r in fitting if r.key != row.key]
+    if not others:  # best among one is no claim
+        return ("the only one left",)
     found = []
     level = []
-    others = [r for r in fitting if r.key != row.key]
     for objective in OBJECTIVES:
         mine = row.point().values.get(objective.name)
         if mine is None:

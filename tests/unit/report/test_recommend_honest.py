@@ -128,3 +128,10 @@ def test_bad_min_accuracy_is_one_line(
 ) -> None:
     code, err = run_cli(capsys, "recommend", str(plain_dir), "--min-accuracy", value)
     assert_one_line_error(code, err, fragment)
+
+
+def test_a_lone_pick_claims_no_lead(tmp_path: Path) -> None:
+    swept = make_sweep_run(tmp_path / "sweep", modes="mask", fidelity=False)
+    rec = recommend(load_run(swept), budget_bytes=200 * 2**20)  # only Q2_K (190 MiB) fits
+    (pick,) = rec.picks
+    assert pick.strengths == ("the only one left",)
