@@ -73,7 +73,7 @@ def contention_line(arm: ArmSummary, allow_contended: bool) -> str | None:
     if perf.speed_clean is True or not perf.latency_s.n:  # clean, or nothing was timed
         return None
     if perf.speed_clean is None:
-        why = "contention was not measured (a run before format 2.9)"
+        why = "contention was not measured in this run (recorded from format 2.9 on)"
     else:
         timed = perf.latency_s.n
         share = f" ({perf.contended_examples / timed:.0%})" if timed else ""
@@ -85,7 +85,7 @@ def contention_line(arm: ArmSummary, allow_contended: bool) -> str | None:
         return f"{arm.constraint}: speed published with --allow-contended, though {why}."
     return (
         f"{arm.constraint}: speed not published in model-index: {why}; "
-        "`edgebench card --allow-contended` publishes it anyway."
+        "edgebench card --allow-contended publishes it anyway."
     )
 
 
