@@ -67,7 +67,8 @@ def test_unmeasured_contention_is_not_clean(run: LoadedRun, tmp_path: Path) -> N
     card = tmp_path / "card.md"
     write_card(with_contention(run, speed_clean=None), card)
     assert not _metric_types(card)["mask"] & set(SPEED_METRICS)
-    assert "contention was not measured in this run (recorded from format 2.9 on)" in card.read_text()
+    text = card.read_text()
+    assert "contention was not measured in this run (recorded from format 2.9 on)" in text
 
 
 def test_allow_contended_publishes_and_says_so(run: LoadedRun, tmp_path: Path) -> None:
