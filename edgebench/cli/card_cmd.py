@@ -73,6 +73,14 @@ def card(
         ),
     ] = None,
     device: DeviceOpt = None,
+    allow_contended: Annotated[
+        bool,
+        typer.Option(
+            "--allow-contended",
+            help="Publish speed in model-index also for modes whose timing other processes "
+            "disturbed (or that predate contention measurement); the card says so.",
+        ),
+    ] = False,
 ) -> None:
     """Write a Hugging Face model card (model-index metadata, device, how it was run,
     accuracy, performance) and its plots next to it.
@@ -87,7 +95,7 @@ def card(
     with ExitStack() as stack:
         run, target = _card_source(run_dir, out, device, run_name, stack)
         _check_output(target, (".md",), "--out")
-        files = write_card(run, target, model, examples)
+        files = write_card(run, target, model, examples, allow_contended)
     typer.echo(f"card: {files.card}")
     for plot in files.plots:
         typer.echo(f"plot: {plot}")

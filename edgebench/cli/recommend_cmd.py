@@ -17,7 +17,10 @@ from edgebench.summary import load_run
 def recommend(
     run_dir: Annotated[
         Path,
-        typer.Argument(metavar="RUN_DIR", help="A run folder of several variants (a sweep)."),
+        typer.Argument(
+            metavar="RUN_DIR",
+            help="A run folder: several variants (a sweep) or one model's constraint modes.",
+        ),
     ],
     max_memory: Annotated[
         str | None,

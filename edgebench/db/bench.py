@@ -76,7 +76,7 @@ def bench_rows(bench_key: str, record: BenchRecord) -> list[Row]:
             "tok_s_mean": row.tok_s_mean,
             "tok_s_std": row.tok_s_std,
             "tok_s_median": row.tok_s_median,
-            "peak_rss_mb": row.peak_rss_mb,
+            "peak_rss_mib": row.peak_rss_mb,
         }
         rows.append(facts)
     return rows

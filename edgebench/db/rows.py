@@ -74,11 +74,25 @@ def _arm_row(run_key: str, manifest: Manifest, arm: ArmSummary) -> Row:
         "latency_s_p50": perf.latency_s.p50,
         "prefill_tok_s_p50": perf.prefill_tok_s.p50,
         "decode_tok_s_p50": perf.decode_tok_s.p50,
-        "peak_rss_mb": perf.peak_rss_mb,
+        "peak_rss_mib": perf.peak_rss_mb,
         "j_per_decode_token": energy.j_per_decode_token if energy else None,
         "j_per_answer": energy.j_per_answer if energy else None,
         "total_j": energy.total_j if energy else None,
+        **_bounds("ttft_s_p50", perf.p50_ci95.get("ttft_s")),
+        **_bounds("latency_s_p50", perf.p50_ci95.get("latency_s")),
+        **_bounds("prefill_tok_s_p50", perf.p50_ci95.get("prefill_tok_s")),
+        **_bounds("decode_tok_s_p50", perf.p50_ci95.get("decode_tok_s")),
+        "decode_ratio_to_none": arm.decode_ratio_to_none,
+        **_bounds("decode_ratio_to_none", perf.decode_ratio_to_none_ci95),
+        "contended_examples": perf.contended_examples if perf.speed_clean is not None else None,
+        "speed_clean": _number(perf.speed_clean),  # NULL: not measured (before 2.9)
     }
+
+
+def _bounds(figure: str, interval: list[float] | None) -> Row:
+    """A figure's 95% interval as its `_lo` and `_hi` columns (NULL: none)."""
+    lo, hi = interval if interval else (None, None)
+    return {f"{figure}_lo": lo, f"{figure}_hi": hi}
 
 
 def _metric_rows(run_key: str, arm: ArmSummary) -> list[Row]:

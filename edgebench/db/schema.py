@@ -8,8 +8,9 @@ from pathlib import Path
 
 from edgebench.errors import UserError
 
-# The database's own version (not the run-folder format): bumped when a table changes.
-DB_VERSION = 1
+# The database's own version (not the run-folder format): bumped when a table changes;
+# an older database is brought up to it when opened (MIGRATIONS).
+DB_VERSION = 2
 DEFAULT_DB = Path("edgebench.db")
 LOCK_WAIT_S = 5.0  # how long to wait for another writer before saying the file is locked
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -69,10 +70,23 @@ CREATE TABLE IF NOT EXISTS arms (
     latency_s_p50 REAL,
     prefill_tok_s_p50 REAL,
     decode_tok_s_p50 REAL,
-    peak_rss_mb REAL,
+    peak_rss_mib REAL,
     j_per_decode_token REAL,
     j_per_answer REAL,
     total_j REAL,
+    ttft_s_p50_lo REAL,
+    ttft_s_p50_hi REAL,
+    latency_s_p50_lo REAL,
+    latency_s_p50_hi REAL,
+    prefill_tok_s_p50_lo REAL,
+    prefill_tok_s_p50_hi REAL,
+    decode_tok_s_p50_lo REAL,
+    decode_tok_s_p50_hi REAL,
+    decode_ratio_to_none REAL,
+    decode_ratio_to_none_lo REAL,
+    decode_ratio_to_none_hi REAL,
+    contended_examples INTEGER,
+    speed_clean INTEGER,
     PRIMARY KEY (run_key, model, constraint_mode)
 );
 CREATE TABLE IF NOT EXISTS arm_metrics (
@@ -140,7 +154,7 @@ CREATE TABLE IF NOT EXISTS bench_rows (
     tok_s_mean REAL,
     tok_s_std REAL,
     tok_s_median REAL,
-    peak_rss_mb REAL,
+    peak_rss_mib REAL,
     PRIMARY KEY (bench_key, row)
 );
 CREATE TABLE IF NOT EXISTS bench_files (
@@ -154,6 +168,33 @@ CREATE TABLE IF NOT EXISTS run_files (
     PRIMARY KEY (run_key, name)
 );
 """
+# The statements that bring a database of version N to N + 1. Version 2 (format 2.9):
+# peak RSS named for its unit (MiB), the speed intervals, contention. Rows stored before
+# have NULL there until their folder is ingested again: the stored hashes are cleared so
+# that the next `db ingest` of the same folder stores it anew instead of skipping it.
+_SPEED_COLUMNS = (
+    "ttft_s_p50_lo",
+    "ttft_s_p50_hi",
+    "latency_s_p50_lo",
+    "latency_s_p50_hi",
+    "prefill_tok_s_p50_lo",
+    "prefill_tok_s_p50_hi",
+    "decode_tok_s_p50_lo",
+    "decode_tok_s_p50_hi",
+    "decode_ratio_to_none",
+    "decode_ratio_to_none_lo",
+    "decode_ratio_to_none_hi",
+)
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        "ALTER TABLE arms RENAME COLUMN peak_rss_mb TO peak_rss_mib",
+        "ALTER TABLE bench_rows RENAME COLUMN peak_rss_mb TO peak_rss_mib",
+        *(f"ALTER TABLE arms ADD COLUMN {column} REAL" for column in _SPEED_COLUMNS),
+        "ALTER TABLE arms ADD COLUMN contended_examples INTEGER",
+        "ALTER TABLE arms ADD COLUMN speed_clean INTEGER",
+        "UPDATE runs SET content_sha256 = ''",
+    ),
+}
 # Every table of a run, children first (a re-ingest deletes in this order).
 RUN_TABLES = ("sample_scores", "samples", "arm_metrics", "arms", "run_files", "runs")
 BENCH_TABLES = ("bench_rows", "bench_files", "benches")
@@ -225,9 +266,25 @@ def open_db(path: Path, create: bool = False) -> sqlite3.Connection:
         if version is None:
             conn.executescript(TABLES)
             conn.execute("INSERT INTO meta VALUES ('db_version', ?)", (str(DB_VERSION),))
+        elif version < DB_VERSION:
+            _migrate(conn, version)
     except sqlite3.DatabaseError as exc:
         raise UserError(f"{path}: {db_problem(exc)}") from None
     return conn
+
+
+def _migrate(conn: sqlite3.Connection, version: int) -> None:
+    """An older database brought to DB_VERSION in one transaction: all or nothing."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for step in range(version, DB_VERSION):
+            for statement in MIGRATIONS[step]:
+                conn.execute(statement)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'db_version'", (str(DB_VERSION),))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def db_problem(exc: sqlite3.Error) -> str:

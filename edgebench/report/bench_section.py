@@ -27,8 +27,8 @@ from edgebench.runfolder.records import BenchRecord
 # The card's and report's speed table: what a reader compares, llama-bench's columns
 # that describe the model file left to the bench's own table. The device is a column
 # when the rows come from several devices, else one line above the table.
-SPEED_HEADERS = ("model", "quant", "device", "threads", "test", "tok/s", "peak RSS MB")
-_NUMERIC = {"threads", "tok/s", "peak RSS MB", *SUSTAINED_HEADERS}
+SPEED_HEADERS = ("model", "quant", "device", "threads", "test", "tok/s", "peak RSS MiB")
+_NUMERIC = {"threads", "tok/s", "peak RSS MiB", *SUSTAINED_HEADERS}
 _KINDS = (
     "pp: prompt processing (N prompt tokens in one batch); tg: generation (N tokens, one "
     "at a time); @ dD: after D tokens in the KV cache"

@@ -158,7 +158,7 @@ SUSTAINED_NOTE = (
 # llama-bench's columns (quant added), then edgebench's own
 HEADERS = (
     "model", "quant", "size", "params", "backend", "threads", "test", "t/s", "±%", "others",
-    "RSS MB",
+    "RSS MiB",
 )  # fmt: skip
 _LEFT = {"model", "quant", "backend"}
 

@@ -5,6 +5,10 @@ The YAML metadata is built with huggingface_hub's card classes (`ModelCardData`,
 and dataset, its metrics per constraint mode (accuracy and what it cost). The Markdown
 body says on which device, with which runtime, command, dataset and prompt, and shows
 accuracy, speed, memory and plots. Every string from the run is escaped (markdown.py).
+
+Speed goes into model-index only for a mode whose speed is clean (no example contended,
+`perf.speed_clean`); the others get a line in the body saying why, unless
+`--allow-contended` (then the line says it was published anyway).
 """
 
 from __future__ import annotations
@@ -40,13 +44,48 @@ COST_METRICS: tuple[tuple[str, facts.Figure, str], ...] = (
     ("prefill_tokens_per_second_p50", lambda a: a.perf.prefill_tok_s.p50, "prefill tokens/s p50"),
     ("time_to_first_token_seconds_p50", lambda a: a.perf.ttft_s.p50, "TTFT p50 (s)"),
     ("latency_seconds_p50", lambda a: a.perf.latency_s.p50, "latency p50 (s)"),
-    ("peak_rss_mb", lambda a: a.perf.peak_rss_mb, "peak RSS (MB)"),
+    ("peak_rss_mib", lambda a: a.perf.peak_rss_mb, "peak RSS (MiB)"),
     # energy, when a power source measured it (idle power subtracted)
     ("joules_per_decode_token", energy.ENERGY_COLUMNS[1][2], "J per decode token"),
     ("joules_per_answer", energy.ENERGY_COLUMNS[2][2], "J per answer"),
     ("joules_per_exact_answer", energy.ENERGY_COLUMNS[4][2], "J per exact answer"),
 )
+# The timed ones among them: published only for an arm whose speed is clean.
+SPEED_METRICS = (
+    "decode_tokens_per_second_p50",
+    "prefill_tokens_per_second_p50",
+    "time_to_first_token_seconds_p50",
+    "latency_seconds_p50",
+)
 LIBRARY_BY_BACKEND = {"llama": "gguf", "onnx": "onnx"}
+
+
+def speed_published(arm: ArmSummary, allow_contended: bool) -> bool:
+    """An arm's speed goes into model-index when no example was contended (measured:
+    `perf.speed_clean`), or when `--allow-contended` says to publish it anyway."""
+    return allow_contended or arm.perf.speed_clean is True
+
+
+def contention_line(arm: ArmSummary, allow_contended: bool) -> str | None:
+    """Why an arm's speed is not in model-index (or is, though contended); None when clean."""
+    perf = arm.perf
+    if perf.speed_clean is True or not perf.latency_s.n:  # clean, or nothing was timed
+        return None
+    if perf.speed_clean is None:
+        why = "contention was not measured in this run (recorded from format 2.9 on)"
+    else:
+        timed = perf.latency_s.n
+        share = f" ({perf.contended_examples / timed:.0%})" if timed else ""
+        why = (
+            f"{perf.contended_examples} of {timed} examples{share} were contended (other "
+            "processes or the hypervisor took CPU while they decoded)"
+        )
+    if allow_contended:
+        return f"{arm.constraint}: speed published with --allow-contended, though {why}."
+    return (
+        f"{arm.constraint}: speed not published in model-index: {why}; "
+        "edgebench card --allow-contended publishes it anyway."
+    )
 
 
 @dataclass(frozen=True)
@@ -131,10 +170,10 @@ def result_config(run: LoadedRun, label: str, constraint: str) -> str:
     return "; ".join(f"{k}={v}" for k, v in config.items() if v is not None)
 
 
-def eval_results(run: LoadedRun, model_arms: list[Arm]) -> list[Any]:
+def eval_results(run: LoadedRun, model_arms: list[Arm], allow_contended: bool = False) -> list[Any]:
     """One EvalResult per metric and constraint mode: the accuracy metrics and the cost
     (speed, memory), named with the mode; `metric_config` holds the mode, runtime and
-    device (`result_config`)."""
+    device (`result_config`). Speed only for arms `speed_published` allows."""
     hub = _hub()
     task = run.manifest.task.name
     common = {
@@ -149,7 +188,12 @@ def eval_results(run: LoadedRun, model_arms: list[Arm]) -> list[Any]:
     for arm in model_arms:
         config = result_config(run, arm.model, arm.constraint)
         values = [(name, value, facts.metric_label(name)) for name, value in arm.metrics.items()]
-        values += [(t, _number(read(arm.result)), label) for t, read, label in COST_METRICS]
+        published = speed_published(arm.result, allow_contended)
+        values += [
+            (t, _number(read(arm.result)), label)
+            for t, read, label in COST_METRICS
+            if published or t not in SPEED_METRICS
+        ]
         for metric_type, value, label in values:
             if value is None:
                 continue
@@ -169,7 +213,9 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def card_data(run: LoadedRun, label: str, model_arms: list[Arm]) -> Any:
+def card_data(
+    run: LoadedRun, label: str, model_arms: list[Arm], allow_contended: bool = False
+) -> Any:
     hub = _hub()
     record = run.manifest.model(label)
     tags = ["edgebench", "structured-output", "json-extraction", "cpu"]
@@ -186,7 +232,7 @@ def card_data(run: LoadedRun, label: str, model_arms: list[Arm]) -> Any:
         license=record.license or None,
         library_name=LIBRARY_BY_BACKEND.get(record.backend),
         tags=tags,
-        eval_results=eval_results(run, model_arms) or None,
+        eval_results=eval_results(run, model_arms, allow_contended) or None,
         **extra,
     )
 
@@ -220,7 +266,14 @@ def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
             for m in metrics
         ]
         row += [
-            facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key)
+            " ".join(
+                part
+                for part in (
+                    facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key),
+                    facts.perf_interval(arm.result, key, d),
+                )
+                if part
+            )
             for _, key, read, d in perf_columns
         ]
         rows.append(row)
@@ -234,6 +287,12 @@ def _warning(model_arms: list[Arm]) -> list[str]:
         return []
     n = min(a.result.n_scored for a in small)
     return [f"> **⚠ {facts.INDICATIVE}**: {n} examples scored; the intervals are wide."]
+
+
+def _contention(model_arms: list[Arm], allow_contended: bool) -> list[str]:
+    """One line per arm whose speed was contended or not measured (module docstring)."""
+    lines = [contention_line(arm.result, allow_contended) for arm in model_arms]
+    return [f"> **Speed**: {md.text(line)}" for line in lines if line is not None]
 
 
 def _differences(run: LoadedRun, label: str) -> list[str]:
@@ -302,13 +361,15 @@ def _compile_ms(arm: ArmSummary) -> float | None:
 def _perf_tables(model_arms: list[Arm]) -> str:
     rows = []
     for arm in model_arms:
-        for label, dist in facts.distributions(arm.result.perf):
+        for label, dist, interval in facts.distributions(arm.result.perf):
             rows.append(
                 [arm.constraint, facts.with_direction(label, label.endswith("(tokens/s)"))]
-                + [facts.fmt(v, 3) for v in (dist.p50, dist.p95, dist.mean)]
+                + [facts.fmt(dist.p50, 3), facts.interval_text(interval, 3) or facts.NO_VALUE]
+                + [facts.fmt(v, 3) for v in (dist.p95, dist.mean)]
                 + [dist.n]
             )
-    speed = md.table(["constraint", "measure", "p50", "p95", "mean", "n"], rows, 2)
+    headers = ["constraint", "measure", "p50", "p50 95% CI", "p95", "mean", "n"]
+    speed = md.table(headers, rows, 2)
     totals = []
     for arm in model_arms:
         perf = arm.result.perf
@@ -334,9 +395,9 @@ def _perf_tables(model_arms: list[Arm]) -> str:
     headers = [
         "constraint",
         f"load (s) {lower}",
-        f"peak RSS (MB) {lower}",
-        f"anon (MB) {lower}",
-        f"file-backed (MB) {lower}",
+        f"peak RSS (MiB) {lower}",
+        f"anon (MiB) {lower}",
+        f"file-backed (MiB) {lower}",
         "prompt tokens",
         "output tokens",
         "hit max_tokens",
@@ -519,6 +580,7 @@ def card_body(
     model_arms: list[Arm],
     plot_files: list[tuple[Plot, str]],
     examples: int = 2,
+    allow_contended: bool = False,
 ) -> str:
     record = run.manifest.model(label)
     device = run.manifest.device
@@ -541,6 +603,7 @@ def card_body(
         intro,
         *_source_note(record),
         *_warning(model_arms),
+        *_contention(model_arms, allow_contended),
         _summary_table(model_arms),
         md.text(facts.DIRECTION_LEGEND),
         *(_figure(plot, name) for plot, name in first),
@@ -577,21 +640,30 @@ def card_body(
 
 
 def render_card(
-    run: LoadedRun, model: str | None, plot_files: list[tuple[Plot, str]], examples: int = 2
+    run: LoadedRun,
+    model: str | None,
+    plot_files: list[tuple[Plot, str]],
+    examples: int = 2,
+    allow_contended: bool = False,
 ) -> str:
     """The card's full text (YAML metadata and Markdown), checked by parsing it back."""
     hub = _hub()
     label = pick_model(run, model)
     model_arms = [arm for arm in arms(run) if arm.model == label]
-    data = card_data(run, label, model_arms)
-    content = (
-        f"---\n{data.to_yaml()}\n---\n\n{card_body(run, label, model_arms, plot_files, examples)}"
-    )
+    data = card_data(run, label, model_arms, allow_contended)
+    body = card_body(run, label, model_arms, plot_files, examples, allow_contended)
+    content = f"---\n{data.to_yaml()}\n---\n\n{body}"
     hub.ModelCard(content, ignore_metadata_errors=False)
     return content
 
 
-def write_card(run: LoadedRun, out: Path, model: str | None = None, examples: int = 2) -> CardFiles:
+def write_card(
+    run: LoadedRun,
+    out: Path,
+    model: str | None = None,
+    examples: int = 2,
+    allow_contended: bool = False,
+) -> CardFiles:
     """The card at `out` and its plots next to it (`<stem>-<plot>.png`), each written
     atomically."""
     label = pick_model(run, model)
@@ -599,7 +671,7 @@ def write_card(run: LoadedRun, out: Path, model: str | None = None, examples: in
     if is_sweep(run):
         plots += sweep_plots(build_sweep(run))
     plot_files = [(plot, f"{out.stem}-{plot.name}.png") for plot in plots]
-    content = render_card(run, label, plot_files, examples)
+    content = render_card(run, label, plot_files, examples, allow_contended)
     written = []
     for plot, name in plot_files:
         write_bytes_atomic(out.parent / name, plot.png)

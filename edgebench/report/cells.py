@@ -34,9 +34,14 @@ def num_cell(value: Any, digits: int) -> Cell:
 
 
 def perf_cell(arm: Arm, key: str, value: Any, digits: int) -> Cell:
-    """A speed or memory figure; TTFT marked warm when a prefix cache served prompts."""
+    """A speed or memory figure, a p50 with its 95% interval under it; TTFT marked warm
+    when a prefix cache served prompts."""
     cell = num_cell(value, digits)
-    return replace(cell, text=facts.warm(cell.text, arm.result.perf, key))
+    return replace(
+        cell,
+        text=facts.warm(cell.text, arm.result.perf, key),
+        note=facts.perf_interval(arm.result, key, digits),
+    )
 
 
 def text_cell(value: Any) -> Cell:

@@ -69,7 +69,7 @@ COST: tuple[tuple[str, str, Read, int], ...] = (
     ("loop", "loops", lambda a: a.perf.loops, 0),
     ("closed", "closed", lambda a: a.perf.closed, 0),
     ("unsup", "n_unsupported", lambda a: a.n_unsupported, 0),
-    ("RSS MB", "peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
+    ("RSS MiB", "peak_rss_mib", lambda a: a.perf.peak_rss_mb, 0),
     ("load s", "load_s", lambda a: a.perf.load_s, 2),
     ("size MB", "model_size_mb", lambda a: a.model_size_mb, 1),
     ("wall s", "wall_s", lambda a: a.perf.wall_s, 0),
@@ -145,10 +145,21 @@ def _cell(value: Any, digits: int) -> str:
     return str(value)
 
 
+# The speed columns with an interval: column key -> Perf.p50_ci95's figure.
+_SPEED_FIGURES = {
+    "ttft_s_p50": "ttft_s",
+    "decode_tok_s_p50": "decode_tok_s",
+    "latency_s_p50": "latency_s",
+}
+
+
 def _intervals(arm: ArmSummary) -> dict[str, list[float] | None]:
-    """The 95% intervals by column key: the task's figures, a consistency arm's own."""
+    """The 95% intervals by column key: the task's figures, a consistency arm's own, the
+    speed p50s and the paired decode ratio to `none`."""
     task = arm.task
     result = dict(task.ci95) if task is not None else {}
+    result.update({k: arm.perf.p50_ci95.get(f) for k, f in _SPEED_FIGURES.items()})
+    result["decode_ratio_to_none"] = arm.perf.decode_ratio_to_none_ci95
     consistency = arm.families.get(CONSISTENCY)
     if consistency is not None:
         result.update({k: consistency.ci95.get(f) for k, f in _CONSISTENCY_FIGURES.items()})
@@ -196,11 +207,12 @@ def compare_rows(
 ) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
-    task's figures' 95% bootstrap intervals; `differences`: this arm minus another on the
-    same examples, with paired intervals; `indicative`: n < 50; `energy.*` (None with
-    `energy_reason` when unmeasured) and `throttled_during_run`; `step_times`: the decode
-    loop's phases (report/steps.py). A consistency run has a
-    row per temperature (`temperature`; None for greedy runs): `n` counts its
+    task's figures' 95% bootstrap intervals, and those of the speed p50s and of
+    `decode_ratio_to_none` (paired); `peak_rss_mib`: MiB, `model_size_mb`: MB (10^6);
+    `differences`: this arm minus another on the same examples, with paired intervals;
+    `indicative`: n < 50; `energy.*` (None with `energy_reason` when unmeasured) and
+    `throttled_during_run`; `step_times`: the decode loop's phases (report/steps.py). A
+    consistency run has a row per temperature (`temperature`; None for greedy runs): `n` counts its
     generations at that temperature. `kl_mean`, `top1_agreement`: the model's fidelity to
     its reference (`fidelity`: variant or reference) when the run has fidelity.json.
     `device`, `device_fingerprint`: each run's device (`devices`, its manifest's), by the
@@ -243,11 +255,16 @@ def _device_tag(row: dict[str, Any]) -> str:
     return name_tag(row["device"], row["device_fingerprint"])
 
 
-def with_interval(cell: str, interval: list[float] | None) -> str:
+def _ci_digits(key: str, digits: int) -> int:
+    """A speed figure's interval as its value is shown; a rate's to 2 digits (.55)."""
+    return digits if key in _SPEED_FIGURES or key == "decode_ratio_to_none" else 2
+
+
+def with_interval(cell: str, interval: list[float] | None, digits: int = 2) -> str:
     """The value over its 95% interval, on two lines to keep the column narrow."""
     if not interval:
         return cell
-    lo, hi = (f"{v:.2f}".removeprefix("0") for v in interval)  # .55–1.00: narrow
+    lo, hi = (f"{v:.{digits}f}".removeprefix("0") for v in interval)  # .55–1.00: narrow
     return f"{cell}\n{lo}–{hi}"
 
 
@@ -315,7 +332,7 @@ def compare_table(
         cells += [NO_VALUE if row["skipped"] else str(count) for count in counts]
         counted = len(cells)
         cells += [
-            with_interval(_cell(row[key], digits), row["ci95"].get(key))
+            with_interval(_cell(row[key], digits), row["ci95"].get(key), _ci_digits(key, digits))
             for _, key, _, digits in columns
         ]
         keys = [key for _, key, _, _ in columns]
@@ -342,7 +359,8 @@ def compare_table(
         "run. compile: first compile per distinct schema; cached: the same schema again. "
         "limit: answers cut at max_tokens (closed ones included). loop: answers ended by "
         "loop detection. closed: cut-off answers a +close arm closed. unsup: examples whose "
-        "schema the engine refused. load s: model load; size MB: model file(s) on disk; "
+        "schema the engine refused. RSS MiB: the arm's peak resident memory (MiB = 2^20 "
+        "bytes); load s: model load; size MB: model file(s) on disk (MB = 10^6 bytes); "
         "wall s: the arm's wall clock. n = skip: a mode the model's runtime cannot apply. "
         "TTFT w: warm, a prefix cache kept the prompt's shared prefix (--prefix-cache)."
     )
@@ -367,8 +385,9 @@ def compare_table(
             "their accuracy columns are not comparable."
         )
     caption += (
-        " Under a rate: its 95% bootstrap interval lo–hi (.55 = 0.55; 2,000 resamples of "
-        "the examples, seed 0)."
+        " Under a rate or a p50: its 95% bootstrap interval lo–hi (.55 = 0.55; 2,000 "
+        "resamples of the examples, seed 0); under ×none: paired, both arms' speeds on the "
+        "same resampled examples."
     )
     arms = [a for s in summaries for a in s.arms]
     power = [

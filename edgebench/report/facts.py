@@ -59,10 +59,11 @@ PERF_COLUMNS: tuple[tuple[str, str, Figure, int], ...] = (
     ("TTFT p50 (s)", TTFT_KEY, lambda a: a.perf.ttft_s.p50, 3),
     ("prefill tok/s p50", "perf.prefill_tok_s.p50", lambda a: a.perf.prefill_tok_s.p50, 1),
     ("decode tok/s p50", "perf.decode_tok_s.p50", lambda a: a.perf.decode_tok_s.p50, 1),
+    ("decode × none", "decode_ratio_to_none", lambda a: a.decode_ratio_to_none, 2),
     ("decode tok/s p95", "perf.decode_tok_s.p95", lambda a: a.perf.decode_tok_s.p95, 1),
     ("latency p50 (s)", "perf.latency_s.p50", lambda a: a.perf.latency_s.p50, 2),
     ("latency p95 (s)", "perf.latency_s.p95", lambda a: a.perf.latency_s.p95, 2),
-    ("peak RSS (MB)", "perf.peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
+    ("peak RSS (MiB)", "perf.peak_rss_mb", lambda a: a.perf.peak_rss_mb, 0),
     ("load (s)", "perf.load_s", lambda a: a.perf.load_s, 2),
     ("closed", "perf.closed", lambda a: a.perf.closed, 0),
     ("wall (s)", "perf.wall_s", lambda a: a.perf.wall_s, 0),
@@ -72,6 +73,7 @@ HIGHER_IS_BETTER = {
     TTFT_KEY: False,
     "perf.prefill_tok_s.p50": True,
     "perf.decode_tok_s.p50": True,
+    "decode_ratio_to_none": True,
     "perf.decode_tok_s.p95": True,
     "perf.latency_s.p50": False,
     "perf.latency_s.p95": False,
@@ -79,12 +81,21 @@ HIGHER_IS_BETTER = {
     "perf.load_s": False,
     "perf.wall_s": False,
 }
+# The PERF_COLUMNS with a 95% interval, and how to read it from one arm's summary: the
+# p50s (Perf.p50_ci95) and the paired decode ratio to `none`.
+PERF_INTERVALS: dict[str, Callable[[ArmSummary], list[float] | None]] = {
+    TTFT_KEY: lambda a: a.perf.p50_ci95.get("ttft_s"),
+    "perf.prefill_tok_s.p50": lambda a: a.perf.p50_ci95.get("prefill_tok_s"),
+    "perf.decode_tok_s.p50": lambda a: a.perf.p50_ci95.get("decode_tok_s"),
+    "decode_ratio_to_none": lambda a: a.perf.decode_ratio_to_none_ci95,
+    "perf.latency_s.p50": lambda a: a.perf.p50_ci95.get("latency_s"),
+}
 BETTER_MARKS = {True: "↑", False: "↓"}
 DIRECTION_LEGEND = "↓ lower is better, ↑ higher is better (every accuracy figure: higher)."
 
 
 def with_direction(label: str, higher_is_better: bool | None) -> str:
-    """ "peak RSS (MB) ↓": a cost header that says which way is better."""
+    """ "peak RSS (MiB) ↓": a cost header that says which way is better."""
     return label if higher_is_better is None else f"{label} {BETTER_MARKS[higher_is_better]}"
 
 
@@ -141,8 +152,9 @@ def fmt(value: Any, digits: int = 3) -> str:
 # Shown wherever a table holds an arm scored on fewer examples than INDICATIVE_N.
 INDICATIVE = f"n < {INDICATIVE_N}: indicative only"
 INTERVAL_NOTE = (
-    "[lo, hi]: 95% bootstrap interval (2,000 resamples of the examples, seed 0); a "
-    "difference's interval is paired: both arms' scores of the same resampled examples."
+    "[lo, hi]: 95% bootstrap interval (2,000 resamples of the examples, seed 0), of a rate "
+    "or of a p50; a difference's interval and decode × none's are paired: both arms' "
+    "figures on the same resampled examples."
 )
 
 
@@ -157,6 +169,12 @@ def interval_text(interval: list[float] | None, digits: int = 2) -> str:
         return ""
     lo, hi = interval
     return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def perf_interval(arm: ArmSummary, key: str, digits: int) -> str:
+    """ "[41.2, 52.3]": the 95% interval of a PERF_COLUMNS figure; empty without one."""
+    read = PERF_INTERVALS.get(key)
+    return interval_text(read(arm) if read is not None else None, max(digits, 1))
 
 
 def signed(value: float, digits: int = 3) -> str:
@@ -195,13 +213,15 @@ def warm(text: str, perf: Perf, key: str = TTFT_KEY) -> str:
     return f"{text} (warm)" if key == TTFT_KEY and perf.ttft_warm else text
 
 
-def distributions(perf: Perf) -> list[tuple[str, Distribution]]:
-    """The p50/p95 distributions of a perf block, labelled with their units."""
+def distributions(perf: Perf) -> list[tuple[str, Distribution, list[float] | None]]:
+    """The p50/p95 distributions of a perf block, labelled with their units, each with
+    its p50's 95% interval."""
+    ci = perf.p50_ci95
     return [
-        ("ttft warm (s)" if perf.ttft_warm else "ttft (s)", perf.ttft_s),
-        ("latency (s)", perf.latency_s),
-        ("prefill (tokens/s)", perf.prefill_tok_s),
-        ("decode (tokens/s)", perf.decode_tok_s),
+        ("ttft warm (s)" if perf.ttft_warm else "ttft (s)", perf.ttft_s, ci.get("ttft_s")),
+        ("latency (s)", perf.latency_s, ci.get("latency_s")),
+        ("prefill (tokens/s)", perf.prefill_tok_s, ci.get("prefill_tok_s")),
+        ("decode (tokens/s)", perf.decode_tok_s, ci.get("decode_tok_s")),
     ]
 
 

@@ -411,7 +411,7 @@ def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
         whisker = _whiskers([accuracy], [arm.intervals.get(metric)])
         if whisker:
             ax.errorbar([speed], [accuracy], yerr=whisker, fmt="none", ecolor=color, capsize=4)
-        rss_text = f"peak RSS {rss:.0f} MB" if rss is not None else "peak RSS ?"
+        rss_text = f"peak RSS {rss:.0f} MiB" if rss is not None else "peak RSS ?"
         text = f"{tick}\n{_plain(metric_label(metric))} {accuracy:.2f} · {rss_text}"
         crowded = len(points) > INLINE_LABELS
         ax.annotate(

@@ -1,6 +1,6 @@
-"""`edgebench recommend`: which variants of a sweep to ship under a memory budget and an
-accuracy floor, each with its reason, the others with why not; and whether each fits a
-Raspberry Pi 4/5 with 2, 4 or 8 GB.
+"""`edgebench recommend`: which variants of a sweep (or constraint modes of a run) to
+ship under a memory budget and an accuracy floor, each with its reason, the others with
+why not; and whether each fits a Raspberry Pi 4/5 with 2, 4 or 8 GB.
 
 Memory a variant needs (`need_mb`) comes from what was measured, never from the file
 size alone:
@@ -11,10 +11,14 @@ size alone:
   pre-check): its cache grows with each request, so the peak holds only what the run's
   longest request used. An upper bound: that part is counted twice.
 
-The pick: variants over the budget or under the accuracy floor are left out first; the
-Pareto front (accuracy ↑, file size ↓, decode tok/s ↑, peak RSS ↓) is then drawn among
-the ones left, and each pick says on which objectives none of them beats it ("most
-accurate" means among those that fit).
+The pick: variants over the budget, with no score, scoring 0 or under the accuracy floor
+are left out first; the Pareto front (accuracy ↑, file size ↓, decode tok/s ↑, peak RSS
+↓) is then drawn among the ones left, and each pick says on which objectives none of them
+beats it ("most accurate" means among those that fit). It is called fastest only when
+its decode p50's 95% interval lies wholly above every other's, leanest only when its
+peak RSS is more than `MEMORY_NOISE` under every other's, smallest only when its file
+is smaller than every other's; best but not apart is "no measurable difference".
+Memory is MiB (2^20 bytes), file sizes MB (10^6 bytes).
 "No variant fits" is a result (exit 0), not an error."""
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ _UNITS = {
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$", re.IGNORECASE)
 # Backends whose KV cache is allocated for n_ctx at load, inside the peak RSS.
 KV_AT_LOAD = ("llama",)
+# Peak RSS readings of one model's arms differ by allocator noise (a fraction of a MiB):
+# less than this share apart is no measurable difference.
+MEMORY_NOISE = 0.01
 
 
 def parse_memory(text: str, option: str = "--max-memory") -> int:
@@ -142,6 +149,8 @@ def _limits(
         reasons.append(f"no {label} score")
     elif floor is not None and row.accuracy < floor:
         reasons.append(f"below min accuracy: {label} {row.accuracy:.3f} < {floor:g}")
+    elif row.accuracy <= 0:  # the default floor: above 0
+        reasons.append(f"scores 0: {label} {row.accuracy:.3f}")
     return reasons
 
 
@@ -151,19 +160,54 @@ _BEST = {
     "decode_tok_s": "fastest decode",
     "peak_rss_mb": "least memory",
 }
+_FIGURE = {"decode_tok_s": "decode speed", "peak_rss_mb": "memory", "size_mb": "file size"}
+
+
+def _apart(row: SweepRow, others: list[SweepRow], objective: str) -> bool | None:
+    """Whether `row`, best on the objective, is measurably apart from every other fitting
+    row (module docstring); None: the others are the same (files of one size)."""
+    mine = row.point().values[objective]
+    assert mine is not None
+    if objective == "decode_tok_s":
+        interval = row.arm.result.perf.p50_ci95.get("decode_tok_s")
+        if interval is None:
+            return False
+        tops = []  # each other's interval top; its p50 when it has no interval
+        for other in others:
+            their = other.arm.result.perf.p50_ci95.get("decode_tok_s")
+            tops.append(their[1] if their else other.decode_tok_s)
+        return all(top < interval[0] for top in tops if top is not None)
+    values = [v for r in others if (v := r.point().values[objective]) is not None]
+    if objective == "peak_rss_mb":
+        return all(mine < v * (1 - MEMORY_NOISE) for v in values)
+    if objective == "size_mb" and all(v == mine for v in values):
+        return None
+    return all(mine < v for v in values)
 
 
 def _strengths(row: SweepRow, fitting: list[SweepRow]) -> tuple[str, ...]:
-    """The objectives on which no fitting row beats it."""
+    """The objectives on which no fitting row beats it; a speed, memory or size lead
+    only when measurable."""
+    others = [r for r in fitting if r.key != row.key]
+    if not others:  # best among one is no claim
+        return ("the only one left",)
     found = []
+    level = []
     for objective in OBJECTIVES:
         mine = row.point().values.get(objective.name)
         if mine is None:
             continue
-        others = [v for r in fitting if (v := r.point().values.get(objective.name)) is not None]
-        best = max(others) if objective.higher_is_better else min(others)
-        if mine == best:
+        values = [v for r in fitting if (v := r.point().values.get(objective.name)) is not None]
+        best = max(values) if objective.higher_is_better else min(values)
+        if mine != best:
+            continue
+        apart = True if objective.name == "accuracy" else _apart(row, others, objective.name)
+        if apart:
             found.append(_BEST[objective.name])
+        elif apart is False:
+            level.append(_FIGURE[objective.name])
+    if level:
+        found.append(f"no measurable difference in {', '.join(level)}")
     return tuple(found) or ("a trade-off no other fitting variant beats on all four",)
 
 
@@ -174,7 +218,7 @@ def recommend(
     metric: str | None = None,
     arm: str | None = None,
 ) -> Recommendation:
-    if min_accuracy is not None and not 0 <= min_accuracy <= 1:
+    if min_accuracy is not None and not 0 <= min_accuracy <= 1:  # nan too
         raise UserError(f"--min-accuracy {min_accuracy:g}: must be between 0 and 1")
     if len(run.summary.models) < 1 or not run.summary.arms:
         raise UserError(f"{run.path}: the run has no variants to compare")

@@ -50,7 +50,14 @@ def pick_text(rec: Recommendation, c: Candidate) -> str:
     interval = facts.interval_text(row.arm.intervals.get(rec.sweep.metric))
     figures = [
         f"{metric} {facts.fmt(row.accuracy)} {interval}".strip(),
-        f"{facts.fmt(row.decode_tok_s, 1)} tok/s",
+        " ".join(
+            part
+            for part in (
+                f"{facts.fmt(row.decode_tok_s, 1)} tok/s",
+                facts.interval_text(row.arm.result.perf.p50_ci95.get("decode_tok_s"), 1),
+            )
+            if part
+        ),
         f"{facts.fmt(row.size_mb, 1)} MB file",
         _memory(c),
     ]
@@ -91,18 +98,19 @@ def render(rec: Recommendation) -> RenderableType:
 
 
 def as_json(rec: Recommendation) -> dict[str, Any]:
+    """The recommendation as numbers: memory in MiB (`*_mib`), file sizes in MB (10^6)."""
     rows = {r["model"] + " · " + r["constraint"]: r for r in sweep_json(rec.sweep)}
     return {
         "run": rec.sweep.run.run_id,
         "metric": rec.sweep.metric,
-        "budget_mb": rec.budget_mb,
+        "budget_mib": rec.budget_mb,
         "min_accuracy": rec.min_accuracy,
         "picks": [c.row.key for c in rec.picks],
         "variants": [
             {
                 **rows[c.row.key],
-                "need_mb": c.need_mb,
-                "kv_cache_mb": c.kv_mb,
+                "need_mib": c.need_mb,
+                "kv_cache_mib": c.kv_mb,
                 "kv_in_peak_rss": c.kv_in_peak,
                 "picked": c.picked,
                 "reasons": list(c.reasons),
@@ -114,7 +122,7 @@ def as_json(rec: Recommendation) -> dict[str, Any]:
             for c in rec.candidates
         ],
         "devices": [
-            {"name": d.name, "ram_gb": d.ram_gb, "usable_mb": d.usable_mb} for d in DEVICES
+            {"name": d.name, "ram_gb": d.ram_gb, "usable_mib": d.usable_mb} for d in DEVICES
         ],
         "fidelity_reference": rec.sweep.fidelity.reference if rec.sweep.fidelity else None,
     }

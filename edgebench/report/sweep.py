@@ -35,7 +35,7 @@ SWEEP_NOTE = (
     "precise variant's (↓); top-1: share of positions with its same next token (↑); "
     "both teacher-forced on the run's prompts and expected answers. tok/s: p50 over "
     "examples. size: the model file (MB = 10^6 bytes); peak RSS: the arm's worker "
-    "(MB = 2^20 bytes)."
+    "(MiB = 2^20 bytes)."
 )
 
 
@@ -97,6 +97,11 @@ class Sweep:
     scores: list[str]  # the task's headline figures shown
     rows: list[SweepRow]
     fidelity: FidelityRecord | None
+
+    @property
+    def several_variants(self) -> bool:
+        """Several models or quantizations: a sweep, not one model's constraint modes."""
+        return len({r.model for r in self.rows}) > 1
 
     @property
     def notes(self) -> list[str]:
@@ -196,7 +201,7 @@ COST_COLUMNS: tuple[tuple[str, Any, int], ...] = (
     ("top-1 ↑", lambda r: r.top1, 3),
     ("decode tok/s ↑", lambda r: r.decode_tok_s, 1),
     ("prefill tok/s ↑", lambda r: r.prefill_tok_s, 1),
-    ("peak RSS MB ↓", lambda r: r.peak_rss_mb, 0),
+    ("peak RSS MiB ↓", lambda r: r.peak_rss_mb, 0),
     ("size MB ↓", lambda r: r.size_mb, 1),
 )
 
@@ -248,15 +253,16 @@ def footnotes(sweep: Sweep) -> list[str]:
 
 # The terminal's short headers, as `edgebench compare` names the same figures.
 SHORT_SCORES = {key: header for header, key, _, _ in (*ACCURACY, *DEEPJSON_ACCURACY)}
-SHORT_COSTS = ("KL", "top-1", "tok/s", "prefill", "RSS MB", "size MB")
+SHORT_COSTS = ("KL", "top-1", "tok/s", "prefill", "RSS MiB", "size MB")
 
 
 def sweep_table(sweep: Sweep) -> Table:
     """The terminal table, headers as short as `compare`'s and each interval under its
     score (report/fit.py splits it at 80 columns, names and numbers whole)."""
     metric = facts.metric_label(sweep.metric)
+    kind = "sweep" if sweep.several_variants else "constraint modes"
     table = Table(
-        title=escape(f"sweep · {sweep.run.run_id} · front on {metric}"),
+        title=escape(f"{kind} · {sweep.run.run_id} · front on {metric}"),
         title_justify="left",
         caption_justify="left",
     )
@@ -274,7 +280,7 @@ def sweep_table(sweep: Sweep) -> Table:
         table.add_row(*map(escape, [*texts[:4], *scores, *texts[4 + len(scores) :]]))
     legend = (
         "↑ higher is better: the scores, top-1, tok/s (decode), prefill (tok/s); ↓ lower: "
-        "KL, RSS MB, size MB. Under a score: its 95% interval lo–hi (.55 = 0.55)."
+        "KL, RSS MiB, size MB. Under a score: its 95% interval lo–hi (.55 = 0.55)."
     )
     table.caption = escape("\n".join([*footnotes(sweep), legend, SWEEP_NOTE]))
     return table
@@ -301,8 +307,9 @@ def sweep_json(sweep: Sweep) -> list[dict[str, Any]]:
             "kl_mean": r.kl_mean,
             "top1_agreement": r.top1,
             "decode_tok_s_p50": r.decode_tok_s,
+            "decode_tok_s_p50_ci95": r.arm.result.perf.p50_ci95.get("decode_tok_s"),
             "prefill_tok_s_p50": r.prefill_tok_s,
-            "peak_rss_mb": r.peak_rss_mb,
+            "peak_rss_mib": r.peak_rss_mb,
             "size_mb": r.size_mb,
             "on_front": r.on_front,
             "dominated_by": list(r.dominated_by),

@@ -28,6 +28,7 @@ from edgebench.report.facts import (
     NO_VALUE,
     SKIPPED_LABEL,
     indicative,
+    interval_text,
 )
 from edgebench.report.fit import fitted, natural_width
 from edgebench.report.rundata import COUNT_KEYS
@@ -416,34 +417,41 @@ _PERF_ROWS = (
 
 
 def perf_table(shown: _Arms) -> Table:
-    """p50, p95 and mean of TTFT, latency, prefill and decode tokens/s, arm by arm."""
+    """p50 with its 95% interval, p95 and mean of TTFT, latency, prefill and decode
+    tokens/s, arm by arm."""
     table = Table(title="performance", title_justify="left")
     for header in shown.headers:
         table.add_column(escape(header), no_wrap=True)
     table.add_column("measure")
-    for column in ("p50", "p95", "mean"):
+    for column in ("p50", "p50 95% CI", "p95", "mean"):
         table.add_column(column, justify="right")
     for arm in shown.arms:
         perf = arm.perf
         rows = (
-            ("TTFT warm (s)" if perf.ttft_warm else "TTFT (s)", perf.ttft_s, 3),
-            *((label, getattr(perf, key), digits) for label, key, digits in _PERF_ROWS),
+            ("TTFT warm (s)" if perf.ttft_warm else "TTFT (s)", "ttft_s", 3),
+            *_PERF_ROWS,
         )
-        for position, (label, dist, digits) in enumerate(rows):
+        for position, (label, key, digits) in enumerate(rows):
             labels = shown.labels(arm) if position == 0 else ("",) * len(shown.headers)
+            dist = getattr(perf, key)
             table.add_row(
                 *map(escape, labels),
                 label,
-                *(_fmt(v, digits) for v in (dist.p50, dist.p95, dist.mean)),
+                _fmt(dist.p50, digits),
+                interval_text(perf.p50_ci95.get(key), digits) or NO_VALUE,
+                *(_fmt(v, digits) for v in (dist.p95, dist.mean)),
                 end_section=position == len(rows) - 1,
             )
+    table.caption = (
+        "p50 95% CI: bootstrap interval of the p50 over the examples (2,000 resamples, seed 0)."
+    )
     return table
 
 
 def totals_line(perf: Perf) -> str:
     parts = [
         f"load {_fmt(perf.load_s, 2)} s",
-        f"peak RSS {_fmt(perf.peak_rss_mb, 0)} MB",
+        f"peak RSS {_fmt(perf.peak_rss_mb, 0)} MiB",
         f"(anon {_fmt(perf.peak_rss_anon_mb, 0)}, file {_fmt(perf.peak_rss_file_mb, 0)})",
         f"tokens in/out {perf.prompt_tokens_total}/{perf.output_tokens_total}",
         f"hit max_tokens {perf.hit_token_limit}",

@@ -384,9 +384,11 @@ class CompileRecord(Record):
 
 @dataclass(frozen=True)
 class MemoryRecord(Record):
-    """Peak resident memory of an arm's worker processes, in MB."""
+    """Peak resident memory of an arm's worker processes, in MiB (2^20 bytes)."""
 
-    peak_rss_mb: float  # total resident memory (VmHWM where readable)
+    # total resident memory (VmHWM where readable); the `_mb` names hold MiB: they
+    # predate the label and stay for the format's sake
+    peak_rss_mb: float
     peak_rss_anon_mb: float | None  # anonymous pages: weights copied to RAM, KV cache, heap
     peak_rss_file_mb: float | None  # file-backed pages: the mmapped model file
     samples: int  # readings taken
@@ -727,7 +729,7 @@ class Perf(Record):
     """Speed, memory and token totals of one arm."""
 
     load_s: float | None  # first model load
-    peak_rss_mb: float | None  # peak resident memory of the arm's worker
+    peak_rss_mb: float | None  # peak resident memory of the arm's worker, MiB (2^20 bytes)
     peak_rss_anon_mb: float | None  # its anonymous part
     peak_rss_file_mb: float | None  # its file-backed part
     ttft_s: Distribution  # time to first token
@@ -752,9 +754,18 @@ class Perf(Record):
     step_times: dict[str, PhaseSummary] = field(default_factory=dict)
     # timed examples whose timings are still contended after re-timing (format 2.9)
     contended_examples: int = 0
-    # every timed example's CPU was measured and none is left contended; False for a run
-    # before format 2.9 (nothing measured) and an arm with nothing timed
-    speed_clean: bool = False
+    # every timed example's CPU was measured and none is left contended; None: contention
+    # not measured (a run before 2.9) or nothing timed, which is not clean: `card`
+    # publishes no speed of such an arm unless told to
+    speed_clean: bool | None = None
+    # figure (ttft_s, latency_s, prefill_tok_s, decode_tok_s) -> the 95% bootstrap
+    # interval [lo, hi] of its p50 over the arm's timed examples (summary `bootstrap`);
+    # None: no value (format 2.9; empty before)
+    p50_ci95: dict[str, list[float] | None] = field(default_factory=dict)
+    # the paired interval of `decode_ratio_to_none` (p50 decode tok/s over the same
+    # model's `none` arm's), both arms resampled on the examples they share; None: no
+    # `none` arm, this is it, or no shared timed example (format 2.9)
+    decode_ratio_to_none_ci95: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -847,7 +858,7 @@ class ArmSummary(Record):
     perf: Perf  # speed, memory and token totals
     compile: CompileSummary  # grammar compile times
     guard: GuardSummary  # what the keyword guard did
-    model_size_mb: float | None  # the model on disk
+    model_size_mb: float | None  # the model on disk, MB (10^6 bytes)
     decode_ratio_to_none: float | None  # p50 decode tok/s over that of `none`, same model
     decode_ratio_to_first_model: float | None  # p50 decode tok/s over the first model's, same mode
     # schemas compiled, refused and crashed per group; None: the arm has no schema engine

@@ -17,8 +17,14 @@ from edgebench.runfolder.records import (
     SampleRecord,
 )
 from edgebench.summary.coverage import coverage_summary
-from edgebench.summary.perf import compile_summary, guard_summary, perf_summary
-from edgebench.summary.uncertainty import bootstrap_ci
+from edgebench.summary.perf import (
+    compile_summary,
+    figure_of,
+    guard_summary,
+    perf_summary,
+    timed,
+)
+from edgebench.summary.uncertainty import bootstrap_ci, paired_median_ratio
 
 
 def intervals(family: Family, items: Sequence[Scored]) -> dict[str, list[float] | None]:
@@ -144,11 +150,49 @@ def _ratio(value: float | None, base: float | None) -> float | None:
     return value / base if base and value is not None else None
 
 
-def with_ratios(arms: list[ArmSummary], models: list[str]) -> list[ArmSummary]:
-    """p50 decode tokens/s of each arm over that of the same model's `none` arm, and over
-    the first model's arm of the same mode."""
+def _decode_by_id(samples: Sequence[SampleRecord]) -> dict[str, float] | None:
+    """Example id -> its decode tok/s; None when an example has several records (sampled
+    draws): no single pairing."""
+    ids = [s.id for s in samples]
+    if len(set(ids)) != len(ids):
+        return None
+    return {
+        s.id: value
+        for s in timed(list(samples))
+        if (value := figure_of(s.timings, "decode_tok_s")) is not None
+    }
+
+
+def ratio_interval(
+    base: Sequence[SampleRecord], other: Sequence[SampleRecord]
+) -> list[float] | None:
+    """The paired 95% interval of p50 decode tok/s of `other` over `base`, resampled on
+    the examples both timed (None: none shared, or sampled draws)."""
+    a, b = _decode_by_id(base), _decode_by_id(other)
+    if a is None or b is None:
+        return None
+    shared = [i for i in a if i in b]
+    return paired_median_ratio([a[i] for i in shared], [b[i] for i in shared])
+
+
+def with_ratios(
+    arms: list[ArmSummary],
+    models: list[str],
+    samples: dict[tuple[str, str], list[SampleRecord]] | None = None,
+) -> list[ArmSummary]:
+    """p50 decode tokens/s of each arm over that of the same model's `none` arm (with
+    its paired interval when `samples`, by arm, are given), and over the first model's
+    arm of the same mode."""
     decode = {(a.model, a.constraint): a.perf.decode_tok_s.p50 for a in arms}
     first = models[0] if models else None
+    by_arm = samples or {}
+
+    def interval(arm: ArmSummary) -> list[float] | None:
+        base = (arm.model, "none")
+        if arm.constraint == "none" or base not in decode or samples is None:
+            return None
+        return ratio_interval(by_arm.get(base, []), by_arm.get((arm.model, arm.constraint), []))
+
     return [
         replace(
             a,
@@ -160,6 +204,7 @@ def with_ratios(arms: list[ArmSummary], models: list[str]) -> list[ArmSummary]:
                 if len(models) > 1
                 else None
             ),
+            perf=replace(a.perf, decode_ratio_to_none_ci95=interval(a)),
         )
         for a in arms
     ]
@@ -175,4 +220,4 @@ def summarize_arms(
         arm_summary(manifest, arm, by_arm[arm.model, arm.constraint], families)
         for arm in manifest.arms
     ]
-    return with_ratios(arms, [m.label for m in manifest.models])
+    return with_ratios(arms, [m.label for m in manifest.models], by_arm)

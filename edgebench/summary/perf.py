@@ -23,10 +23,24 @@ from edgebench.runfolder.records import (
     PhaseSummary,
     PhaseTimes,
     SampleRecord,
+    Timings,
 )
+from edgebench.summary.uncertainty import median_ci
 
 # Examples nothing was decoded for: no speed figures to take from them.
 _UNTIMED = (FINISH_UNSUPPORTED, FINISH_CRASHED, FINISH_TIMEOUT, FINISH_SKIPPED)
+# The speed figures whose p50 has an interval (Perf.p50_ci95), as Timings names them.
+SPEED_FIGURES = ("ttft_s", "latency_s", "prefill_tok_s", "decode_tok_s")
+
+
+def timed(samples: list[SampleRecord]) -> list[SampleRecord]:
+    """The samples something was decoded for: the ones speed is measured on."""
+    return [s for s in samples if s.finish_reason not in _UNTIMED]
+
+
+def figure_of(timings: Timings, figure: str) -> float | None:
+    value = getattr(timings, figure)
+    return float(value) if value is not None else None
 
 
 def distribution(values: list[float]) -> Distribution:
@@ -44,25 +58,25 @@ def distribution(values: list[float]) -> Distribution:
 
 def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
     """Speed, memory and token totals of one arm (its own worker)."""
-    answered = [s for s in samples if s.finish_reason not in _UNTIMED]
-    timed = [s.timings for s in answered]
+    answered = timed(samples)
+    timings = [s.timings for s in answered]
     contended = sum(1 for s in answered if s.contended)
     # a worker whose memory was never read (samples 0, source none) has no peak, not 0 MB
     memory = arm.memory if arm.memory and arm.memory.samples else None
     finish = Counter(s.finish_reason for s in samples)
 
-    def spread(values: list[float | None]) -> Distribution:
-        return distribution([v for v in values if v is not None])
+    def measured(figure: str) -> list[float]:
+        return [v for t in timings if (v := figure_of(t, figure)) is not None]
 
     return Perf(
         load_s=arm.load_s,
         peak_rss_mb=memory.peak_rss_mb if memory else None,
         peak_rss_anon_mb=memory.peak_rss_anon_mb if memory else None,
         peak_rss_file_mb=memory.peak_rss_file_mb if memory else None,
-        ttft_s=spread([t.ttft_s for t in timed]),
-        latency_s=spread([t.latency_s for t in timed]),
-        prefill_tok_s=spread([t.prefill_tok_s for t in timed]),
-        decode_tok_s=spread([t.decode_tok_s for t in timed]),
+        ttft_s=distribution(measured("ttft_s")),
+        latency_s=distribution(measured("latency_s")),
+        prefill_tok_s=distribution(measured("prefill_tok_s")),
+        decode_tok_s=distribution(measured("decode_tok_s")),
         prompt_tokens_total=sum(s.prompt_tokens for s in samples),
         output_tokens_total=sum(s.output_tokens for s in samples),
         generated_tokens_total=sum(s.generated_tokens for s in samples),
@@ -79,9 +93,17 @@ def perf_summary(samples: list[SampleRecord], arm: ArmRecord) -> Perf:
         cached_prompt_tokens_total=sum(s.cached_prompt_tokens for s in samples),
         step_times=step_summary(samples),
         contended_examples=contended,
-        # clean: measured for every timed example (not a run from before format 2.9)
-        speed_clean=bool(answered) and contended == 0 and all(s.cpu for s in answered),
+        speed_clean=speed_clean(answered, contended),
+        p50_ci95={figure: median_ci(measured(figure)) for figure in SPEED_FIGURES},
     )
+
+
+def speed_clean(answered: list[SampleRecord], contended: int) -> bool | None:
+    """True when every timed example's CPU was measured and none is left contended; None
+    when that is unknown (a run before format 2.9 measured nothing, or nothing was timed)."""
+    if not answered or not all(s.cpu for s in answered):
+        return None
+    return contended == 0
 
 
 def step_summary(samples: list[SampleRecord]) -> dict[str, PhaseSummary]:

@@ -5,8 +5,11 @@ Pure and deterministic: a fixed seed and resample count (recorded in summary.jso
 `bootstrap`), numpy only. An interval is the 2.5th and 97.5th percentiles (inverted empirical
 CDF, no interpolation) of the figure over `RESAMPLES` resamples of the examples
 drawn with replacement. A paired difference resamples example ids and takes both arms'
-scores of the same examples, so it keeps what the two arms share. docs/metrics.md
-defines them; n < `INDICATIVE_N` makes any of them indicative only.
+scores of the same examples, so it keeps what the two arms share. Speed figures are
+medians: `median_ci` takes the p50 of each resample (linear interpolation, as the
+figure itself), `paired_median_ratio` the ratio of two arms' p50s over the same
+resampled examples. docs/metrics.md defines them; n < `INDICATIVE_N` makes any of them
+indicative only.
 """
 
 from __future__ import annotations
@@ -79,3 +82,46 @@ def paired_difference(
     interval = bootstrap_ci(diff, resamples=resamples, seed=seed, level=level)
     assert interval is not None
     return float(diff.mean()), interval
+
+
+def median_ci(
+    values: Sequence[float],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> Interval | None:
+    """Interval of the median (p50, linearly interpolated like the figure itself) of
+    `values`, one per example, over resampled examples. None with no example."""
+    array = np.asarray(values, dtype=float)
+    if array.size == 0:
+        return None
+    idx = _indices(array.size, resamples, seed)
+    return _percentiles(np.percentile(array[idx], 50, axis=1), level)
+
+
+def paired_median_ratio(
+    base: Sequence[float],
+    other: Sequence[float],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> Interval | None:
+    """Interval of p50(other) / p50(base) over the same examples (position i of both is
+    one example): each resample draws example positions once and takes both arms' values
+    there, so what the examples share (their length, their schema) cancels. A resample
+    whose base p50 is 0 has no ratio and is left out; None with no example."""
+    if len(base) != len(other):
+        raise ValueError("paired values must cover the same examples")
+    a = np.asarray(base, dtype=float)
+    b = np.asarray(other, dtype=float)
+    if a.size == 0:
+        return None
+    idx = _indices(a.size, resamples, seed)
+    den = np.percentile(a[idx], 50, axis=1)
+    num = np.percentile(b[idx], 50, axis=1)
+    kept = den > 0
+    if not kept.any():
+        return None
+    return _percentiles(num[kept] / den[kept], level)

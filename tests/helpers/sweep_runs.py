@@ -71,17 +71,20 @@ def make_sweep_run(
     variants: tuple[Variant, ...] = VARIANTS,
     fidelity: bool = True,
     base: str = BASE,
+    wrong_modes: tuple[str, ...] = (),
 ) -> Path:
     """A completed sweep of `variants` of `base` under `modes` on `n` built-in examples;
-    `mask` answers as `none` does (the same scores)."""
+    `mask` answers as `none` does (the same scores); a mode in `wrong_modes` answers
+    every example with `{}` (scores 0)."""
     task = get_task("edgejson")
     examples = task.load(*task.resolve_paths(None, None))[:n]
     answers = [json.dumps(ex.expected) for ex in examples]
     by_label = {v.label(base): v for v in variants}
 
-    def backend(model: ModelUnderTest) -> FakeBackend:
+    def backend(model: ModelUnderTest, mode: str) -> FakeBackend:
         v = by_label[model.label]
-        outputs = [a if i < v.correct else "{}" for i, a in enumerate(answers)]
+        correct = 0 if mode in wrong_modes else v.correct
+        outputs = [a if i < correct else "{}" for i, a in enumerate(answers)]
         return FakeBackend(outputs, timings=FakeTimings(per_output_token=v.per_token_s))
 
     # the fidelity phase is not run: the fixture writes its own fidelity.json below
@@ -99,7 +102,7 @@ def make_sweep_run(
         task,
         examples,
         dataset,
-        worker_factory=lambda model, mode: InProcessWorker(backend(model)),
+        worker_factory=lambda model, mode: InProcessWorker(backend(model, str(mode))),
     )
     _set_memory_and_source(out, by_label)
     if fidelity:

@@ -113,7 +113,8 @@ def test_card_of_the_real_run_parses_with_its_numbers(
     from edgebench.summary import load_run
 
     run = load_run(constrained_run)
-    files = write_card(run, tmp_path / "card.md")
+    # published whatever the machine was doing: the values are what this test checks
+    files = write_card(run, tmp_path / "card.md", allow_contended=True)
     assert len(files.plots) >= 4 and all(p.stat().st_size > 5000 for p in files.plots)
     card = ModelCard.load(files.card, ignore_metadata_errors=False)
     assert card.data.model_name == "smollm2-135m-instruct"
@@ -138,7 +139,7 @@ def test_card_of_the_real_run_parses_with_its_numbers(
         assert decode > 0
         got = results[(f"constraint={mode}", "decode_tokens_per_second_p50")]
         assert got == pytest.approx(decode, rel=1e-4)
-        rss = results[(f"constraint={mode}", "peak_rss_mb")]
+        rss = results[(f"constraint={mode}", "peak_rss_mib")]
         assert rss == pytest.approx(result["perf"]["peak_rss_mb"], rel=1e-4)
     assert metadata_load(files.card)["edgebench"]["runtime"].startswith("llama.cpp")
     page = write_report([run], tmp_path / "report.html").read_text()

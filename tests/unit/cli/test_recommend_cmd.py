@@ -63,7 +63,7 @@ def test_json(sweep_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "Raspberry Pi 4/5 4 GB": "fits",
         "Raspberry Pi 4/5 8 GB": "fits",
     }
-    assert q2["need_mb"] == 190.0 and q2["kv_in_peak_rss"] is True
+    assert q2["need_mib"] == 190.0 and q2["kv_in_peak_rss"] is True
     assert q2["kl_mean"] == 0.31 and q2["on_front"] is True
 
 

@@ -52,7 +52,7 @@ def test_a_folder_of_run_folders_stores_two_devices_with_every_row(
     assert {row[1] for row in rows["devices"]} == names
     with sqlite3.connect(db) as conn:
         arm = conn.execute(
-            "SELECT quant_type, file_size_bytes, peak_rss_mb, threads, n_examples, "
+            "SELECT quant_type, file_size_bytes, peak_rss_mib, threads, n_examples, "
             "decode_tok_s_p50 FROM arms JOIN runs USING (run_key) "
             "WHERE runs.folder LIKE '%pi5/Q8_0' AND constraint_mode = 'mask'"
         ).fetchone()

@@ -72,7 +72,7 @@ def test_card_of_a_bench_file_is_a_speed_table(
     assert code == 0, err
     card = path.with_suffix(".md").read_text()
     header, _, *rows = table_rows(card)
-    assert header == ["model", "quant", "threads", "test", "tok/s", "peak RSS MB"]
+    assert header == ["model", "quant", "threads", "test", "tok/s", "peak RSS MiB"]
     assert [(r[0], r[1], r[3]) for r in rows] == [
         ("alpha", "Q4_1", "pp8"),
         ("alpha", "Q4_1", "tg2"),
@@ -202,7 +202,7 @@ def test_card_and_report_of_a_duration_bench_show_the_drop_and_plot_it(
     card = path.with_suffix(".md").read_text()
     header, _, row = table_rows(card)
     at = header.index("tok/s")  # (no device line from a fake tree: a device column)
-    assert header[at:] == ["tok/s", "1st min t/s", "last min t/s", "drop", "peak RSS MB"]
+    assert header[at:] == ["tok/s", "1st min t/s", "last min t/s", "drop", "peak RSS MiB"]
     assert row[at + 1 : at + 4] == ["100.00", "80.00", "20.0%"]
     assert "the repetitions of 180 s after 1 warm-up" in card
     assert "first and last minute" in card

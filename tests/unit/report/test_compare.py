@@ -60,7 +60,7 @@ ROW_KEYS = {
     "cached_compile_ms_p50",
     "hit_token_limit",
     "n_unsupported",
-    "peak_rss_mb",
+    "peak_rss_mib",
     "load_s",
     "model_size_mb",
     "decode_ratio_to_first_model",

@@ -105,7 +105,7 @@ def test_leaderboard_has_a_row_per_model_and_mode_with_its_figures(
     page_html: str, runs: list[LoadedRun]
 ) -> None:
     body = page_html.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
-    for column in ("JSONExact", "Field F1", "Schema", "decode tok/s p50", "peak RSS (MB)"):
+    for column in ("JSONExact", "Field F1", "Schema", "decode tok/s p50", "peak RSS (MiB)"):
         assert f">{column}</th>" in body
     rows = leaderboard_rows(page_html)
     arms = [(run, arm) for run in runs for arm in run.summary.arms]
@@ -120,8 +120,10 @@ def test_leaderboard_has_a_row_per_model_and_mode_with_its_figures(
             assert float(row[key][1]) == pytest.approx(read(arm)), key
     # The fake decodes `mask` twice as fast as `none`; the page sorts on the numbers.
     first = {row["constraint"][0]: row for row in rows[:3]}
-    assert first["mask"]["perf.decode_tok_s.p50"][0] == "200.0"
-    assert first["none"]["perf.decode_tok_s.p50"][0] == "100.0"
+    # each p50 over its 95% interval (the fake's speed is the same on every example)
+    assert first["mask"]["perf.decode_tok_s.p50"][0] == "200.0 [200.0, 200.0]"
+    assert first["none"]["perf.decode_tok_s.p50"][0] == "100.0 [100.0, 100.0]"
+    assert first["mask"]["decode_ratio_to_none"][0] == "2.00 [2.00, 2.00]"  # paired
 
 
 def test_every_breakdown_the_runs_have_gets_a_table(page_html: str) -> None:

@@ -42,6 +42,7 @@ BEHIND_THE_CHOOSER = [
     "metric:field_recall",
     "metric:valid_json",
     "perf.prefill_tok_s.p50",
+    "decode_ratio_to_none",
     "perf.decode_tok_s.p95",
     "perf.latency_s.p95",
     "perf.load_s",

@@ -99,7 +99,7 @@ def test_the_overview_comes_first_one_labelled_point_per_arm(run: LoadedRun) -> 
         rss = arm.perf.peak_rss_mb
         field_f1 = arm.metrics["field_f1"]
         assert label.startswith(f"{arm.constraint} (n=5)\nField F1 {field_f1:.2f} · peak RSS ")
-        assert label.endswith(f"{rss:.0f} MB" if rss is not None else "?")
+        assert label.endswith(f"{rss:.0f} MiB" if rss is not None else "?")
     # The accuracy's interval as a whisker where it has width (mask's: 4 right of 5).
     assert any(isinstance(c, ErrorbarContainer) for c in ax.containers)
 

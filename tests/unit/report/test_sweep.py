@@ -50,8 +50,9 @@ def test_one_row_per_variant_and_mode_with_every_figure(sweep_dir: Path) -> None
     assert rows["Q8_0 · none"]["kl_mean"] == 0.0  # the reference against itself
     assert rows["Q8_0 · none"]["top1_agreement"] == 1.0
     assert q4["decode_tok_s_p50"] == pytest.approx(100.0)  # 0.01 s per token
+    assert q4["decode_tok_s_p50_ci95"] == [pytest.approx(100.0)] * 2  # the same on every example
     assert q4["prefill_tok_s_p50"] == pytest.approx(1000.0)
-    assert q4["peak_rss_mb"] == 230.0 and q4["size_mb"] == pytest.approx(105.0)
+    assert q4["peak_rss_mib"] == 230.0 and q4["size_mb"] == pytest.approx(105.0)
     assert q4["note"] == REQUANTIZED
 
 
