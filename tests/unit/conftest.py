@@ -8,6 +8,7 @@ from __future__ import annotations
 import multiprocessing.context
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,14 @@ def no_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(subprocess.Popen, "__init__", _guarded_popen)
 
 
-@pytest.fixture(autouse=True)
-def quiet_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(autouse=True, scope="session")
+def quiet_machine() -> Iterator[None]:
     """Runs read a fake, quiet machine's CPU times: the test machine's own load would
-    flag examples as contended and re-time them (tests of contention pass their own)."""
-    monkeypatch.setattr(engine, "CPU_TIMES", always(CLEAN))
+    flag examples as contended and re-time them (tests of contention pass their own).
+    Session-wide, so the runs that module and session fixtures make are quiet too."""
+    real, engine.CPU_TIMES = engine.CPU_TIMES, always(CLEAN)
+    yield
+    engine.CPU_TIMES = real
 
 
 @pytest.fixture
