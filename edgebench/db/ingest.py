@@ -18,6 +18,7 @@ from edgebench.db.rows import Row, RunRows, device_row, run_rows
 from edgebench.db.schema import BENCH_TABLES, RUN_TABLES, db_problem
 from edgebench.db.validate import check_bench_file, check_run_folder
 from edgebench.errors import UserError
+from edgebench.readback import MAX_DOCUMENT_BYTES, MAX_JSONL_BYTES, present, read_bytes
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import (
     FIDELITY,
@@ -70,11 +71,9 @@ def run_files(run_dir: Path) -> dict[str, bytes]:
     files = {}
     for name in RUN_FILES:
         path = run_dir / name
-        if path.is_file():
-            try:
-                files[name] = path.read_bytes()
-            except OSError as exc:
-                raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+        if present(path):  # a FIFO or a device there is refused, not skipped
+            limit = MAX_JSONL_BYTES if name.endswith(".jsonl") else MAX_DOCUMENT_BYTES
+            files[name] = read_bytes(path, "run file", limit)
     return files
 
 
@@ -206,7 +205,7 @@ def ingest_bench(conn: sqlite3.Connection, path: Path) -> Ingested:
     record = read_bench_record(path)
     identity = identity_of(record.device)
     bench_key = f"bench-{record.started_at}@{identity.fingerprint}"
-    content = path.read_bytes()
+    content = read_bytes(path, "bench file")
     digest = content_hash({path.name: content})
 
     def store() -> None:
