@@ -97,9 +97,13 @@ def check_regular(path: Path, what: str) -> os.stat_result:
     except OSError as exc:
         raise UserError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
     if not stat.S_ISREG(info.st_mode):
-        link = " a link to" if path.is_symlink() else ""
-        raise UserError(f"{path}: {what} is{link} {_kind_of(info.st_mode)}, not a regular file")
+        raise _not_regular(path, what, info.st_mode)
     return info
+
+
+def _not_regular(path: Path, what: str, mode: int) -> UserError:
+    link = " a link to" if path.is_symlink() else ""
+    return UserError(f"{path}: {what} is{link} {_kind_of(mode)}, not a regular file")
 
 
 @contextlib.contextmanager
@@ -113,14 +117,16 @@ def open_regular(path: Path, what: str, limit: int) -> Iterator[BinaryIO]:
         raise UserError(f"{path}: {what} not found") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
-    handle = os.fdopen(fd, "rb")
-    with handle:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            link = " a link to" if path.is_symlink() else ""
-            raise UserError(f"{path}: {what} is{link} {_kind_of(info.st_mode)}, not a regular file")
+            raise _not_regular(path, what, info.st_mode)
         if info.st_size > limit:
             raise _too_big(path, what, limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         os.set_blocking(fd, True)
         yield handle
 

@@ -49,9 +49,11 @@ def find_runs(path: Path) -> list[Path]:
     folder under it that does (a plan's or a fleet's results), in path order."""
     if not path.is_dir():
         return []
-    if (path / MANIFEST).is_file():
+    # a manifest that is there but not a regular file (a FIFO, a link to a device) makes
+    # a run folder all the same: it is then refused in one line, not passed over
+    if present(path / MANIFEST):
         return [path]
-    return sorted(p.parent for p in path.rglob(MANIFEST) if p.is_file())
+    return sorted(p.parent for p in path.rglob(MANIFEST) if not p.is_dir())
 
 
 def find_sources(path: Path) -> tuple[list[Path], list[Path]]:
