@@ -40,11 +40,11 @@ def found(cell: Cell, root: Path) -> Found:
     """What the plan folder holds of `cell`."""
     output = cell.output(root)
     if cell.kind == "bench":
-        if not output.is_file():
+        if not present(output):
             return "new"
         return "done" if _json_field(output, "status") == "completed" else "partial"
     manifest = output / MANIFEST
-    if not manifest.is_file():
+    if not present(manifest):  # anything there (a FIFO too) makes the cell partial
         return "new"
     done = _json_field(manifest, "status") == "completed" and (output / SUMMARY).is_file()
     return "done" if done else "partial"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -185,3 +186,50 @@ def test_resume_of_hostile_samples_ends_in_one_line(
     message = str(exc.value)
     assert "\n" not in message and "samples.jsonl" in message
     assert (fragment if how != "wrong-type" else "finish_reason") in message, message
+
+
+def _stored(clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    db = tmp_path / "r.db"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["db", "ingest", str(clean_run), "--db", str(db)])
+    assert not exit_info.value.code, capsys.readouterr().err
+    capsys.readouterr()
+    return db
+
+
+STORED = {
+    "huge-int": lambda text: _with_field(text, HUGE_INT).encode(),
+    "deep": lambda text: _with_field(text, DEEP).encode(),
+    "not-utf8": lambda text: text.encode() + b"\xff",
+    "wrong-type": lambda text: text.replace('"status": "completed"', '"status": 5').encode(),
+}
+
+
+@pytest.mark.parametrize("how", list(STORED))
+@pytest.mark.parametrize("name", ["compare", "card", "report"])
+def test_a_hostile_run_stored_in_a_database_names_the_database_run_and_file(
+    name: str, how: str, clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = _stored(clean_run, tmp_path, capsys)
+    with sqlite3.connect(db) as conn:
+        (text,) = conn.execute(
+            "SELECT content FROM run_files WHERE name = 'manifest.json'"
+        ).fetchone()
+        content = STORED[how](text.decode())
+        conn.execute("UPDATE run_files SET content = ? WHERE name = 'manifest.json'", (content,))
+    conn.close()
+    code, err = run_cli(capsys, *command(name, db, tmp_path))
+    assert_one_line_error(code, err, str(db), "run ", "stored manifest.json")
+    assert "edgebench-db-" not in err  # never the throwaway folder
+
+
+@pytest.mark.parametrize("value", ["'text'", "12", "3.5"])
+def test_stored_content_of_the_wrong_type_is_one_line(
+    value: str, clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = _stored(clean_run, tmp_path, capsys)
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"UPDATE run_files SET content = {value} WHERE name = 'samples.jsonl'")
+    conn.close()
+    code, err = run_cli(capsys, "compare", str(db))
+    assert_one_line_error(code, err, str(db), "samples.jsonl")
