@@ -221,7 +221,7 @@ def read_json_object(
 
 
 def json_type(value: Any) -> str:
-    """A JSON value's kind as an error names it."""
+    """A JSON value's kind as an error names it ("an array"; not JSON: its type)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -230,7 +230,11 @@ def json_type(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
 
 
 def _lines(handle: BinaryIO, path: Path, what: str, limit: int) -> Iterator[tuple[int, bytes]]:

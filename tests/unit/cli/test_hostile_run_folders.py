@@ -233,3 +233,19 @@ def test_stored_content_of_the_wrong_type_is_one_line(
     conn.close()
     code, err = run_cli(capsys, "compare", str(db))
     assert_one_line_error(code, err, str(db), "samples.jsonl")
+
+
+@pytest.mark.parametrize("how", ["fifo", "device"])
+def test_a_lock_file_that_is_not_a_regular_file_is_one_line_on_resume(
+    how: str, run_fake: RunFake, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    run_fake(['{"a": 1}'] * 3, out=out)
+    lock = out / ".edgebench.lock"
+    lock.write_text("{}")
+    SPOILERS[how][0](lock)
+    with pytest.raises(UserError, match=r"\.edgebench\.lock: the run lock is not a regular file"):
+        run_fake(['{"a": 1}'] * 3, out=out, resume=True)
+    lock.unlink()
+    lock.write_text("[" * 4096)  # a holder too deep to read is no holder
+    run_fake(['{"a": 1}'] * 3, out=out, resume=True)
