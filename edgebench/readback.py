@@ -19,12 +19,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from edgebench.errors import UserError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 # CPython's own default limit (sys.int_info.default_max_str_digits); fixed here so that
 # every Python rejects the same files.
@@ -42,7 +49,9 @@ MAX_DATASET_BYTES = 1 << 30
 MAX_DOCUMENT_NESTING = 200
 READ_BACK_ANY = None  # `nesting` for files holding model outputs: the decoder's own bound
 
-_CHUNK = 1 << 20
+# A plan is a few hundred bytes, its tables and lists two or three levels deep.
+MAX_PLAN_BYTES = 1 << 20
+MAX_PLAN_NESTING = 20
 
 
 class _Refused(ValueError):
@@ -301,3 +310,25 @@ def jsonl_bytes_values(
                 break
             raise
     return values
+
+
+def read_toml(path: Path, what: str, limit: int, nesting: int) -> tuple[str, dict[str, Any]]:
+    """A TOML file (its text and its tables), bounded: a regular file of at most `limit`
+    bytes, nested at most `nesting` levels; tomllib's syntax errors with their line, and
+    what it lets through as other exceptions (a RecursionError for deep arrays and inline
+    tables, a ValueError for an over-long integer), are one line naming the file."""
+    text = read_text(path, what, limit)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib names the line inside its message: put it where every error has it
+        at = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        where = f"{path}:{at.group(1)}" if at else str(path)
+        raise UserError(f"{where}: not valid TOML ({str(exc).strip()})") from None
+    except RecursionError:  # tomllib recurses per level of nested arrays and tables
+        raise UserError(f"{path}: not valid TOML (nested too deeply)") from None
+    except ValueError as exc:  # an integer over Python's digit limit
+        raise UserError(f"{path}: not valid TOML ({exc})") from None
+    if depth_over(data, nesting):
+        raise UserError(f"{path}: {what} nested too deeply (over {nesting} levels)")
+    return text, data

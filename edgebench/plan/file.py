@@ -28,11 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 from edgebench.constraints.spec import parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import parse_metrics
@@ -40,16 +35,12 @@ from edgebench.models.onnx_model import split_variant
 from edgebench.models.quant_types import canonical_type
 from edgebench.models.quantized import base_name_of, split_quant_variant, variant_label
 from edgebench.models.registry import load_registry, unknown_model_error
-from edgebench.readback import check_regular, depth_over, read_text
+from edgebench.readback import MAX_PLAN_BYTES, MAX_PLAN_NESTING, check_regular, read_toml
 from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import task_names
 from edgebench.tasks.base import PROMPT_STYLES
 
 HF_PREFIX = "hf:"
-# A plan is a few hundred bytes; anything this large is not one.
-MAX_PLAN_BYTES = 1 << 20
-# Deeper than any plan's tables and lists (two or three levels).
-MAX_PLAN_NESTING = 20
 # The most cells a plan may expand to (models x quantizations x tasks x constraints x
 # threads x repetitions, plus the bench cells): a plan of more would not finish on one
 # device, and a mistyped `repetitions` must be a one-line error, not a machine out of
@@ -306,21 +297,8 @@ class _Source:
 
 def load_plan(path: Path, default_threads: int) -> Plan:
     """Read and check the plan file; `default_threads` when it sets none."""
-    text = read_text(path, "plan file", MAX_PLAN_BYTES)
+    text, data = read_toml(path, "plan file", MAX_PLAN_BYTES, MAX_PLAN_NESTING)
     source = _Source(path, text)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib names the line inside its message: put it where every error has it
-        at = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        where = f"{path}:{at.group(1)}" if at else str(path)
-        raise UserError(f"{where}: not valid TOML ({str(exc).strip()})") from None
-    except RecursionError:  # tomllib recurses per level of nested arrays and tables
-        raise UserError(f"{path}: not valid TOML (nested too deeply)") from None
-    except ValueError as exc:  # an integer over Python's digit limit
-        raise UserError(f"{path}: not valid TOML ({exc})") from None
-    if depth_over(data, MAX_PLAN_NESTING):
-        raise UserError(f"{path}: nested too deeply for a plan (over {MAX_PLAN_NESTING} levels)")
     top = _Table(source, data, "", None)
     top.reject_unknown((*_TOP_KEYS, "bench"))
     base = path.parent

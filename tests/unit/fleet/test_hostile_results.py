@@ -17,8 +17,10 @@ import pytest
 from edgebench import readback
 from edgebench.cli import fleet_cmd
 from edgebench.cli.app import main
+from edgebench.errors import UserError
 from edgebench.fleet.drive import _collect
 from edgebench.fleet.inventory import Inventory
+from edgebench.fleet.payload import read_plan_payload
 from edgebench.fleet.status import COMPLETE, FAILED, HostState, count_cells
 from tests.helpers.db_runs import make_fleet_runs
 from tests.helpers.inline_prompts import chat_templates_in_process
@@ -126,3 +128,22 @@ def test_the_controller_prints_its_table_and_ingests_the_other_hosts(
     pi5 = next(line for line in table.splitlines() if "pi5" in line)
     assert COMPLETE in pi5
     assert f"{db}: 4 added" in captured.out  # every host's runs stored all the same
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("x = " + DEEP, "not valid TOML (nested too deeply)"),
+        ("x = " + "9" * 5000, "not valid TOML"),
+    ],
+)
+def test_the_payload_reads_the_plan_as_boundedly(text: str, fragment: str, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text)
+    with pytest.raises(UserError) as exc:
+        read_plan_payload(plan)
+    assert str(plan) in str(exc.value) and fragment in str(exc.value)
+    plan.unlink()
+    plan.symlink_to("/dev/zero")
+    with pytest.raises(UserError, match="is a link to a character device"):
+        read_plan_payload(plan)

@@ -97,7 +97,7 @@ def test_a_dataset_that_is_not_a_regular_file_is_one_line_not_a_hang(
     [
         ("x = " + "[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ("x = " + "{a = " * 5000 + "1" + "}" * 5000, "nested too deeply"),
-        ("[" + ".".join(["a"] * 30) + "]\nb = 1", "nested too deeply for a plan"),
+        ("[" + ".".join(["a"] * 30) + "]\nb = 1", "plan file nested too deeply (over 20 levels)"),
         ("repetitions = " + "9" * 5000, "not valid TOML"),
     ],
 )
