@@ -13,6 +13,7 @@ import pytest
 
 from edgebench import readback
 from edgebench.errors import UserError
+from edgebench.tasks.formats.jsonl import jsonl_objects
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HUGE_INT = "9" * 5000
@@ -191,3 +192,14 @@ def test_a_regular_file_reads(tmp_path: Path) -> None:
     path.write_text("[1]")
     with pytest.raises(UserError, match="must be a JSON object, got an array"):
         readback.read_json_object(path, "run file")
+
+
+@pytest.mark.parametrize(("make", "fragment"), NOT_REGULAR[:3])
+def test_the_dataset_reader_goes_through_it(
+    make: Callable[[Path], None], fragment: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    make(path)
+    with pytest.raises(UserError) as exc:
+        list(jsonl_objects(path))
+    one_line(exc, str(path), "dataset file", fragment)
