@@ -17,23 +17,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from edgebench import readback
 from edgebench.errors import UserError
 
 
 def read_text_file(path: Path, what: str) -> str:
-    """A UTF-8 text file a user gave us; problems are one-line UserErrors naming it (and
-    for bytes that are not UTF-8, the line they are on)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path}: {what} not found") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read {what} ({exc.strerror})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise UserError(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
+    """A UTF-8 text file a user gave us (a dataset, a schema, a plan), read through the
+    bounded reader: a regular file within its size limit; problems are one-line
+    UserErrors naming it (and for bytes that are not UTF-8, the line they are on)."""
+    return readback.read_text(path, what, readback.MAX_DATASET_BYTES)
 
 
 def numbered_lines(path: Path, what: str) -> list[tuple[int, str]]:
@@ -211,18 +203,8 @@ def read_jsonl_checked(path: Path) -> tuple[list[dict[str, Any]], bool]:
 
 def read_jsonl_numbered(path: Path) -> tuple[list[tuple[int, Any]], bool]:
     """Each line's JSON value with its line number (blank lines count, as in an editor),
-    and whether a torn last line was left out; a line that is not JSON is a UserError."""
-    values: list[tuple[int, Any]] = []
-    torn = False
-    with path.open(encoding="utf-8", errors="surrogateescape") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                values.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                if not line.endswith("\n"):
-                    torn = True  # the last write was cut short
-                    break
-                raise UserError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
-    return values, torn
+    and whether a torn last line was left out; a line that is not JSON is a UserError.
+    Bounded as every read-back is (`readback.jsonl_values`); a line may hold a model's
+    output, nested as deeply as the output parser allowed."""
+    return readback.jsonl_values(path, "file", nesting=readback.READ_BACK_ANY)
+

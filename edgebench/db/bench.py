@@ -4,12 +4,12 @@ published bench schema, kept verbatim with one row per speed test."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edgebench.db.rows import Row
 from edgebench.errors import UserError
+from edgebench.readback import read_json
 from edgebench.runfolder.read import MANIFEST, read_bench
 from edgebench.runfolder.records import BenchModel, BenchRecord
 
@@ -22,8 +22,8 @@ BENCH_KIND = "edgebench-bench"
 def is_bench_json(path: Path) -> bool:
     """A JSON file `edgebench bench` wrote (its `kind`), read no further than needed."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = read_json(path, "bench file")
+    except UserError:  # not one (a hostile file included): left alone
         return False
     return isinstance(data, dict) and data.get("kind") == BENCH_KIND
 

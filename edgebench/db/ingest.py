@@ -18,6 +18,7 @@ from edgebench.db.rows import Row, RunRows, device_row, run_rows
 from edgebench.db.schema import BENCH_TABLES, RUN_TABLES, db_problem
 from edgebench.db.validate import check_bench_file, check_run_folder
 from edgebench.errors import UserError
+from edgebench.readback import MAX_DOCUMENT_BYTES, MAX_JSONL_BYTES, present, read_bytes
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import (
     FIDELITY,
@@ -48,9 +49,11 @@ def find_runs(path: Path) -> list[Path]:
     folder under it that does (a plan's or a fleet's results), in path order."""
     if not path.is_dir():
         return []
-    if (path / MANIFEST).is_file():
+    # a manifest that is there but not a regular file (a FIFO, a link to a device) makes
+    # a run folder all the same: it is then refused in one line, not passed over
+    if present(path / MANIFEST):
         return [path]
-    return sorted(p.parent for p in path.rglob(MANIFEST) if p.is_file())
+    return sorted(p.parent for p in path.rglob(MANIFEST) if not p.is_dir())
 
 
 def find_sources(path: Path) -> tuple[list[Path], list[Path]]:
@@ -70,11 +73,9 @@ def run_files(run_dir: Path) -> dict[str, bytes]:
     files = {}
     for name in RUN_FILES:
         path = run_dir / name
-        if path.is_file():
-            try:
-                files[name] = path.read_bytes()
-            except OSError as exc:
-                raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+        if present(path):  # a FIFO or a device there is refused, not skipped
+            limit = MAX_JSONL_BYTES if name.endswith(".jsonl") else MAX_DOCUMENT_BYTES
+            files[name] = read_bytes(path, "run file", limit)
     return files
 
 
@@ -206,7 +207,7 @@ def ingest_bench(conn: sqlite3.Connection, path: Path) -> Ingested:
     record = read_bench_record(path)
     identity = identity_of(record.device)
     bench_key = f"bench-{record.started_at}@{identity.fingerprint}"
-    content = path.read_bytes()
+    content = read_bytes(path, "bench file")
     digest = content_hash({path.name: content})
 
     def store() -> None:

@@ -5,12 +5,15 @@ row labels)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path, PurePath
 
 from edgebench.db.ingest import RUN_FILES
 from edgebench.db.schema import db_problem, open_db
 from edgebench.errors import UserError
+from edgebench.readback import MAX_DOCUMENT_BYTES, MAX_JSONL_BYTES
+from edgebench.runfolder.read import read_fidelity, read_run, read_summary
 
 # the device by its name or any id of its identity
 _DEVICE = (
@@ -48,26 +51,49 @@ def _unique(target: Path, taken: set[Path], key: str) -> Path:
 
 
 def _write_runs(
-    conn: sqlite3.Connection, root: Path, device: str | None, run: str | None
+    conn: sqlite3.Connection, db: Path, root: Path, device: str | None, run: str | None
 ) -> list[Path]:
     where, params = _where(device, run, "run_id,label")
     query = f"SELECT run_key, folder FROM runs{where} ORDER BY folder, run_id"
     folders: list[Path] = []
     taken: set[Path] = set()
     for run_key, folder in conn.execute(query, params).fetchall():
+        where = f"{db}: run {folder}"
+        if not isinstance(run_key, str) or not isinstance(folder, str):
+            raise UserError(f"{where}: not a run of this edgebench (its key or folder is not text)")
         target = _unique(_mirror(root, folder), taken, run_key)
         target.mkdir(parents=True)
         files = conn.execute("SELECT name, content FROM run_files WHERE run_key = ?", (run_key,))
         for name, content in files:
             if name in RUN_FILES:  # never a path the database makes up
+                if not isinstance(content, bytes):
+                    raise UserError(
+                        f"{where}: {name}: stored as {type(content).__name__}, not bytes"
+                    )
+                limit = MAX_JSONL_BYTES if name.endswith(".jsonl") else MAX_DOCUMENT_BYTES
+                if len(content) > limit:
+                    raise UserError(f"{where}: {name}: larger than the run-file limit")
                 # a throwaway folder read once: no atomic write needed
                 (target / name).write_bytes(content)
+        _check_readable(target, where)
         folders.append(target)
     return folders
 
 
+def _check_readable(target: Path, where: str) -> None:
+    """The stored run read back as a folder of it would be, through the bounded reader,
+    now: a problem then names the database, the run and the stored file, not the
+    throwaway folder the command reads."""
+    try:
+        read_run(target)
+        read_summary(target)
+        read_fidelity(target)
+    except UserError as exc:
+        raise UserError(str(exc).replace(f"{target}{os.sep}", f"{where}: stored ")) from None
+
+
 def _write_benches(
-    conn: sqlite3.Connection, root: Path, device: str | None, run: str | None
+    conn: sqlite3.Connection, db: Path, root: Path, device: str | None, run: str | None
 ) -> list[Path]:
     where, params = _where(device, run, "label")
     query = (
@@ -77,6 +103,10 @@ def _write_benches(
     files: list[Path] = []
     taken: set[Path] = set()
     for bench_key, file, content in conn.execute(query, params).fetchall():
+        if not (
+            isinstance(bench_key, str) and isinstance(file, str) and isinstance(content, bytes)
+        ):
+            raise UserError(f"{db}: bench {file}: not a bench file of this edgebench (wrong types)")
         target = _unique(_mirror(root, file), taken, bench_key)
         if target.suffix != ".json":
             target = target.with_name(target.name + ".json")
@@ -98,11 +128,13 @@ def write_runs(
     files after them."""
     conn = open_db(db)
     try:
-        written = _write_runs(conn, root / "runs", device, run)
+        written = _write_runs(conn, db, root / "runs", device, run)
         if benches:
-            written += _write_benches(conn, root / "benches", device, run)
+            written += _write_benches(conn, db, root / "benches", device, run)
     except sqlite3.Error as exc:
         raise UserError(f"{db}: {db_problem(exc)}") from None
+    except OSError as exc:  # a stored folder name this file system cannot hold
+        raise UserError(f"{db}: a stored run cannot be written out ({exc.strerror})") from None
     finally:
         conn.close()
     if not written:

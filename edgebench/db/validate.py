@@ -4,7 +4,6 @@ same text as docs/schemas, so this works from any install."""
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import jsonschema
 
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl_numbered
+from edgebench.readback import present, read_json
 from edgebench.runfolder.publish import FILES, schema_name, schemas
 
 BENCH_FILE = "bench.json"  # its name in the published format (not in a run folder)
@@ -37,15 +37,10 @@ def _problem(validator: jsonschema.Draft202012Validator, data: Any) -> str | Non
 def _documents(path: Path) -> list[tuple[str, Any]]:
     """(where, document) of a run file: the file itself, or each line of a JSONL file
     (a torn last line left out, as readers do)."""
-    try:
-        if path.suffix == ".jsonl":
-            rows, _torn = read_jsonl_numbered(path)
-            return [(f"{path}:{line}", row) for line, row in rows]
-        return [(str(path), json.loads(path.read_text(encoding="utf-8")))]
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not valid JSON ({exc})") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    if path.suffix == ".jsonl":
+        rows, _torn = read_jsonl_numbered(path)
+        return [(f"{path}:{line}", row) for line, row in rows]
+    return [(str(path), read_json(path, "run file"))]
 
 
 def _check(path: Path, file: str) -> None:
@@ -66,5 +61,5 @@ def check_run_folder(run_dir: Path) -> None:
     """Every run file of `run_dir` valid against its published schema, or a one-line
     UserError naming the file (and line) and the failing field."""
     for file in FILES:
-        if file != BENCH_FILE and (run_dir / file).is_file():
+        if file != BENCH_FILE and present(run_dir / file):
             _check(run_dir / file, file)

@@ -217,7 +217,9 @@ def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostRes
     if not folder.is_dir():
         return HostResult(state, CellCounts(0, 0, None), None)
     cells = count_cells(folder)
-    if state.state == COMPLETE and cells.failed:
+    if cells.problem is not None:  # a host's hostile or torn status: that host failed
+        state = replace(state, state=FAILED, reason=f"its results cannot be read: {cells.problem}")
+    elif state.state == COMPLETE and cells.failed:
         state = replace(state, state=FAILED, reason=f"{cells.failed} cell(s) failed")
     return HostResult(state, cells, folder)
 

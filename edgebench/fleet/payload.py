@@ -12,7 +12,6 @@ import gzip
 import hashlib
 import io
 import re
-import sys
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +24,7 @@ from edgebench.models.onnx_model import PROVENANCE, onnx_state, split_variant, v
 from edgebench.models.quantized import provenance_file, split_quant_variant, variant_file
 from edgebench.models.registry import ModelEntry, load_registry
 from edgebench.paths import model_cache_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from edgebench.readback import MAX_PLAN_BYTES, MAX_PLAN_NESTING, read_toml
 
 # What install.sh and the package build need: the package, the registry, grammars and
 # built-in data it bundles (pyproject's force-include), and the files pip reads.
@@ -104,14 +99,8 @@ def read_plan_payload(plan: Path) -> PlanPayload:
     here every string value counts: one naming a file or folder beside the plan is copied
     (it must not leave the plan's folder); one under a key that lists models (`models`,
     `bench.models`) naming a registry model or a variant of one is a model."""
-    try:
-        data = tomllib.loads(plan.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{plan}: plan file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{plan}: cannot read the plan ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{plan}: not a TOML file ({exc})") from None
+    # bounded as `plan run` reads it (a plan names the files a host gets)
+    _text, data = read_toml(plan, "plan file", MAX_PLAN_BYTES, MAX_PLAN_NESTING)
     registry = load_registry()
     folder = plan.resolve().parent
     files: list[str] = []

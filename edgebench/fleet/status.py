@@ -3,11 +3,14 @@ callback), the status line a step prints, and the rows of the final table."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import UserError
+from edgebench.readback import READ_BACK_ANY, decode_json, json_type, present, read_json_object
+
+STATUS_FILE = "plan-status.json"  # what `plan run` writes in a host's results
 # Playbook tasks that are steps a user follows (the others are plumbing), in order,
 # with what a finished one means.
 STEPS = {
@@ -85,8 +88,8 @@ def parse_event(line: str) -> dict[str, Any] | None:
     """A callback event from one line of ansible-playbook's stdout, or None for anything
     else (a warning, a line of a module's output)."""
     try:
-        event = json.loads(line)
-    except ValueError:
+        event = decode_json(line, "event", READ_BACK_ANY)
+    except UserError:  # not one of ours (or a line no decoder should take whole)
         return None
     return event if isinstance(event, dict) and "event" in event and "host" in event else None
 
@@ -96,24 +99,42 @@ class CellCounts:
     done: int
     failed: int
     total: int | None  # None when the plan run did not write its status
+    # why the fetched plan-status.json could not be read (a host's file is not trusted)
+    problem: str | None = None
 
 
 def count_cells(results: Path) -> CellCounts:
     """Cells done and failed in a fetched plan folder: from plan-status.json, or (a run
-    stopped before writing it) the run folders with a summary.json."""
-    try:
-        status = json.loads((results / "plan-status.json").read_text(encoding="utf-8"))
-        cells = status["cells"]
-        states = [str(c.get("status", c.get("state", ""))) for c in _cell_list(cells)]
-        return CellCounts(states.count("done"), states.count("failed"), len(states))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    stopped before writing it) the run folders with a summary.json. A status file that
+    is there but cannot be read (hostile or torn: too large, too deep, not JSON, the
+    wrong shape) is counted as nothing, with the one-line reason in `problem`."""
+    path = results / STATUS_FILE
+    if not present(path):
         runs = results / "runs"
         done = sum(1 for p in runs.glob("*/summary.json")) if runs.is_dir() else 0
         return CellCounts(done, 0, None)
+    try:
+        status = read_json_object(path, "plan status")
+        states = [_state(cell, path, i) for i, cell in enumerate(_cell_list(status, path))]
+    except UserError as exc:
+        return CellCounts(0, 0, None, str(exc))
+    return CellCounts(states.count("done"), states.count("failed"), len(states))
 
 
-def _cell_list(cells: Any) -> list[dict[str, Any]]:
+def _cell_list(status: dict[str, Any], path: Path) -> list[Any]:
     """plan-status.json's cells: a list of objects, or an object keyed by cell id."""
+    cells = status.get("cells")
     if isinstance(cells, dict):
-        return [dict(value, id=key) for key, value in cells.items()]
-    return list(cells)
+        return list(cells.values())
+    if isinstance(cells, list):
+        return cells
+    raise UserError(f"{path}: cells: must be an array, got {json_type(cells)}")
+
+
+def _state(cell: Any, path: Path, number: int) -> str:
+    if not isinstance(cell, dict):
+        raise UserError(f"{path}: cells[{number}]: must be an object, got {json_type(cell)}")
+    state = cell.get("status", cell.get("state", ""))
+    if not isinstance(state, str):
+        raise UserError(f"{path}: cells[{number}].status: must be a string")
+    return state

@@ -12,7 +12,9 @@ import os
 from pathlib import Path
 
 from edgebench.io import json_line
+from edgebench.errors import UserError
 from edgebench.paths import cache_dir, model_cache_dir
+from edgebench.readback import read_json
 
 CHUNK = 1 << 20
 
@@ -37,9 +39,9 @@ def _stamp(path: Path) -> dict[str, object]:
 def remembered_sha256(path: Path) -> str | None:
     """The sha256 recorded for `path`, if the file has not changed since."""
     try:
-        record = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+        record = read_json(sidecar_path(path), "hash sidecar")  # bounded: a cache is shared
         stamp = _stamp(path)
-    except (OSError, ValueError):
+    except (OSError, UserError):
         return None
     if not isinstance(record, dict) or any(record.get(k) != v for k, v in stamp.items()):
         return None

@@ -10,7 +10,6 @@ runtime needs neither the GGUF nor transformers.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from edgebench.errors import UserError
 from edgebench.models.hashing import sha256_file
 from edgebench.models.quant_types import usable_types
 from edgebench.paths import model_cache_dir
+from edgebench.readback import present, read_json
 
 PRECISIONS = ("fp32", "int4")
 # How `models convert` writes the graph (models/convert.py): edgebench's own fused llama
@@ -117,15 +117,12 @@ class OnnxModel:
 def read_provenance(folder: Path) -> OnnxModel:
     """The folder's provenance file, checked for the fields the runtime reads."""
     path = folder / PROVENANCE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not present(path):
         raise UserError(
             f"{folder}: not a converted ONNX model folder (no {PROVENANCE}); "
             "create one with `edgebench models convert NAME --to onnx`"
-        ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: cannot read the provenance file: {exc}") from None
+        )
+    data = read_json(path, "the provenance file")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UserError(f"{path}: not an edgebench ONNX provenance file (format {FORMAT})")
     for key in ("name", "weights", "prompt", "tokens"):

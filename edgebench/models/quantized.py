@@ -10,7 +10,6 @@ the registry name, or the stem of the local or `hf:` file it was made from.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from edgebench.errors import UserError
 from edgebench.models.hashing import sha256_file
 from edgebench.models.quant_types import FLOAT_TYPES, canonical_type, precision_rank
 from edgebench.paths import model_cache_dir
+from edgebench.readback import present, read_json
 
 FORMAT = "edgebench-quantized/1"
 FOLDER = "gguf"
@@ -119,14 +119,9 @@ class QuantizedModel:
 def read_quantized(base: str, quant_type: str) -> QuantizedModel:
     """The variant's provenance file, checked for the fields edgebench reads."""
     path = provenance_file(base, quant_type)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(
-            f"{path}: no such file (quantize with `edgebench models quantize`)"
-        ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: cannot read the provenance file: {exc}") from None
+    if not present(path):
+        raise UserError(f"{path}: no such file (quantize with `edgebench models quantize`)")
+    data = read_json(path, "the provenance file")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UserError(f"{path}: not an edgebench quantization record (format {FORMAT})")
     for key in ("name", "type", "sha256", "size_bytes", "source"):

@@ -8,9 +8,11 @@ that is readable, deterministic and safe as a folder name:
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from edgebench.models.hashing import hash_file
 from edgebench.plan.file import BENCH_LISTS, COPING_OPTIONS, ModelEntry, Plan, TaskEntry
@@ -34,25 +36,77 @@ class Cell:
         return root / RUNS / self.id if self.kind == "run" else root / BENCH / f"{self.id}.json"
 
 
-def expand(plan: Plan) -> list[Cell]:
-    """Every cell of the plan, in the order they run: per model, task, mode, threads and
-    repetition; then the bench cells."""
-    cells = [
-        run_cell(model, task, mode, threads, repetition)
-        for model in plan.models
-        for task in plan.tasks
-        for mode in plan.constraints
-        for threads in plan.threads
-        for repetition in range(1, plan.repetitions + 1)
-    ]
-    if plan.bench is not None:
-        cells += [
-            bench_cell(model, plan.bench.threads, plan.bench.options) for model in plan.bench.models
-        ]
-    return cells
+class Cells(Sequence[Cell]):
+    """Every cell of a plan, in the order they run: per model, task, mode, threads and
+    repetition; then the bench cells. Built when asked for, one at a time: the count is
+    computed (`plan.file.cell_count`, bounded by MAX_CELLS when the plan is read), and
+    each dataset is hashed once, not once per cell."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self._axes = (
+            plan.models,
+            plan.tasks,
+            plan.constraints,
+            plan.threads,
+            range(1, plan.repetitions + 1),
+        )
+        self._runs = math.prod(len(axis) for axis in self._axes)
+        self._benches = plan.bench.models if plan.bench is not None else ()
+        self._identities: dict[Path, str] = {}
+
+    def __len__(self) -> int:
+        return self._runs + len(self._benches)
+
+    @overload
+    def __getitem__(self, index: int) -> Cell: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Cell]: ...
+
+    def __getitem__(self, index: int | slice) -> Cell | list[Cell]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        if index >= self._runs:
+            bench = self.plan.bench
+            assert bench is not None
+            return bench_cell(self._benches[index - self._runs], bench.threads, bench.options)
+        picks: list[Any] = []
+        for axis in reversed(self._axes):  # the last axis varies fastest
+            index, position = divmod(index, len(axis))
+            picks.append(axis[position])
+        model, task, mode, threads, repetition = reversed(picks)
+        return run_cell(model, task, mode, threads, repetition, self._identity(task.dataset))
+
+    def __iter__(self) -> Iterator[Cell]:
+        return (self[i] for i in range(len(self)))
+
+    def _identity(self, path: Path | None) -> str | None:
+        if path is None:
+            return None
+        if path not in self._identities:
+            self._identities[path] = _identity(path)
+        return self._identities[path]
 
 
-def run_cell(model: ModelEntry, task: TaskEntry, mode: str, threads: int, repetition: int) -> Cell:
+def expand(plan: Plan) -> Cells:
+    """Every cell of the plan (see `Cells`)."""
+    return Cells(plan)
+
+
+def run_cell(
+    model: ModelEntry,
+    task: TaskEntry,
+    mode: str,
+    threads: int,
+    repetition: int,
+    dataset: str | None = None,
+) -> Cell:
+    """One run cell; `dataset`: the dataset's identity when known (`_identity`)."""
     args = ["run", "--model", _escaped(model.spec), "--task", task.task]
     args += ["--constraint", mode, "--threads", str(threads)]
     if task.dataset is not None:
@@ -64,7 +118,7 @@ def run_cell(model: ModelEntry, task: TaskEntry, mode: str, threads: int, repeti
     settings = {
         "model": model.spec,
         "task": task.task,
-        "dataset": _identity(task.dataset),
+        "dataset": dataset if dataset is not None else _identity(task.dataset),
         "schemas": task.schemas.name if task.schemas else None,
         "constraint": mode,
         "threads": threads,

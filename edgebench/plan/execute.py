@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +103,7 @@ class PlanRun:
             lock.release()
 
     # -- the steps ----------------------------------------------------------------------
-    def _announce(self, cells: list[Cell], status: PlanStatus) -> None:
+    def _announce(self, cells: Sequence[Cell], status: PlanStatus) -> None:
         done = status.counts()["done"]
         self.say(
             f"plan {self.plan.path}: {len(cells)} cells, {done} done, "
@@ -119,7 +119,7 @@ class PlanRun:
     def _launch(self, args: list[str], log: Path) -> int:
         return (self.launcher or launch)(args, self._env(), log)
 
-    def _make_variants(self, cells: list[Cell]) -> dict[str, str]:
+    def _make_variants(self, cells: Sequence[Cell]) -> dict[str, str]:
         """Quantize the variants the cells still to run need and the device lacks, one
         `models quantize` per source; variant -> why it could not be made."""
         wanted: dict[str, dict[str, str]] = {}  # source -> type -> variant label

@@ -28,25 +28,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 from edgebench.constraints.spec import parse_modes
 from edgebench.errors import UserError
-from edgebench.io import read_text_file
 from edgebench.metrics import parse_metrics
 from edgebench.models.onnx_model import split_variant
 from edgebench.models.quant_types import canonical_type
 from edgebench.models.quantized import base_name_of, split_quant_variant, variant_label
 from edgebench.models.registry import load_registry, unknown_model_error
+from edgebench.readback import MAX_PLAN_BYTES, MAX_PLAN_NESTING, check_regular, read_toml
 from edgebench.runfolder.records import RETIME_MODES
 from edgebench.scoring.extract import check_parse_mode
 from edgebench.tasks import task_names
 from edgebench.tasks.base import PROMPT_STYLES
 
 HF_PREFIX = "hf:"
+# The most cells a plan may expand to (models x quantizations x tasks x constraints x
+# threads x repetitions, plus the bench cells): a plan of more would not finish on one
+# device, and a mistyped `repetitions` must be a one-line error, not a machine out of
+# memory.
+MAX_CELLS = 10_000
 
 
 # -- the value kinds a key may hold ---------------------------------------------------
@@ -300,15 +300,8 @@ class _Source:
 
 def load_plan(path: Path, default_threads: int) -> Plan:
     """Read and check the plan file; `default_threads` when it sets none."""
-    text = read_text_file(path, "plan file")
+    text, data = read_toml(path, "plan file", MAX_PLAN_BYTES, MAX_PLAN_NESTING)
     source = _Source(path, text)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib names the line inside its message: put it where every error has it
-        at = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        where = f"{path}:{at.group(1)}" if at else str(path)
-        raise UserError(f"{where}: not valid TOML ({str(exc).strip()})") from None
     top = _Table(source, data, "", None)
     top.reject_unknown((*_TOP_KEYS, "bench"))
     base = path.parent
@@ -325,6 +318,7 @@ def load_plan(path: Path, default_threads: int) -> Plan:
     bench = None
     if "bench" in data:
         bench = _bench(_Table(source, data["bench"], "bench.", "bench"), models, threads, base)
+    _check_size(source, models, quantizations, tasks, constraints, threads, repetitions, bench)
     return Plan(
         path=path,
         text=text,
@@ -335,6 +329,41 @@ def load_plan(path: Path, default_threads: int) -> Plan:
         tasks=tasks,
         bench=bench,
         quantizations=quantizations,
+    )
+
+
+def _check_size(
+    source: _Source,
+    models: list[ModelEntry],
+    quantizations: tuple[str, ...],
+    tasks: tuple[TaskEntry, ...],
+    constraints: tuple[str, ...],
+    threads: tuple[int, ...],
+    repetitions: int,
+    bench: BenchEntry | None,
+) -> None:
+    """At most MAX_CELLS cells, counted before any is built; the error names the keys
+    that multiply, with their sizes."""
+    bench_cells = len(bench.models) if bench is not None else 0
+    total = len(models) * len(tasks) * len(constraints) * len(threads) * repetitions
+    total += bench_cells
+    if total <= MAX_CELLS:
+        return
+    factors = [
+        f"models {len(models) // max(len(quantizations), 1)}",
+        *([f"quantizations {len(quantizations)}"] if quantizations else []),
+        f"tasks {len(tasks)}",
+        f"constraints {len(constraints)}",
+        f"threads {len(threads)}",
+        f"repetitions {repetitions}",
+    ]
+    line = source.line_of(None, "repetitions") if repetitions > 1 else None
+    where = f"{source.path}:{line}" if line else f"{source.path}"
+    raise UserError(
+        f"{where}: the plan expands to {total:,} cells, more than the {MAX_CELLS:,} a plan may "
+        f"hold ({' x '.join(factors)}"
+        + (f", + {bench_cells} bench" if bench_cells else "")
+        + "); split it into plans of fewer cells"
     )
 
 
@@ -478,6 +507,12 @@ def _file(table: _Table, key: str, base: Path, *, folder: bool) -> Path | None:
         raise table.error(key, f"{text!r} not found (looked for {path})")
     if not folder and path.is_dir():
         raise table.error(key, f"{text!r} is a folder, not a file")
+    if not path.is_dir():
+        # a FIFO would hang the dataset's hash (and every reader), a device never ends
+        try:
+            check_regular(path, "it")
+        except UserError as exc:
+            raise table.error(key, f"{text!r}: {str(exc).removeprefix(f'{path}: it ')}") from None
     return path
 
 

@@ -14,6 +14,7 @@ continues with `edgebench run --resume` (a bench starts again: it has no resume)
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from typing import Any, Literal
 from edgebench.errors import UserError
 from edgebench.io import write_json_atomic
 from edgebench.plan.cells import Cell
+from edgebench.readback import json_type, present, read_json, read_json_object
 from edgebench.runfolder.folder import LOCK_FILE
 from edgebench.runfolder.read import MANIFEST, SUMMARY
 from edgebench.system.versions import utc_now
@@ -38,11 +40,11 @@ def found(cell: Cell, root: Path) -> Found:
     """What the plan folder holds of `cell`."""
     output = cell.output(root)
     if cell.kind == "bench":
-        if not output.is_file():
+        if not present(output):
             return "new"
         return "done" if _json_field(output, "status") == "completed" else "partial"
     manifest = output / MANIFEST
-    if not manifest.is_file():
+    if not present(manifest):  # anything there (a FIFO too) makes the cell partial
         return "new"
     done = _json_field(manifest, "status") == "completed" and (output / SUMMARY).is_file()
     return "done" if done else "partial"
@@ -58,9 +60,11 @@ def leftover(cell: Cell, root: Path) -> list[Path]:
 
 
 def _json_field(path: Path, key: str) -> Any:
+    """A top-level field of a JSON file, or None when it cannot be read (a hostile file:
+    the cell is then partial, and its run's own reader says why in one line)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = read_json(path, "run file")
+    except UserError:
         return None
     return data.get(key) if isinstance(data, dict) else None
 
@@ -102,7 +106,7 @@ class PlanStatus:
         return counts
 
 
-def new_status(plan: str, device_name: str | None, cells: list[Cell], root: Path) -> PlanStatus:
+def new_status(plan: str, device_name: str | None, cells: Sequence[Cell], root: Path) -> PlanStatus:
     status = PlanStatus(plan, device_name, utc_now())
     ids = {cell.id for cell in cells}
     status.retired = {k: v for k, v in _stored_settings(root).items() if k not in ids}
@@ -121,7 +125,7 @@ def new_status(plan: str, device_name: str | None, cells: list[Cell], root: Path
     return status
 
 
-def check_unchanged(cells: list[Cell], root: Path) -> None:
+def check_unchanged(cells: Sequence[Cell], root: Path) -> None:
     """A cell whose output is there must still be the cell that made it: the same id
     with other settings would mix two measurements under one name."""
     stored = _stored_settings(root)
@@ -140,19 +144,39 @@ def check_unchanged(cells: list[Cell], root: Path) -> None:
 
 
 def _stored_settings(root: Path) -> dict[str, dict[str, Any]]:
+    """Each cell's settings as plan-status.json stored them (a hand-edited or fetched
+    file may hold anything: every field is checked, a problem is one line naming it)."""
     path = root / STATUS_FILE
-    if not path.is_file():
+    if not present(path):
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("kind") != STATUS_KIND:
-            raise ValueError("not a plan status file")
-        cells = {cell["id"]: cell["settings"] for cell in data["cells"]}
-        return {**data.get("retired", {}), **cells}
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UserError(
-            f"{path}: cannot read the plan status ({exc}); is this a plan folder?"
-        ) from None
+    data = read_json_object(path, "the plan status")
+
+    def refuse(field: str, problem: str) -> UserError:
+        return UserError(f"{path}: {field}: {problem}; is this a plan folder?")
+
+    if data.get("kind") != STATUS_KIND:
+        raise refuse("kind", f"not {STATUS_KIND!r}")
+    cells, retired = data.get("cells"), data.get("retired", {})
+    if not isinstance(cells, list):
+        raise refuse("cells", f"must be an array, got {json_type(cells)}")
+    if not isinstance(retired, dict):
+        raise refuse("retired", f"must be an object, got {json_type(retired)}")
+    stored: dict[str, dict[str, Any]] = {}
+    for key, settings in retired.items():
+        if not isinstance(settings, dict):
+            raise refuse(f"retired.{key}", f"must be an object, got {json_type(settings)}")
+        stored[key] = settings
+    for number, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            raise refuse(f"cells[{number}]", f"must be an object, got {json_type(cell)}")
+        cell_id, settings = cell.get("id"), cell.get("settings")
+        if not isinstance(cell_id, str):
+            raise refuse(f"cells[{number}].id", f"must be a string, got {json_type(cell_id)}")
+        if not isinstance(settings, dict):
+            problem = f"must be an object, got {json_type(settings)}"
+            raise refuse(f"cells[{number}].settings", problem)
+        stored[cell_id] = settings
+    return stored
 
 
 def _as_json(settings: dict[str, Any]) -> dict[str, Any]:

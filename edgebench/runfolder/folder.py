@@ -14,11 +14,13 @@ import json
 import os
 import re
 import socket
+import stat
 from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.io import json_line, write_json_atomic
+from edgebench.readback import decode_json
 from edgebench.runfolder.read import FIDELITY, MANIFEST, SAMPLES, SUMMARY, read_manifest
 from edgebench.runfolder.records import FidelityRecord, Manifest, Summary
 from edgebench.system.versions import utc_now
@@ -43,6 +45,7 @@ class RunLock:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise UserError(f"cannot write in {self.path.parent}: {exc.strerror}") from None
+        _check_regular_lock(fd, self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -76,10 +79,20 @@ class RunLock:
         self._fd = None
 
 
+def _check_regular_lock(fd: int, path: Path) -> None:
+    """A copied folder's lock file that is a FIFO or a link to a device is refused (the
+    lock is truncated and written: neither takes it)."""
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UserError(f"{path}: the run lock is not a regular file; remove it to continue")
+
+
 def _read_holder(fd: int) -> dict[str, Any]:
     try:
-        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
-    except (OSError, ValueError):
+        text = os.pread(fd, 4096, 0).decode("utf-8") or "{}"
+        data = decode_json(text, "lock file")  # bounded: the lock of a copied folder
+    except (OSError, UnicodeDecodeError, UserError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -3,13 +3,13 @@ is not a run folder of a format this edgebench reads."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl_numbered
+from edgebench.readback import jsonl_values, present, read_json
 from edgebench.runfolder.record import FormatError, Record
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
@@ -50,12 +50,9 @@ def check_version(data: dict[str, Any], where: Path) -> None:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not valid JSON ({exc})") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    """A JSON document of the run (or a bench file) through the bounded reader: a regular
+    file within the size limit, integers and nesting bounded, one-line errors."""
+    return read_json(path, "run file")
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:
@@ -83,7 +80,7 @@ def read_manifest(run_dir: Path) -> Manifest:
         )
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: no such run folder")
-    if not path.is_file():
+    if not present(path):
         raise UserError(f"{run_dir}: not a run folder (no {MANIFEST})")
     data = _read_json_object(path)
     check_version(data, path)
@@ -93,7 +90,7 @@ def read_manifest(run_dir: Path) -> Manifest:
 def read_samples(run_dir: Path) -> tuple[list[SampleRecord], bool]:
     """The run's sample records and whether a torn last line was left out."""
     path = run_dir / SAMPLES
-    if not path.is_file():
+    if not present(path):  # anything else there is read, and refused in one line
         return [], False
     rows, torn = read_jsonl_numbered(path)  # the record check names line and field
     records = [_as_record(SampleRecord, row, f"{path}:{line}") for line, row in rows]
@@ -120,15 +117,15 @@ def read_rows(run_dir: Path, name: str, cls: type[R]) -> list[R]:
     """The records of a JSONL file of the run folder (none when it is missing), a torn
     last line left out."""
     path = run_dir / name
-    if not path.is_file():
+    if not present(path):
         return []
-    rows, _torn = read_jsonl_numbered(path)
+    rows, _torn = jsonl_values(path, "run file")  # no model output here: nesting bounded
     return [_as_record(cls, row, f"{path}:{line}") for line, row in rows]
 
 
 def _read_optional(path: Path, cls: type[R]) -> R | None:
     """A versioned record file of the run, or None when the run has none."""
-    if not path.is_file():
+    if not present(path):
         return None
     data = _read_json_object(path)
     check_version(data, path)

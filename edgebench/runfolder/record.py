@@ -25,6 +25,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from edgebench.readback import json_type
+
 R = TypeVar("R", bound="Record")
 
 
@@ -73,22 +75,6 @@ def _is_union(hint: Any) -> bool:
     return get_origin(hint) in (Union, types.UnionType)
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 def _at(where: str, message: str) -> str:
     return f"{where}: {message}" if where else message
 
@@ -99,7 +85,7 @@ def _child(where: str, name: str) -> str:
 
 def _decode_record(cls: type[R], data: Any, where: str) -> R:
     if not isinstance(data, dict):
-        raise FormatError(_at(where, f"expected an object, got {_kind(data)}"))
+        raise FormatError(_at(where, f"expected an object, got {json_type(data)}"))
     hints = _hints(cls)
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
@@ -117,7 +103,7 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
         return value
     if hint is type(None) or hint is None:
         if value is not None:
-            raise FormatError(_at(where, f"expected null, got {_kind(value)}"))
+            raise FormatError(_at(where, f"expected null, got {json_type(value)}"))
         return None
     if _is_union(hint):
         options = get_args(hint)
@@ -132,7 +118,7 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
                 errors.append(exc)
         if len(present) == 1:  # X | None: X's own error says the most
             raise errors[0]
-        raise FormatError(_at(where, f"expected {type_label(hint)}, got {_kind(value)}"))
+        raise FormatError(_at(where, f"expected {type_label(hint)}, got {json_type(value)}"))
     origin = get_origin(hint)
     if origin is Literal:
         if value not in get_args(hint):
@@ -141,13 +127,13 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
         return value
     if origin in (list, tuple):
         if not isinstance(value, list):
-            raise FormatError(_at(where, f"expected an array, got {_kind(value)}"))
+            raise FormatError(_at(where, f"expected an array, got {json_type(value)}"))
         item = get_args(hint)[0]
         items = [_decode(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin is dict:
         if not isinstance(value, dict):
-            raise FormatError(_at(where, f"expected an object, got {_kind(value)}"))
+            raise FormatError(_at(where, f"expected an object, got {json_type(value)}"))
         item = get_args(hint)[1]
         return {k: _decode(item, v, _child(where, k)) for k, v in value.items()}
     if isinstance(hint, type) and issubclass(hint, Record):
@@ -172,7 +158,7 @@ def _decode_scalar(hint: Any, value: Any, where: str) -> Any:
         raise TypeError(f"unsupported type hint {hint!r} at {where}")
     if not ok:
         expected = {bool: "a boolean", int: "an integer", float: "a number"}.get(hint, "a string")
-        raise FormatError(_at(where, f"expected {expected}, got {_kind(value)}"))
+        raise FormatError(_at(where, f"expected {expected}, got {json_type(value)}"))
     return value
 
 

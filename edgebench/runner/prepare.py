@@ -12,6 +12,7 @@ from edgebench.models.quantized import QuantizedModel
 from edgebench.models.registry import tuning_of
 from edgebench.models.resolve import ResolvedModel, resolve_model
 from edgebench.prompts import PromptFormat
+from edgebench.readback import MAX_DATASET_BYTES, read_bytes
 from edgebench.runfolder.records import (
     DatasetRecord,
     InvalidDataRow,
@@ -201,7 +202,7 @@ def dataset_hashes(dataset: Path, schemas: Path | None) -> tuple[str, str | None
     digest = hashlib.sha256()
     own: str | None = None
     for name, path in named:
-        data = path.read_bytes()
+        data = read_bytes(path, "dataset file", MAX_DATASET_BYTES)  # no FIFO, no device
         if path is dataset:
             own = hashlib.sha256(data).hexdigest()
         digest.update(name.encode() + b"\0" + data + b"\0")

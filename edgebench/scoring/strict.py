@@ -9,9 +9,9 @@ import json
 import math
 from typing import Any
 
-# CPython's own default limit (sys.int_info.default_max_str_digits); fixed here so that
-# Python 3.10, which has no limit, rejects the same outputs as 3.11+.
-MAX_INT_DIGITS = 4300
+# CPython's own default digit limit, fixed so that every Python rejects the same outputs:
+# the same bound as every file edgebench reads back.
+from edgebench.readback import MAX_INT_DIGITS
 
 
 class _Rejected(ValueError):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
+from edgebench.readback import check_regular
 
 MAX_FILE_BYTES = 100 * 1024 * 1024  # the whole DeepJSONEval release is a few MB
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
@@ -34,12 +35,7 @@ def _mb(size: int) -> str:
 def check_xlsx_archive(path: Path) -> None:
     """Refuse a file that is not a zip, is too big packed or unpacked, or declares XML
     entities; each refusal is a one-line UserError naming the file."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise UserError(f"{path}: dataset file not found") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read dataset file ({exc.strerror})") from None
+    size = check_regular(path, "dataset file").st_size  # a FIFO would block the zip reader
     if size > MAX_FILE_BYTES:
         raise UserError(f"{path}: {_mb(size)} is over the {_mb(MAX_FILE_BYTES)} limit for .xlsx")
     if not zipfile.is_zipfile(path):

@@ -9,7 +9,8 @@
     6  scoring                              pure per-sample scores
     7  runfolder, isolation                 the run-folder format; worker processes
     8  io, system                           atomic files; what the machine is
-    9  errors, resources, paths, environ    leaves
+    9  readback                             the bounded reader of every file read back
+   10  errors, resources, paths, environ    leaves
 
 A module may import its own package and any package of a higher number (lower layer);
 never one of the same number (siblings stay independent) or a lower number. Imports
@@ -34,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring",),
     ("runfolder", "isolation"),
     ("io", "system"),
+    ("readback",),
     ("errors", "resources", "paths", "environ", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -69,7 +69,7 @@ def test_a_file_outside_the_plan_folder_is_refused_naming_the_key(tmp_path: Path
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [(None, "plan file not found"), ("models = [", "not a TOML file")],
+    [(None, "plan file not found"), ("models = [", "not valid TOML")],
 )
 def test_a_missing_or_broken_plan(tmp_path: Path, text: str | None, message: str) -> None:
     plan = tmp_path / "plan.toml"
