@@ -207,4 +207,3 @@ def read_jsonl_numbered(path: Path) -> tuple[list[tuple[int, Any]], bool]:
     Bounded as every read-back is (`readback.jsonl_values`); a line may hold a model's
     output, nested as deeply as the output parser allowed."""
     return readback.jsonl_values(path, "file", nesting=readback.READ_BACK_ANY)
-

@@ -7,12 +7,11 @@ again. The sidecar is trusted only while the file's size and mtime are unchanged
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
-from edgebench.io import json_line
 from edgebench.errors import UserError
+from edgebench.io import json_line
 from edgebench.paths import cache_dir, model_cache_dir
 from edgebench.readback import read_json
 
