@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.io import json_line, write_json_atomic
+from edgebench.io import WriteFailed, is_disk_full, json_line, write_json_atomic
 from edgebench.runfolder.read import FIDELITY, MANIFEST, SAMPLES, SUMMARY, read_manifest
 from edgebench.runfolder.records import FidelityRecord, Manifest, Summary
 from edgebench.system.versions import utc_now
@@ -42,6 +42,8 @@ class RunLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            if is_disk_full(exc):
+                raise WriteFailed(self.path, exc) from None  # the engine says what to do
             raise UserError(f"cannot write in {self.path.parent}: {exc.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -62,8 +64,14 @@ class RunLock:
                 ) from None
         self.stale = _read_holder(fd) or None
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json_line(me).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json_line(me).encode(), 0)
+        except OSError as exc:  # a full disk: not locked, no lock file left behind
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            os.close(fd)
+            raise WriteFailed(self.path, exc) from None
         self._fd = fd
         return self
 
@@ -132,6 +140,8 @@ class RunFolder:
             try:
                 run_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
+                if is_disk_full(exc):
+                    raise WriteFailed(run_dir, exc) from None
                 raise UserError(f"cannot create {run_dir}: {exc.strerror}") from None
             lock = RunLock(run_dir).acquire()
             if any(p.name != LOCK_FILE for p in run_dir.iterdir()):
