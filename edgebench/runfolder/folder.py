@@ -24,6 +24,9 @@ from edgebench.runfolder.records import FidelityRecord, Manifest, Summary
 from edgebench.system.versions import utc_now
 
 LOCK_FILE = ".edgebench.lock"
+# Room held on the disk while a run writes, given back for the manifest's last write: a
+# disk that fills up mid-run still gets the manifest that says how the run ended.
+RESERVE_FILE = ".edgebench.reserve"
 
 
 def _slug(text: str) -> str:
@@ -168,8 +171,39 @@ class RunFolder:
         read_manifest(run_dir)  # a clear error before taking the lock
         return cls(run_dir, RunLock(run_dir).acquire())
 
-    def write_manifest(self, manifest: Manifest) -> None:
-        write_json_atomic(self.manifest_path, manifest.to_json())
+    def write_manifest(self, manifest: Manifest, *, last: bool = False) -> None:
+        """manifest.json, atomically. `last`: the write that says how the run ended; on
+        a full disk the room `reserve` held is given back for it."""
+        try:
+            write_json_atomic(self.manifest_path, manifest.to_json())
+        except OSError as exc:
+            if not (last and is_disk_full(exc) and self._give_back()):
+                raise
+            write_json_atomic(self.manifest_path, manifest.to_json())
+
+    def reserve(self, nbytes: int) -> None:
+        """Hold up to `nbytes` of the disk for the manifest's last write (as much as
+        there is, on a disk nearly full; nothing, where nothing can be written)."""
+        path = self.path / RESERVE_FILE
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except OSError:
+            return
+        try:
+            block = bytes(4096)
+            while nbytes > 0:
+                nbytes -= os.write(fd, block[: min(nbytes, len(block))])
+        except OSError:
+            pass  # what was written is the reserve
+        finally:
+            os.close(fd)
+
+    def _give_back(self) -> bool:
+        try:
+            (self.path / RESERVE_FILE).unlink()
+        except OSError:
+            return False
+        return True
 
     def write_summary(self, summary: Summary) -> None:
         write_json_atomic(self.summary_path, summary.to_json())
@@ -178,4 +212,5 @@ class RunFolder:
         write_json_atomic(self.path / FIDELITY, record.to_json())
 
     def release(self) -> None:
+        self._give_back()
         self.lock.release()

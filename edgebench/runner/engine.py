@@ -131,6 +131,9 @@ from edgebench.system.versions import git_commit, package_versions, runtime_buil
 from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
 
 STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
+# The room held for the manifest's last write (runfolder.folder.RunFolder.reserve).
+RESERVE_MIN_BYTES = 32 * 1024
+RESERVE_FACTOR = 4
 
 
 def answer_end_plan(settings: RunSettings) -> AnswerEndPlan:
@@ -444,14 +447,17 @@ class _Run:
         if self.progress is not None:
             self.progress.note(message)
 
-    def _write(self, manifest: Manifest) -> None:
+    def _write(self, manifest: Manifest, *, last: bool = False) -> None:
+        """The manifest kept and written; `last`: how the run ended (the disk's reserve
+        is given back for it when the disk is full)."""
         self.manifest = manifest
-        self.folder.write_manifest(manifest)
+        self.folder.write_manifest(manifest, last=last)
 
     # -- begin -----------------------------------------------------------------------
     def begin(self, dataset: DatasetRecord, resume: bool) -> None:
         if not resume:
             self._write(self._initial_manifest(dataset))
+            self._reserve_room()
             return
         run_dir = self.folder.path
         stored = read_manifest(run_dir)
@@ -488,6 +494,13 @@ class _Run:
             resumes=[*stored.resumes, record],
         )
         self._write(resumed)
+        self._reserve_room()
+
+    def _reserve_room(self) -> None:
+        """Room for the manifest's last write, however full the disk gets: a few times
+        the manifest now (arms, failures and resumes make it grow)."""
+        size = self.folder.manifest_path.stat().st_size
+        self.folder.reserve(max(RESERVE_MIN_BYTES, RESERVE_FACTOR * size))
 
     def _initial_manifest(self, dataset: DatasetRecord) -> Manifest:
         """What is known before a model loads; planning and the arms add to it."""
@@ -757,11 +770,11 @@ class _Run:
                 raise UserError(str(exc)) from None
             raise RunFailure(f"{exc} ({model.label}); run folder {self.folder.path}") from None
 
-    def _mark_stopped(self, exc: BaseException) -> None:
-        """The manifest of this session marked with how it ended, if it still says
-        `running` and can be written (a full disk may refuse even that)."""
+    def _mark_stopped(self, exc: BaseException, over: tuple[str, ...] = ("running",)) -> None:
+        """The manifest of this session marked with how it ended, if its status is one of
+        `over` and it can be written (a full disk may refuse even that)."""
         manifest: Manifest | None = getattr(self, "manifest", None)  # set by `begin`
-        if manifest is None or manifest.status != "running":
+        if manifest is None or manifest.status not in over:
             return
         with contextlib.suppress(OSError, KeyboardInterrupt):  # a second Ctrl-C too
             self._write(
@@ -771,7 +784,8 @@ class _Run:
                     finished_at=utc_now(),
                     error=_error_text(exc),
                     resume_with=self.resume,
-                )
+                ),
+                last=True,
             )
 
     def stopped(self, exc: BaseException) -> Exception:
@@ -1062,13 +1076,15 @@ class _Run:
             if self.resumed:
                 write_jsonl_atomic(path, [s.to_json() for s in self.samples])
             path = self.folder.manifest_path
-            self._write(manifest)
+            self._write(manifest, last=True)
             timeline = read_rows(run_dir, TIMELINE, TimelineRow)
             power_log = read_rows(run_dir, POWER_LOG, PowerReading)
             summary = summarize(manifest, self.samples, timeline, power_log)
             path = self.folder.summary_path
             self.folder.write_summary(summary)
         except OSError as exc:
+            if path != self.folder.manifest_path:  # it may say `completed` by now
+                self._mark_stopped(exc, over=("running", "completed"))
             raise RunFailure(
                 f"could not write {path.name} in {run_dir}: {exc.strerror or exc}; the "
                 f"previous {path.name} is unchanged and samples.jsonl holds "
