@@ -299,11 +299,12 @@ def execute(
             raise
         raise run.stopped(KeyboardInterrupt()) from None
     finally:
-        if run is not None:  # the timeline's thread ends with the run, however it ends
-            run.stop_timeline()
-        folder.release()
-        if run is None or not folder.manifest_path.exists():
-            _remove_if_empty(folder.path, made=not resume and settings.out is None)
+        with StopRequest().deferred():  # a second Ctrl-C cannot cut this short
+            if run is not None:  # the timeline's thread ends with the run, however it ends
+                run.stop_timeline()
+            folder.release()
+            if run is None or not folder.manifest_path.exists():
+                _remove_if_empty(folder.path, made=not resume and settings.out is None)
 
 
 def _open_folder(
