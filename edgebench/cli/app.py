@@ -36,6 +36,7 @@ from edgebench.cli import (
 from edgebench.cli.command_tree import (
     Abort,
     ClickException,
+    Interrupted,
     NoArgsIsHelpError,
     build,
     usage_error_line,
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         _error_line(usage_error_line(exc), exc.exit_code)
     except (UserError, RunFailure) as exc:
         _error_line(str(exc), exc.exit_code)
-    except (Abort, KeyboardInterrupt):
+    except (Abort, Interrupted, KeyboardInterrupt):
         interrupted_line()
         code = 130
     except OSError as exc:

@@ -8,7 +8,8 @@ and any other parameter without an explicit metavar shows its name in capitals.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import typer
@@ -27,11 +28,29 @@ def build(app: typer.Typer, order: tuple[str, ...] = ()) -> Command:
         first = {name: root.commands[name] for name in order}
         root.commands = {**first, **root.commands}
     for command in walk(root):
+        if command.callback is not None:
+            command.callback = _interrupt_reported(command.callback)
         if command.short_help is None and command.help:
             command.short_help = one_paragraph(command.help)
         for param in params(command):
             settle_metavar(param)
     return root
+
+
+class Interrupted(Exception):
+    """Ctrl-C in a command that did not end with a line of its own (Typer would exit 130
+    in silence): app.main says `interrupted`."""
+
+
+def _interrupt_reported(callback: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise Interrupted from None
+
+    return run
 
 
 def one_paragraph(help_text: str) -> str:
@@ -81,6 +100,7 @@ def usage_error_line(exc: ClickException) -> str:
 __all__ = [
     "Abort",
     "ClickException",
+    "Interrupted",
     "NoArgsIsHelpError",
     "build",
     "params",
