@@ -34,6 +34,14 @@ def disk(monkeypatch: pytest.MonkeyPatch) -> FullDisk:
     return full_disk(monkeypatch)
 
 
+def stopped_with(run_dir: Path, kept: int) -> str:
+    """The line a run stopped by a full disk ends with, once its manifest exists."""
+    return (
+        f"could not write to {run_dir}: {ENOSPC}; {kept} completed examples are safe in "
+        f"samples.jsonl; free space, then continue with `edgebench run --resume {run_dir}`"
+    )
+
+
 def manifest(run_dir: Path) -> dict[str, object]:
     return json.loads((run_dir / "manifest.json").read_text())
 
@@ -106,10 +114,7 @@ def test_a_full_disk_during_the_idle_baseline_marks_the_manifest_and_gives_the_h
     with pytest.raises(RunFailure) as info:
         run_fake([RIGHT] * 2, n=2, power=meter.choice(), idle_baseline=0.05)
     run_dir = tmp_path / "run"
-    assert str(info.value) == (
-        f"could not write to {run_dir}: {ENOSPC}; 0 completed examples are safe in "
-        f"samples.jsonl; free space, then continue with `edgebench run --resume {run_dir}`"
-    )
+    assert str(info.value) == stopped_with(run_dir, 0)
     stored = manifest(run_dir)
     assert stored["status"] == "failed" and ENOSPC in str(stored["error"])
     assert stored["resume_with"] == f"edgebench run --resume {run_dir}"
@@ -125,10 +130,7 @@ def test_a_full_disk_at_a_sample_write_stops_the_run_with_the_hint_and_resumes(
     with pytest.raises(RunFailure) as info:
         run_fake([RIGHT] * 4, n=4)
     run_dir = tmp_path / "run"
-    assert str(info.value) == (
-        f"could not write to {run_dir}: {ENOSPC}; 2 completed examples are safe in "
-        f"samples.jsonl; free space, then continue with `edgebench run --resume {run_dir}`"
-    )
+    assert str(info.value) == stopped_with(run_dir, 2)
     assert manifest(run_dir)["status"] == "failed"
     disk.free()
     run_fake([RIGHT] * 4, n=4, resume=True)
@@ -144,10 +146,7 @@ def test_a_full_disk_at_a_manifest_write_between_arms_gives_the_resume_hint(
     with pytest.raises(RunFailure) as info:
         run_fake([RIGHT] * 2, n=2)
     run_dir = tmp_path / "run"
-    assert str(info.value) == (
-        f"could not write to {run_dir}: {ENOSPC}; 2 completed examples are safe in "
-        f"samples.jsonl; free space, then continue with `edgebench run --resume {run_dir}`"
-    )
+    assert str(info.value) == stopped_with(run_dir, 2)
     assert manifest(run_dir)["status"] == "failed"
 
 
