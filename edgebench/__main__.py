@@ -26,6 +26,11 @@ def entry() -> None:
     except KeyboardInterrupt:  # in the instant between the two handlers
         interrupted_line()
         sys.exit(130)
+    finally:
+        # The command has ended and said so: a Ctrl-C now could only cut Python's own
+        # exit short (killed by SIGINT, its exit code lost).
+        if guarded:
+            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
 
 
 if __name__ == "__main__":

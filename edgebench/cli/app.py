@@ -39,6 +39,7 @@ from edgebench.cli.command_tree import (
     Interrupted,
     NoArgsIsHelpError,
     build,
+    interrupts_reported,
     usage_error_line,
 )
 from edgebench.cli.output import stderr_console
@@ -112,7 +113,9 @@ def main(argv: list[str] | None = None) -> None:
     that no command turned into its own line (click's Abort, or before click runs) is
     `interrupted` and 130; a full disk no command reported is one line and 1."""
     try:
-        code = build(app, WORKFLOW).main(args=argv, prog_name="edgebench", standalone_mode=False)
+        with interrupts_reported():
+            tree = build(app, WORKFLOW)
+            code = tree.main(args=argv, prog_name="edgebench", standalone_mode=False)
     except NoArgsIsHelpError as exc:
         typer.echo(exc.format_message())  # no command given: the help, as Typer shows it
         code = 0

@@ -8,7 +8,10 @@ and any other parameter without an explicit metavar shows its name in capitals.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,18 +40,46 @@ def build(app: typer.Typer, order: tuple[str, ...] = ()) -> Command:
     return root
 
 
-class Interrupted(Exception):
-    """Ctrl-C in a command that did not end with a line of its own (Typer would exit 130
-    in silence): app.main says `interrupted`."""
+class Interrupted(BaseException):
+    """Ctrl-C that no command turned into its own line: app.main says `interrupted`.
+    Typer turns a KeyboardInterrupt into a silent exit 130; this is a BaseException as
+    KeyboardInterrupt is (no `except Exception` takes it) but not one, so it comes through."""
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted
+
+
+@contextlib.contextmanager
+def interrupts_reported() -> Iterator[None]:
+    """While the block runs (the tree built, the options parsed, a command between its
+    callbacks), Ctrl-C raises Interrupted; inside a command's callback it is Python's
+    KeyboardInterrupt again, as every command expects. Left alone when SIGINT is not
+    Python's own handler (ignored, or a caller's) or this is not the main thread."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, _raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _interrupt_reported(callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
     def run(*args: Any, **kwargs: Any) -> Any:
+        outside = signal.getsignal(signal.SIGINT) is _raise_interrupted
+        if outside:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             return callback(*args, **kwargs)
         except KeyboardInterrupt:
             raise Interrupted from None
+        finally:
+            if outside:
+                signal.signal(signal.SIGINT, _raise_interrupted)
 
     return run
 
@@ -103,6 +134,7 @@ __all__ = [
     "Interrupted",
     "NoArgsIsHelpError",
     "build",
+    "interrupts_reported",
     "params",
     "usage_error_line",
     "walk",
