@@ -21,28 +21,31 @@ def _target(fd: int) -> str:
 
 @dataclass
 class FullDisk:
-    """`fill(part, after=N, times=M)`: files whose path contains `part` take N more data
-    writes, then the next M (None: every one) fail; `free()` ends it. A data write is an
+    """`fill(*parts, after=N, times=M)`: files whose path contains one of `parts` take N
+    more data writes, then the next M (None: every one) fail; `free()` ends it, and so
+    does removing a file named `room_from` (space given back). A data write is an
     append's `os.write`, the lock's `os.pwrite`, or the fsync of an atomic write's
     temporary file (its data went through a buffered file object)."""
 
-    part: str | None = None
+    parts: tuple[str, ...] = ()
     after: int = 0
     times: int | None = None
+    room_from: str | None = None
     writes: int = 0
     failed: list[str] = field(default_factory=list)
 
-    def fill(self, part: str, after: int = 0, times: int | None = None) -> None:
-        self.part, self.after, self.times, self.writes = part, after, times, 0
+    def fill(
+        self, *parts: str, after: int = 0, times: int | None = None, room_from: str | None = None
+    ) -> None:
+        self.parts, self.after, self.times, self.writes = parts, after, times, 0
+        self.room_from = room_from
 
     def free(self) -> None:
-        self.part = None
+        self.parts = ()
 
     def refuses(self, fd: int, counts: bool) -> bool:
-        if self.part is None:
-            return False
         target = _target(fd)
-        if self.part not in target:
+        if not any(part in target for part in self.parts):
             return False
         if counts:
             self.writes += 1
@@ -77,6 +80,14 @@ def full_disk(monkeypatch: pytest.MonkeyPatch) -> FullDisk:
             raise _enospc()
         real_fsync(fd)
 
+    real_unlink = os.unlink
+
+    def unlink(path: object, *args: object, **kwargs: object) -> None:
+        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
+        if disk.room_from is not None and os.fspath(path).endswith(disk.room_from):  # type: ignore[call-overload]
+            disk.free()
+
+    monkeypatch.setattr(os, "unlink", unlink)
     monkeypatch.setattr(os, "write", write)
     monkeypatch.setattr(os, "pwrite", pwrite)
     monkeypatch.setattr(os, "fsync", fsync)

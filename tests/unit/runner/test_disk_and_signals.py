@@ -18,7 +18,7 @@ import pytest
 
 from edgebench.errors import RunFailure
 from edgebench.io import JsonlAppender, read_jsonl
-from edgebench.runfolder.folder import LOCK_FILE
+from edgebench.runfolder.folder import LOCK_FILE, RESERVE_FILE
 from edgebench.runner import engine
 from edgebench.runner.engine import RunInterrupted
 from tests.conftest import NOTHING_READABLE, RunFake
@@ -148,6 +148,27 @@ def test_a_full_disk_at_a_manifest_write_between_arms_gives_the_resume_hint(
     run_dir = tmp_path / "run"
     assert str(info.value) == stopped_with(run_dir, 2)
     assert manifest(run_dir)["status"] == "failed"
+
+
+def test_the_room_held_for_the_last_manifest_write_marks_a_run_on_a_full_disk(
+    run_fake: RunFake, tmp_path: Path, disk: FullDisk
+) -> None:
+    """Once the disk is full no manifest can be written, but the run held some room
+    for its last one: given back, the manifest says how the run ended."""
+    disk.fill("samples.jsonl", ".manifest.json.", after=4, room_from=RESERVE_FILE)
+    with pytest.raises(RunFailure) as info:
+        run_fake([RIGHT] * 2, n=2)  # four manifest writes, then the first sample fails
+    run_dir = tmp_path / "run"
+    assert str(info.value) == stopped_with(run_dir, 0)
+    stored = manifest(run_dir)
+    assert stored["status"] == "failed" and ENOSPC in str(stored["error"])
+    assert stored["resume_with"] == f"edgebench run --resume {run_dir}"
+    assert not (run_dir / RESERVE_FILE).exists()
+
+
+def test_the_room_held_is_given_back_when_the_run_ends(run_fake: RunFake, tmp_path: Path) -> None:
+    run_fake([RIGHT], n=1)
+    assert not (tmp_path / "run" / RESERVE_FILE).exists()
 
 
 def test_a_record_that_could_not_be_written_never_lands_later(
