@@ -163,7 +163,12 @@ class RunFolder:
             except FileExistsError:
                 suffix += 1
                 run_dir = base.with_name(f"{base.name}~{suffix}")
-        return cls(run_dir, RunLock(run_dir).acquire())
+        try:
+            return cls(run_dir, RunLock(run_dir).acquire())
+        except BaseException:  # a full disk: the folder this made goes again
+            with contextlib.suppress(OSError):
+                run_dir.rmdir()
+            raise
 
     @classmethod
     def reopen(cls, run_dir: Path) -> RunFolder:

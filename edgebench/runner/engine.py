@@ -320,9 +320,12 @@ def _open_folder(
         name = settings.task if kind.name == "run" else f"{kind.name}-{settings.task}"
         return RunFolder.create(settings.out, " + ".join(labels), name, utc_now())
     except OSError as exc:
-        if not is_disk_full(exc):
-            raise
         where = settings.out if settings.out is not None else Path("runs")
+        if isinstance(exc, UserError):  # io.WriteFailed: a refusal other than a full disk
+            if not is_disk_full(exc):
+                raise
+        elif not is_disk_full(exc):  # no permission, a read-only file system
+            raise UserError(f"cannot write in {where}: {exc.strerror or exc}") from None
         if resume:
             again = resume_command(kind.name, where)
             then = f"the run folder is unchanged; free space, then continue with `{again}`"

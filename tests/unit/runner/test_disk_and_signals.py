@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.errors import RunFailure
+from edgebench.errors import RunFailure, UserError
 from edgebench.io import JsonlAppender, read_jsonl
 from edgebench.runfolder.folder import LOCK_FILE, RESERVE_FILE
 from edgebench.runner import engine
@@ -95,14 +95,32 @@ def test_a_full_disk_at_the_first_manifest_write_is_one_line_and_leaves_nothing(
     assert manifest(run_dir)["status"] == "completed"
 
 
+@pytest.mark.parametrize("full_at", [LOCK_FILE, ".manifest.json."])
 def test_a_run_folder_made_by_the_run_is_removed_when_nothing_was_written(
-    run_fake: RunFake, tmp_path: Path, disk: FullDisk, monkeypatch: pytest.MonkeyPatch
+    run_fake: RunFake,
+    tmp_path: Path,
+    disk: FullDisk,
+    monkeypatch: pytest.MonkeyPatch,
+    full_at: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    disk.fill(".manifest.json.")
-    with pytest.raises(RunFailure):
+    disk.fill(full_at)
+    with pytest.raises(RunFailure) as info:
         run_fake([RIGHT], n=1, out=None)
+    assert str(info.value).endswith(
+        "nothing was written; free space, then run the same command again"
+    )
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_a_run_folder_that_cannot_be_made_is_one_line(
+    run_fake: RunFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").write_text("a file where the runs folder goes")
+    with pytest.raises(UserError) as info:
+        run_fake([RIGHT], n=1, out=None)
+    assert str(info.value).startswith("cannot write in runs: ")
 
 
 # -- later stages: the manifest is marked, the hint given --------------------------------
