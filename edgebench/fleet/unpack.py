@@ -11,6 +11,7 @@ a swap cut short (Ctrl-C, a power cut) is put right at the next unpack.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tarfile
 import zlib
@@ -136,7 +137,12 @@ def _kind(member: tarfile.TarInfo) -> str:
 
 def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
     """The checked members into `dest`; tarfile's own data filter (where it has one) on
-    top, which also drops special permission bits."""
+    top, which also drops special permission bits. Every folder and file stays the
+    user's to read, write and remove (a folder stored as mode 000 would make the next
+    unpack unable to replace this one)."""
+    for member in members:
+        if not member.issym():
+            member.mode |= 0o700 if member.isdir() else 0o600
     if hasattr(tarfile, "data_filter"):
         tar.extractall(dest, members=members, filter="data")
     else:  # Python < 3.11.4: the checks above are the only ones
@@ -156,7 +162,8 @@ def _swap(staged: Path, folder: Path) -> None:
     except BaseException:
         old.rename(folder)
         raise
-    _remove(old)
+    with contextlib.suppress(OSError):  # the new copy is in place: the old one is litter
+        _remove(old)
 
 
 def recover(folder: Path) -> None:
@@ -166,7 +173,8 @@ def recover(folder: Path) -> None:
     if not (old.exists() or old.is_symlink()):
         return
     if folder.exists() or folder.is_symlink():
-        _remove(old)
+        with contextlib.suppress(OSError):
+            _remove(old)
     else:
         old.rename(folder)
 

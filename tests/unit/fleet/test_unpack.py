@@ -259,3 +259,16 @@ def test_a_disk_that_fills_while_unpacking_keeps_the_old_results(
 def test_members_outside_results_are_left_out() -> None:
     kept = checked_members([m for m, _ in [*GOOD, member("other/../x"), member("./results/y")]])
     assert [m.name for m in kept] == [m.name for m, _ in GOOD] + ["./results/y"]
+
+
+def test_unpacked_folders_and_files_stay_the_users_to_replace(tmp_path: Path) -> None:
+    locked = member("results/runs", tarfile.DIRTYPE)
+    locked[0].mode = 0o000
+    secret = member("results/runs/s.json", data=b"{}")
+    secret[0].mode = 0o000
+    result = collect(tmp_path, [member("results", tarfile.DIRTYPE), locked, secret])
+    assert result.state.state == COMPLETE
+    host = tmp_path / "out" / "a"
+    assert (host / "runs").stat().st_mode & 0o700 == 0o700
+    assert (host / "runs" / "s.json").stat().st_mode & 0o600 == 0o600
+    assert collect(tmp_path, GOOD).state.state == COMPLETE  # and the next unpack replaces it
