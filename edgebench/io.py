@@ -59,6 +59,14 @@ def json_line(record: Any, **dump_options: Any) -> str:
     return text
 
 
+# A disk, or the user's quota on it, that is full.
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -77,7 +85,7 @@ class WriteFailed(UserError, OSError):
 
     @property
     def exit_code(self) -> int:  # type: ignore[override]
-        return 1 if self.errno == errno.ENOSPC else 2
+        return 1 if self.errno in DISK_FULL else 2
 
     def __str__(self) -> str:
         return f"{self.path}: cannot write ({self.strerror})"
@@ -151,32 +159,42 @@ def write_jsonl_atomic(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 class JsonlAppender:
-    """Appends one JSON record per line, flushed and fsynced, so a crash loses at most
-    the record being written."""
+    """Appends one JSON record per line, fsynced every `fsync_every` records. Each line
+    goes to the file in one unbuffered write (the rest of it at once if the system took
+    part), so a record that cannot be written (a full disk) is never left in a buffer
+    to land later: a crash or a full disk leaves at most a torn last line."""
 
     def __init__(self, path: Path, fsync_every: int = 1) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._handle = path.open("a", encoding="utf-8")
-        # fsync after every Nth record (every one flushed: a crash of this process
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        # fsync after every Nth record (every one written: a crash of this process
         # loses none; a power cut at most N - 1)
         self.fsync_every = fsync_every
         self._unsynced = 0
 
     def append(self, record: dict[str, Any]) -> None:
-        self._handle.write(json_line(record) + "\n")
-        self._handle.flush()
+        if self._fd is None:
+            raise ValueError(f"{self.path}: appended to after close")
+        data = (json_line(record) + "\n").encode("utf-8")
+        while data:
+            written = os.write(self._fd, data)
+            data = data[written:]
         self._unsynced += 1
         if self._unsynced >= self.fsync_every:
             self._unsynced = 0  # a failed fsync is reported once, here, not again at close
-            os.fsync(self._handle.fileno())
+            os.fsync(self._fd)
 
     def close(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
         try:
             if self._unsynced:
-                os.fsync(self._handle.fileno())
+                self._unsynced = 0
+                os.fsync(fd)
         finally:
-            self._handle.close()
+            os.close(fd)
 
     def __enter__(self) -> JsonlAppender:
         return self

@@ -8,6 +8,8 @@ not finish (a crashed model, a full disk) 1, Ctrl-C 130; never a traceback.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import sys
 from importlib import metadata
 
@@ -34,8 +36,10 @@ from edgebench.cli import (
 from edgebench.cli.command_tree import (
     Abort,
     ClickException,
+    Interrupted,
     NoArgsIsHelpError,
     build,
+    interrupts_reported,
     usage_error_line,
 )
 from edgebench.cli.output import stderr_console
@@ -105,9 +109,13 @@ def _options(
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: errors become one red line and an exit code by kind, never a
-    traceback; click's usage errors (an unknown option, a value out of range) too."""
+    traceback; click's usage errors (an unknown option, a value out of range) too. Ctrl-C
+    that no command turned into its own line (click's Abort, or before click runs) is
+    `interrupted` and 130; a full disk no command reported is one line and 1."""
     try:
-        code = build(app, WORKFLOW).main(args=argv, prog_name="edgebench", standalone_mode=False)
+        with interrupts_reported():
+            tree = build(app, WORKFLOW)
+            code = tree.main(args=argv, prog_name="edgebench", standalone_mode=False)
     except NoArgsIsHelpError as exc:
         typer.echo(exc.format_message())  # no command given: the help, as Typer shows it
         code = 0
@@ -115,9 +123,31 @@ def main(argv: list[str] | None = None) -> None:
         _error_line(usage_error_line(exc), exc.exit_code)
     except (UserError, RunFailure) as exc:
         _error_line(str(exc), exc.exit_code)
-    except Abort:
+    except (Abort, Interrupted, KeyboardInterrupt):
+        interrupted_line()
         code = 130
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise  # a bug's traceback, not a disk's
+        _error_line(disk_full_line(exc), 1)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# A disk (or the user's quota) that is full.
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full_line(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}cannot write ({exc.strerror}); free space, then run the command again"
+
+
+def interrupted_line() -> None:
+    """The line a Ctrl-C ends a command with when the command said nothing itself."""
+    with contextlib.suppress(OSError):  # a terminal gone (SIGHUP) cannot take it
+        stderr_console().print(
+            "[bold yellow]interrupted:[/] the command was stopped", highlight=False
+        )
 
 
 def _error_line(message: str, exit_code: int) -> None:

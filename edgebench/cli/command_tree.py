@@ -8,7 +8,11 @@ and any other parameter without an explicit metavar shows its name in capitals.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import functools
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import typer
@@ -27,11 +31,57 @@ def build(app: typer.Typer, order: tuple[str, ...] = ()) -> Command:
         first = {name: root.commands[name] for name in order}
         root.commands = {**first, **root.commands}
     for command in walk(root):
+        if command.callback is not None:
+            command.callback = _interrupt_reported(command.callback)
         if command.short_help is None and command.help:
             command.short_help = one_paragraph(command.help)
         for param in params(command):
             settle_metavar(param)
     return root
+
+
+class Interrupted(BaseException):
+    """Ctrl-C that no command turned into its own line: app.main says `interrupted`.
+    Typer turns a KeyboardInterrupt into a silent exit 130; this is a BaseException as
+    KeyboardInterrupt is (no `except Exception` takes it) but not one, so it comes through."""
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted
+
+
+@contextlib.contextmanager
+def interrupts_reported() -> Iterator[None]:
+    """While the block runs (the tree built, the options parsed, a command between its
+    callbacks), Ctrl-C raises Interrupted; inside a command's callback it is Python's
+    KeyboardInterrupt again, as every command expects. Left alone when SIGINT is not
+    Python's own handler (ignored, or a caller's) or this is not the main thread."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, _raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _interrupt_reported(callback: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        outside = signal.getsignal(signal.SIGINT) is _raise_interrupted
+        if outside:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            return callback(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise Interrupted from None
+        finally:
+            if outside:
+                signal.signal(signal.SIGINT, _raise_interrupted)
+
+    return run
 
 
 def one_paragraph(help_text: str) -> str:
@@ -81,8 +131,10 @@ def usage_error_line(exc: ClickException) -> str:
 __all__ = [
     "Abort",
     "ClickException",
+    "Interrupted",
     "NoArgsIsHelpError",
     "build",
+    "interrupts_reported",
     "params",
     "usage_error_line",
     "walk",

@@ -37,7 +37,7 @@ def ingest_fleet(db: Path, results: dict[str, HostResult], out: Path) -> int:
     ]
     try:
         return ingest_and_print(db, folders)["refused"]
-    except UserError as exc:
+    except (UserError, RunFailure) as exc:
         raise RunFailure(
             f"{exc}; the fleet's results are kept in {out}: store them with `{later(db, out)}`"
         ) from None

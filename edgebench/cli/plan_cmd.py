@@ -19,6 +19,7 @@ from edgebench.cli.options import (
 )
 from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
 from edgebench.errors import RunFailure, UserError
+from edgebench.io import is_disk_full
 from edgebench.plan.cells import expand
 from edgebench.plan.execute import PlanInterrupted, PlanRun
 from edgebench.plan.file import Plan, load_plan
@@ -115,6 +116,12 @@ def run_plan(
             f"{escape(str(root))}; the same command continues",
         )
         raise typer.Exit(130) from None
+    except OSError as exc:  # plan-status.json, the plan's copy, a log: the disk is full
+        if not is_disk_full(exc):
+            raise
+        raise RunFailure(
+            f"{exc}; the done cells are kept in {root}; free space, then the same command continues"
+        ) from None
     counts = status.counts()
     summary = f"{counts['done']} of {len(status.cells)} cells done"
     if counts["failed"]:

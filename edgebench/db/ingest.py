@@ -6,6 +6,7 @@ all of its rows."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -15,9 +16,9 @@ from typing import Literal
 
 from edgebench.db.bench import bench_row, bench_rows, find_benches, read_bench_record
 from edgebench.db.rows import Row, RunRows, device_row, run_rows
-from edgebench.db.schema import BENCH_TABLES, RUN_TABLES, db_problem
+from edgebench.db.schema import BENCH_TABLES, RUN_TABLES, db_problem, is_full
 from edgebench.db.validate import check_bench_file, check_run_folder
-from edgebench.errors import UserError
+from edgebench.errors import RunFailure, UserError
 from edgebench.readback import MAX_DOCUMENT_BYTES, MAX_JSONL_BYTES, present, read_bytes
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import (
@@ -131,10 +132,14 @@ def _transaction(
         previous = _stored_hash(conn, table, key, value)
         if previous != digest:
             store()
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite ends the transaction itself on some errors (a full disk): a ROLLBACK
+        # then fails with "cannot rollback" and would hide the real error.
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
     if previous == digest:
         return "unchanged"
     return "added" if previous is None else "replaced"
@@ -234,4 +239,9 @@ def ingest(conn: sqlite3.Connection, paths: list[Path]) -> Iterator[Ingested]:
         except UserError as exc:
             yield Ingested(source, "refused", str(exc))
         except sqlite3.Error as exc:
+            if is_full(exc):
+                raise RunFailure(
+                    f"{source}: not stored: {db_problem(exc)}; what was stored before is "
+                    "kept: free space, then run the same ingest again"
+                ) from None
             raise UserError(f"{source}: not stored: {db_problem(exc)}") from None

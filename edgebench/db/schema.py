@@ -3,10 +3,11 @@ one of ours (not SQLite, corrupt, locked, made by a newer edgebench)."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
-from edgebench.errors import UserError
+from edgebench.errors import RunFailure, UserError
 
 # The database's own version (not the run-folder format): bumped when a table changes;
 # an older database is brought up to it when opened (MIGRATIONS).
@@ -269,6 +270,8 @@ def open_db(path: Path, create: bool = False) -> sqlite3.Connection:
         elif version < DB_VERSION:
             _migrate(conn, version)
     except sqlite3.DatabaseError as exc:
+        if is_full(exc):
+            raise RunFailure(f"{path}: {db_problem(exc)}; free space, then try again") from None
         raise UserError(f"{path}: {db_problem(exc)}") from None
     return conn
 
@@ -281,15 +284,25 @@ def _migrate(conn: sqlite3.Connection, version: int) -> None:
             for statement in MIGRATIONS[step]:
                 conn.execute(statement)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'db_version'", (str(DB_VERSION),))
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may have ended it itself (a full disk)
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+
+
+def is_full(exc: sqlite3.Error) -> bool:
+    """SQLite's SQLITE_FULL: the disk (or the file system's quota) is full."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    return code == sqlite3.SQLITE_FULL or "database or disk is full" in str(exc)
 
 
 def db_problem(exc: sqlite3.Error) -> str:
     """What a SQLite error means for the user, in words."""
     text = str(exc)
+    if is_full(exc):
+        return f"the disk is full ({text})"
     if "locked" in text or "busy" in text:
         return "the database is locked by another edgebench or sqlite3 (try again when it ends)"
     if "malformed" in text or "not a database" in text:

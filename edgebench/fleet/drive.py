@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -41,6 +40,7 @@ from edgebench.fleet.status import (
     count_cells,
     parse_event,
 )
+from edgebench.fleet.unpack import UNPACK_ERRORS, Refused, unpack_results
 from edgebench.io import write_json_atomic
 
 PACKAGE = Path(__file__).parent
@@ -199,7 +199,8 @@ def close_connections(control: Path) -> None:
 
 
 def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostResult:
-    """A host's results unpacked into OUT/<host> (replacing the older copy) and counted."""
+    """A host's results unpacked into OUT/<host> (replacing the older copy only when the
+    new one is complete and valid) and counted."""
     if state.state == NOT_STARTED:
         state = replace(
             state,
@@ -211,8 +212,9 @@ def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostRes
     if tarball.is_file():
         try:
             unpack_results(tarball, folder)
-        except (tarfile.TarError, OSError) as exc:
-            reason = f"its results could not be unpacked ({exc})"
+        except (Refused, *UNPACK_ERRORS) as exc:
+            kept = "; the results fetched before are kept" if folder.is_dir() else ""
+            reason = f"its results could not be unpacked ({_why(exc)}){kept}"
             state = replace(state, state=FAILED, reason=reason)
     if not folder.is_dir():
         return HostResult(state, CellCounts(0, 0, None), None)
@@ -224,32 +226,7 @@ def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostRes
     return HostResult(state, cells, folder)
 
 
-def unpack_results(tarball: Path, folder: Path) -> None:
-    """The host's `results/` from its tarball into `folder`, swapped in whole: a reader
-    never sees half a copy, and the copy is the host's folder as it is now."""
-    staging = folder.with_name(f".{folder.name}.unpacking")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    with tarfile.open(tarball) as tar:
-        members = [m for m in tar.getmembers() if m.name.split("/")[0] == "results"]
-        _extract(tar, members, staging)
-    old = folder.with_name(f".{folder.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if folder.exists():
-        folder.rename(old)
-    (staging / "results").rename(folder)
-    shutil.rmtree(old, ignore_errors=True)
-    shutil.rmtree(staging, ignore_errors=True)
-
-
-def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
-    """Only plain files and folders inside `dest` (a host's tarball is not trusted)."""
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(dest, members=members, filter="data")
-        return
-    safe = [
-        m
-        for m in members
-        if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in m.name
-    ]
-    tar.extractall(dest, members=safe)  # checked above (Python < 3.12)
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc) or type(exc).__name__

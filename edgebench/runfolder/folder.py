@@ -18,13 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.io import json_line, write_json_atomic
+from edgebench.io import WriteFailed, is_disk_full, json_line, write_json_atomic
 from edgebench.readback import decode_json
 from edgebench.runfolder.read import FIDELITY, MANIFEST, SAMPLES, SUMMARY, read_manifest
 from edgebench.runfolder.records import FidelityRecord, Manifest, Summary
 from edgebench.system.versions import utc_now
 
 LOCK_FILE = ".edgebench.lock"
+# Room held on the disk while a run writes, given back for the manifest's last write: a
+# disk that fills up mid-run still gets the manifest that says how the run ended.
+RESERVE_FILE = ".edgebench.reserve"
 
 
 def _slug(text: str) -> str:
@@ -43,6 +46,8 @@ class RunLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            if is_disk_full(exc):
+                raise WriteFailed(self.path, exc) from None  # the engine says what to do
             raise UserError(f"cannot write in {self.path.parent}: {exc.strerror}") from None
         _check_regular_lock(fd, self.path)
         try:
@@ -64,8 +69,14 @@ class RunLock:
                 ) from None
         self.stale = _read_holder(fd) or None
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json_line(me).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json_line(me).encode(), 0)
+        except OSError as exc:  # a full disk: not locked, no lock file left behind
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            os.close(fd)
+            raise WriteFailed(self.path, exc) from None
         self._fd = fd
         return self
 
@@ -144,6 +155,8 @@ class RunFolder:
             try:
                 run_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
+                if is_disk_full(exc):
+                    raise WriteFailed(run_dir, exc) from None
                 raise UserError(f"cannot create {run_dir}: {exc.strerror}") from None
             lock = RunLock(run_dir).acquire()
             if any(p.name != LOCK_FILE for p in run_dir.iterdir()):
@@ -162,7 +175,12 @@ class RunFolder:
             except FileExistsError:
                 suffix += 1
                 run_dir = base.with_name(f"{base.name}~{suffix}")
-        return cls(run_dir, RunLock(run_dir).acquire())
+        try:
+            return cls(run_dir, RunLock(run_dir).acquire())
+        except BaseException:  # a full disk: the folder this made goes again
+            with contextlib.suppress(OSError):
+                run_dir.rmdir()
+            raise
 
     @classmethod
     def reopen(cls, run_dir: Path) -> RunFolder:
@@ -170,8 +188,39 @@ class RunFolder:
         read_manifest(run_dir)  # a clear error before taking the lock
         return cls(run_dir, RunLock(run_dir).acquire())
 
-    def write_manifest(self, manifest: Manifest) -> None:
-        write_json_atomic(self.manifest_path, manifest.to_json())
+    def write_manifest(self, manifest: Manifest, *, last: bool = False) -> None:
+        """manifest.json, atomically. `last`: the write that says how the run ended; on
+        a full disk the room `reserve` held is given back for it."""
+        try:
+            write_json_atomic(self.manifest_path, manifest.to_json())
+        except OSError as exc:
+            if not (last and is_disk_full(exc) and self._give_back()):
+                raise
+            write_json_atomic(self.manifest_path, manifest.to_json())
+
+    def reserve(self, nbytes: int) -> None:
+        """Hold up to `nbytes` of the disk for the manifest's last write (as much as
+        there is, on a disk nearly full; nothing, where nothing can be written)."""
+        path = self.path / RESERVE_FILE
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except OSError:
+            return
+        try:
+            block = bytes(4096)
+            while nbytes > 0:
+                nbytes -= os.write(fd, block[: min(nbytes, len(block))])
+        except OSError:
+            pass  # what was written is the reserve
+        finally:
+            os.close(fd)
+
+    def _give_back(self) -> bool:
+        try:
+            (self.path / RESERVE_FILE).unlink()
+        except OSError:
+            return False
+        return True
 
     def write_summary(self, summary: Summary) -> None:
         write_json_atomic(self.summary_path, summary.to_json())
@@ -180,4 +229,5 @@ class RunFolder:
         write_json_atomic(self.path / FIDELITY, record.to_json())
 
     def release(self) -> None:
+        self._give_back()
         self.lock.release()

@@ -31,6 +31,7 @@ examples inside each arm (runner/arm.py), left out of the arm's wall_s.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from edgebench.backends.answer_end import LoopRule
 from edgebench.backends.base import now
 from edgebench.constraints import FREE_MODES, closes
 from edgebench.errors import RunFailure, UserError
-from edgebench.io import JsonlAppender, write_jsonl_atomic
+from edgebench.io import JsonlAppender, is_disk_full, write_jsonl_atomic
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
 from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
@@ -130,6 +131,9 @@ from edgebench.system.versions import git_commit, package_versions, runtime_buil
 from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
 
 STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
+# The room held for the manifest's last write (runfolder.folder.RunFolder.reserve).
+RESERVE_MIN_BYTES = 32 * 1024
+RESERVE_FACTOR = 4
 
 
 def answer_end_plan(settings: RunSettings) -> AnswerEndPlan:
@@ -251,13 +255,7 @@ def execute(
     if settings.prefix_cache:
         check_prefix_cache(models, settings.constraints)
     check_power_settings(settings)
-    if resume:
-        if settings.out is None:
-            raise UserError("--resume needs the run folder to continue")
-        folder = RunFolder.reopen(settings.out)
-    else:
-        name = settings.task if kind.name == "run" else f"{kind.name}-{settings.task}"
-        folder = RunFolder.create(settings.out, " + ".join(labels), name, utc_now())
+    folder = _open_folder(settings, kind, labels, resume)
     run: _Run | None = None
     try:
         run = _Run(
@@ -279,24 +277,68 @@ def execute(
             device_name=device_name,
             cpu_times=cpu_times or CPU_TIMES,
         )
-        try:
-            run.begin(dataset_record, resume)
-            run.start_power(power or choose(settings), timeline_interval, heat)
-            first_worker, plans = run.plan()
-        except OSError as exc:
-            raise RunFailure(f"could not write to {folder.path}: {exc.strerror or exc}") from None
-        except RunInterrupted:
-            raise
-        except KeyboardInterrupt:  # counting tokens, sizing n_ctx, the memory check
-            raise run.interrupted_before_arms() from None
+        # Ctrl-C is remembered from here on (a finalizer cannot swallow it)
         with run.stop.installed():
+            try:
+                run.begin(dataset_record, resume)
+                run.start_power(power or choose(settings), timeline_interval, heat)
+                first_worker, plans = run.plan()
+            except OSError as exc:
+                raise run.stopped(exc) from None
+            except RunInterrupted:
+                raise
+            except KeyboardInterrupt:  # the idle baseline, counting tokens, sizing n_ctx
+                raise run.stopped(KeyboardInterrupt()) from None
             failure = run.run_arms(first_worker, plans)
             failure = run.fidelity(failure)
-        return run.finish(failure)
+            return run.finish(failure)
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:  # between the steps above: still the run's own ending
+        if run is None:
+            raise
+        raise run.stopped(KeyboardInterrupt()) from None
     finally:
-        if run is not None:  # the timeline's thread ends with the run, however it ends
-            run.stop_timeline()
-        folder.release()
+        with StopRequest().deferred():  # a second Ctrl-C cannot cut this short
+            if run is not None:  # the timeline's thread ends with the run, however it ends
+                run.stop_timeline()
+            folder.release()
+            if run is None or not folder.manifest_path.exists():
+                _remove_if_empty(folder.path, made=not resume and settings.out is None)
+
+
+def _open_folder(
+    settings: RunSettings, kind: RunKind, labels: list[str], resume: bool
+) -> RunFolder:
+    """The run folder, new or reopened, locked. A full disk here (the lock file, the
+    folder) is one line: nothing was written, or for --resume the folder is unchanged."""
+    try:
+        if resume:
+            if settings.out is None:
+                raise UserError("--resume needs the run folder to continue")
+            return RunFolder.reopen(settings.out)
+        name = settings.task if kind.name == "run" else f"{kind.name}-{settings.task}"
+        return RunFolder.create(settings.out, " + ".join(labels), name, utc_now())
+    except OSError as exc:
+        where = settings.out if settings.out is not None else Path("runs")
+        if isinstance(exc, UserError):  # io.WriteFailed: a refusal other than a full disk
+            if not is_disk_full(exc):
+                raise
+        elif not is_disk_full(exc):  # no permission, a read-only file system
+            raise UserError(f"cannot write in {where}: {exc.strerror or exc}") from None
+        if resume:
+            again = resume_command(kind.name, where)
+            then = f"the run folder is unchanged; free space, then continue with `{again}`"
+        else:
+            then = "nothing was written; free space, then run the same command again"
+        raise RunFailure(f"could not write to {where}: {exc.strerror or exc}; {then}") from None
+
+
+def _remove_if_empty(path: Path, made: bool) -> None:
+    """A run folder this run made and left empty (stopped before its manifest) goes."""
+    if made:
+        with contextlib.suppress(OSError):
+            path.rmdir()
 
 
 @dataclass(frozen=True)
@@ -409,14 +451,17 @@ class _Run:
         if self.progress is not None:
             self.progress.note(message)
 
-    def _write(self, manifest: Manifest) -> None:
+    def _write(self, manifest: Manifest, *, last: bool = False) -> None:
+        """The manifest kept and written; `last`: how the run ended (the disk's reserve
+        is given back for it when the disk is full)."""
         self.manifest = manifest
-        self.folder.write_manifest(manifest)
+        self.folder.write_manifest(manifest, last=last)
 
     # -- begin -----------------------------------------------------------------------
     def begin(self, dataset: DatasetRecord, resume: bool) -> None:
         if not resume:
             self._write(self._initial_manifest(dataset))
+            self._reserve_room()
             return
         run_dir = self.folder.path
         stored = read_manifest(run_dir)
@@ -453,6 +498,13 @@ class _Run:
             resumes=[*stored.resumes, record],
         )
         self._write(resumed)
+        self._reserve_room()
+
+    def _reserve_room(self) -> None:
+        """Room for the manifest's last write, however full the disk gets: a few times
+        the manifest now (arms, failures and resumes make it grow)."""
+        size = self.folder.manifest_path.stat().st_size
+        self.folder.reserve(max(RESERVE_MIN_BYTES, RESERVE_FACTOR * size))
 
     def _initial_manifest(self, dataset: DatasetRecord) -> Manifest:
         """What is known before a model loads; planning and the arms add to it."""
@@ -568,7 +620,11 @@ class _Run:
             first_worker.close()
             self._stop_before_arms(exc, model)
             raise
-        self._write(self.manifest)
+        try:
+            self._write(self.manifest)
+        except BaseException:
+            first_worker.close()
+            raise
         return first_worker, plans
 
     def _count(self, worker: Worker, position: int) -> _Counted:
@@ -712,27 +768,47 @@ class _Run:
     def _stop_before_arms(self, exc: BaseException, model: ModelUnderTest) -> None:
         """Record why the run ended before its first arm; a worker failure becomes a
         one-line error naming the model and the folder."""
-        self._write(
-            replace(
-                self.manifest,
-                status=status_of(exc),  # type: ignore[arg-type]
-                finished_at=utc_now(),
-                error=_error_text(exc),
-                resume_with=self.resume,
-            )
-        )
+        self._mark_stopped(exc)
         if isinstance(exc, WorkerError | WorkerDied | WorkerTimeout):
             if is_user_error(exc):  # the worker refused the model file
                 raise UserError(str(exc)) from None
             raise RunFailure(f"{exc} ({model.label}); run folder {self.folder.path}") from None
 
-    def interrupted_before_arms(self) -> RunInterrupted:
-        """Ctrl-C while planning: what the folder keeps (a resumed run's samples; the
-        manifest `plan` wrote as interrupted) and how to continue; no resume hint when no
-        manifest was written (the folder holds nothing)."""
+    def _mark_stopped(self, exc: BaseException, over: tuple[str, ...] = ("running",)) -> None:
+        """The manifest of this session marked with how it ended, if its status is one of
+        `over` and it can be written (a full disk may refuse even that)."""
+        manifest: Manifest | None = getattr(self, "manifest", None)  # set by `begin`
+        if manifest is None or manifest.status not in over:
+            return
+        with contextlib.suppress(OSError, KeyboardInterrupt):  # a second Ctrl-C too
+            self._write(
+                replace(
+                    manifest,
+                    status=status_of(exc),  # type: ignore[arg-type]
+                    finished_at=utc_now(),
+                    error=_error_text(exc),
+                    resume_with=self.resume,
+                ),
+                last=True,
+            )
+
+    def stopped(self, exc: BaseException) -> Exception:
+        """Ctrl-C or a refused write outside the arms (planning, the idle baseline, the
+        first writes): the manifest marked where it can still be written, and the one-line
+        ending that says what is kept and how to continue. With no manifest in the folder
+        there is nothing to continue: the same command starts again."""
+        self._mark_stopped(exc)
         written = self.folder.manifest_path.is_file()
-        resume = self.resume if written else None
-        return RunInterrupted(self.folder.path, len(self.samples), resume)
+        if isinstance(exc, KeyboardInterrupt):
+            resume = self.resume if written else None
+            return RunInterrupted(self.folder.path, len(self.samples), resume)
+        if not written:
+            return RunFailure(
+                f"could not write to {self.folder.path}: "
+                f"{getattr(exc, 'strerror', None) or exc}; nothing was written; free space, "
+                "then run the same command again"
+            )
+        return run_failure(exc, self.folder.path, len(self.samples), self.resume)
 
     # -- arms ------------------------------------------------------------------------
     def _put_arm(self, record: ArmRecord) -> None:
@@ -960,13 +1036,34 @@ class _Run:
         return sorted(samples, key=position)
 
     def finish(self, failure: BaseException | None) -> RunResult:
-        """Write the manifest and the summary; raise what stopped the run, if anything."""
-        run_dir = self.folder.path
+        """Write the manifest and the summary; raise what stopped the run, if anything.
+        A stop signal while they are written is held until both are whole, then the run
+        ends as interrupted (its files written again as such)."""
         self.stop_timeline()
         self._power_log_copied()
+        wall_s = (self.manifest.wall_s or 0.0) + now() - self.t_start
+        with self.stop.deferred():
+            if self.stop.requested and not isinstance(failure, KeyboardInterrupt):
+                failure = KeyboardInterrupt()
+            summary = self._final_files(failure, wall_s)
+            if self.stop.requested and not isinstance(failure, KeyboardInterrupt):
+                failure = KeyboardInterrupt()
+                summary = self._final_files(failure, wall_s)
+        lost = sum(1 for s in self.samples if s.worker_failure)
+        completed = len(self.samples) - lost  # crashed and timed-out ones run again
+        if isinstance(failure, KeyboardInterrupt):
+            raise RunInterrupted(self.folder.path, completed, self.resume) from None
+        if failure is not None:
+            raise run_failure(failure, self.folder.path, completed, self.resume)
+        return RunResult(run_dir=self.folder.path, summary=summary, worker_failures=lost)
+
+    def _final_files(self, failure: BaseException | None, wall_s: float) -> Summary:
+        """manifest.json and summary.json as the run ended (`failure`); samples.jsonl in
+        run order after a resume. A refused write is one line with what is kept."""
+        run_dir = self.folder.path
         manifest = replace(
             self.manifest,
-            wall_s=(self.manifest.wall_s or 0.0) + now() - self.t_start,
+            wall_s=wall_s,
             finished_at=utc_now(),
             status=status_of(failure),  # type: ignore[arg-type]
             error=_error_text(failure),
@@ -983,23 +1080,19 @@ class _Run:
             if self.resumed:
                 write_jsonl_atomic(path, [s.to_json() for s in self.samples])
             path = self.folder.manifest_path
-            self._write(manifest)
+            self._write(manifest, last=True)
             timeline = read_rows(run_dir, TIMELINE, TimelineRow)
             power_log = read_rows(run_dir, POWER_LOG, PowerReading)
             summary = summarize(manifest, self.samples, timeline, power_log)
             path = self.folder.summary_path
             self.folder.write_summary(summary)
         except OSError as exc:
+            if path != self.folder.manifest_path:  # it may say `completed` by now
+                self._mark_stopped(exc, over=("running", "completed"))
             raise RunFailure(
                 f"could not write {path.name} in {run_dir}: {exc.strerror or exc}; the "
                 f"previous {path.name} is unchanged and samples.jsonl holds "
                 f"{len(self.samples)} examples; free space, then continue with "
                 f"`{self.resume}`"
             ) from None
-        lost = sum(1 for s in self.samples if s.worker_failure)
-        completed = len(self.samples) - lost  # crashed and timed-out ones run again
-        if isinstance(failure, KeyboardInterrupt):
-            raise RunInterrupted(run_dir, completed, self.resume) from None
-        if failure is not None:
-            raise run_failure(failure, run_dir, completed, self.resume)
-        return RunResult(run_dir=run_dir, summary=summary, worker_failures=lost)
+        return summary

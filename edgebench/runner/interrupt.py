@@ -4,6 +4,9 @@ Python turns SIGINT into a KeyboardInterrupt at whatever bytecode runs next; whe
 finalizer (`__del__`, a weakref callback), Python prints "Exception ignored" and the run
 goes on as if nothing happened. The run installs `StopRequest` for its duration: the signal
 is remembered as well as raised, and the runner asks `check()` after every example.
+While the run writes its last files, `deferred()` only remembers the signal (Ctrl-C,
+and SIGTERM or SIGHUP where the CLI handles them), so they are written whole and then
+marked interrupted.
 """
 
 from __future__ import annotations
@@ -42,3 +45,30 @@ class StopRequest:
             yield self
         finally:
             signal.signal(signal.SIGINT, previous)
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[StopRequest]:
+        """While the block runs, a stop signal with a Python handler (Ctrl-C; SIGTERM and
+        SIGHUP where the CLI turns them into one) is only remembered in `requested`;
+        signals ignored or left to the system are left alone. Main thread only."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = {}
+        for signum in _STOP_SIGNALS:
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                previous[signum] = signal.signal(signum, self._remember)
+        try:
+            yield self
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _remember(self, signum: int, frame: Any) -> None:
+        self.requested = True
+
+
+_STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)

@@ -25,6 +25,7 @@ from edgebench.backends.base import (
 from edgebench.backends.worker import BackendWorker
 from edgebench.constraints import CompileReport, ConstraintRequest, engine_mode
 from edgebench.errors import RunFailure, UserError
+from edgebench.io import is_disk_full
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.system.memory import MemoryPeak
@@ -101,13 +102,14 @@ def run_failure(exc: BaseException, run_dir: Path, kept: int, resume: str) -> Ex
     """The one-line error a run ends with: the user's mistake stays a `UserError`; a
     crashed, hung or failing model or a full disk is a `RunFailure` naming the folder.
     `resume` is the command that continues the run."""
-    if is_user_error(exc):
-        return exc if isinstance(exc, UserError) else UserError(str(exc))
-    if isinstance(exc, OSError):
+    if isinstance(exc, OSError):  # io.WriteFailed too, though it is also a UserError
+        fix = "free space" if is_disk_full(exc) else "fix it"
         return RunFailure(
             f"could not write to {run_dir}: {exc.strerror or exc}; {kept} completed examples "
-            f"are safe in samples.jsonl; free space, then continue with `{resume}`"
+            f"are safe in samples.jsonl; {fix}, then continue with `{resume}`"
         )
+    if is_user_error(exc):
+        return exc if isinstance(exc, UserError) else UserError(str(exc))
     if isinstance(exc, WorkerError):
         what = f"the model worker failed: {exc.remote_type}: {exc}"
     else:

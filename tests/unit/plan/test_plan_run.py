@@ -227,3 +227,29 @@ def test_plan_show_lists_the_cells_and_with_out_which_are_done(
     assert rows[1]["command"][:2] == ["edgebench", "run"]
     out = stdout_of(capsys, "plan", "show", str(plan), "--out", str(tmp_path / "out"), "--json")
     assert [row["state"] for row in json.loads(out)] == ["done", "new"]
+
+
+def test_a_full_disk_stops_the_plan_in_one_line_that_says_the_same_command_continues(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    launches: Launches,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.helpers.full_disk import full_disk
+
+    plan = write_plan(tmp_path)
+    disk = full_disk(monkeypatch)
+    disk.fill(".plan-status.json.", after=2)  # once the first cell is done
+    code, err = plan_run(capsys, plan)
+    root = tmp_path / "out"
+    assert code == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == (  # below the cells' progress lines
+        f"error: {root / 'plan-status.json'}: cannot write (No space left on device); the "
+        f"done cells are kept in {root}; free space, then the same command continues"
+    )
+    disk.free()
+    code, err = plan_run(capsys, plan)
+    assert code == 0, err
+    assert {c["status"] for c in json.loads((root / "plan-status.json").read_text())["cells"]} == {
+        "done"
+    }
