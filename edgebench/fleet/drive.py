@@ -209,6 +209,7 @@ def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostRes
         )
     tarball = incoming / f"{state.host}.tar.gz"
     folder = out / state.host
+    unpacked = True
     if tarball.is_file():
         try:
             unpack_results(tarball, folder)
@@ -216,10 +217,13 @@ def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostRes
             kept = "; the results fetched before are kept" if folder.is_dir() else ""
             reason = f"its results could not be unpacked ({_why(exc)}){kept}"
             state = replace(state, state=FAILED, reason=reason)
+            unpacked = False
     if not folder.is_dir():
         return HostResult(state, CellCounts(0, 0, None), None)
     cells = count_cells(folder)
-    if cells.problem is not None:  # a host's hostile or torn status: that host failed
+    # a host's hostile or torn status: that host failed (a refused tarball's reason stays:
+    # the status read is then the older copy's)
+    if cells.problem is not None and unpacked:
         state = replace(state, state=FAILED, reason=f"its results cannot be read: {cells.problem}")
     elif state.state == COMPLETE and cells.failed:
         state = replace(state, state=FAILED, reason=f"{cells.failed} cell(s) failed")
