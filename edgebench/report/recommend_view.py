@@ -30,7 +30,7 @@ def _budget(rec: Recommendation) -> str:
         f"budget {rec.budget_mb:.0f} MiB" if rec.budget_mb is not None else "no memory budget",
         f"min {facts.metric_label(rec.sweep.metric)} {rec.min_accuracy:g}"
         if rec.min_accuracy is not None
-        else "no accuracy floor",
+        else f"{facts.metric_label(rec.sweep.metric)} above 0",  # the default floor
     ]
     return " · ".join(parts)
 
