@@ -63,6 +63,13 @@ def bootstrap_ci(
     return _percentiles(num[idx].sum(axis=1)[kept] / den[kept], level)
 
 
+def _paired(base: Sequence[float], other: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Two arms' values on the same examples (position i of both is one example)."""
+    if len(base) != len(other):
+        raise ValueError("paired values must cover the same examples")
+    return np.asarray(base, dtype=float), np.asarray(other, dtype=float)
+
+
 def paired_difference(
     base: Sequence[float],
     other: Sequence[float],
@@ -74,9 +81,8 @@ def paired_difference(
     """mean(other) - mean(base) over the same examples (position i of both is one
     example) and its paired interval: each resample draws example positions once and
     takes both arms' scores there. None with no example."""
-    if len(base) != len(other):
-        raise ValueError("paired scores must cover the same examples")
-    diff = np.asarray(other, dtype=float) - np.asarray(base, dtype=float)
+    a, b = _paired(base, other)
+    diff = b - a
     if diff.size == 0:
         return None
     interval = bootstrap_ci(diff, resamples=resamples, seed=seed, level=level)
@@ -112,10 +118,7 @@ def paired_median_ratio(
     one example): each resample draws example positions once and takes both arms' values
     there, so what the examples share (their length, their schema) cancels. A resample
     whose base p50 is 0 has no ratio and is left out; None with no example."""
-    if len(base) != len(other):
-        raise ValueError("paired values must cover the same examples")
-    a = np.asarray(base, dtype=float)
-    b = np.asarray(other, dtype=float)
+    a, b = _paired(base, other)
     if a.size == 0:
         return None
     idx = _indices(a.size, resamples, seed)
