@@ -1,28 +1,34 @@
 """Does re-timing give back the quiet machine's speed when other jobs disturbed a run?
 
 Usage: flock /tmp/edgebench-cpu.lock python benchmarks/contention.py [--limit 20]
-       [--constraint none,mask] [--threads 2] [--load 2] [--retime-max 2] [--persistent]
+       [--block 5] [--constraint none,mask] [--threads 2] [--load 2] [--retime-max 2]
+       [--persistent]
 
-The same `edgebench run --limit N --constraint none,mask` runs in this process, through
-the run engine, three times on the default model (SmolLM2-135M), after an untimed
-one-example run that warms the page cache and the grammar cache (else the first run
-pays for them and the wall-time comparison with it):
+The first `--limit N` examples of the built-in dataset run through the run engine, in this
+process, on the default model (SmolLM2-135M), three ways, after an untimed one-example run
+that warms the page cache and the grammar cache:
 
-1. quiet, `--retime contended` (the default);
-2. quiet, `--retime none` (1 and 2 side by side: what re-timing costs a quiet run);
-3. loaded, `--retime contended`: `--load` busy-loop processes started here compete for
-   the CPU while each arm decodes its examples. They stand for a job that disturbs the
-   examples and is gone when the arm ends: they are paused (SIGSTOP) while the arm
-   re-times and go on (SIGCONT) when the next arm starts. With `--persistent` they run
-   through the re-timing too (then no pass is clean and the speed stays not clean).
+- quiet, `--retime contended` (the default);
+- quiet, `--retime none` (against the first: what re-timing costs a quiet run);
+- loaded, `--retime contended`: `--load` busy-loop processes started here compete for
+  the CPU while each arm decodes its examples. They stand for a job that disturbs the
+  examples and is gone when the arm ends: they are paused (SIGSTOP) while the arm
+  re-times and go on (SIGCONT) when the next arm starts. With `--persistent` they run
+  through the re-timing too (then no pass is clean and the speed stays not clean).
+
+A VM's speed drifts by 10-20% between minutes, more than the differences measured here,
+so the three are interleaved rather than run one after the other: the examples go in
+blocks of `--block`, and each block runs quiet, loaded, quiet (the two quiet ways
+swapping places from block to block, A/B/B/A). Each block's run decodes the whole
+dataset's token budget (the examples are put first in the dataset, the run takes
+`--limit` of them), so its outputs are those of one whole run.
 
 Printed per arm: decode tok/s and TTFT p50 with a 95% percentile-bootstrap interval over
-examples (the resampling of summary/uncertainty.py, median per resample) for quiet (run
-1), loaded-raw (each example's first pass in run 3) and loaded-retimed (run 3's final
-timings); the share of examples flagged contended on their first pass and left contended
-after re-timing; whether every re-timed output was byte-identical to its first pass; and
-the wall time of runs 1 and 2. The machine should be otherwise quiet: other jobs make
-run 1 contended too (its flagged share says so).
+examples (summary/uncertainty.py) for quiet, loaded-raw (each example's first pass) and
+loaded-re-timed (the final timings), the paired ratio of re-timed to quiet decode p50 on
+the same examples with its interval, the share of examples flagged contended on their
+first pass and left contended after re-timing, whether every re-timed output was
+byte-identical to its first pass, and the summed wall time of the two quiet ways.
 """
 
 from __future__ import annotations
@@ -32,22 +38,21 @@ import multiprocessing
 import os
 import platform
 import signal
+import statistics
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from edgebench.runfolder.read import read_samples
-from edgebench.runfolder.records import RunSettings, SampleRecord, Timings
+from edgebench.runfolder.records import DatasetRecord, RunSettings, SampleRecord, Timings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.summary.uncertainty import LEVEL, RESAMPLES, SEED
+from edgebench.summary.uncertainty import median_ci, paired_median_ratio
 from edgebench.system.cpu_share import CONTENDED_SHARE
 from edgebench.system.device import device_info
 from edgebench.tasks import get_task
+from edgebench.tasks.base import Example
 
 
 def _busy() -> None:
@@ -106,9 +111,21 @@ class Run:
     wall_s: float
 
 
-def run_once(args: argparse.Namespace, out: Path, retime: str, progress: object = None) -> Run:
+def run_block(
+    args: argparse.Namespace,
+    block: list[Example],
+    dataset: tuple[list[Example], DatasetRecord],
+    out: Path,
+    retime: str,
+    progress: object = None,
+) -> Run:
+    """One run of `block`'s examples: put first in the whole dataset, which still sizes
+    the token budget, and taken with --limit."""
+    examples, record = dataset
+    ids = {example.id for example in block}
+    rest = [example for example in examples if example.id not in ids]
     settings = RunSettings(
-        limit=args.limit,
+        limit=len(block),
         threads=args.threads,
         constraints=tuple(args.constraint.split(",")),
         out=out,
@@ -117,12 +134,15 @@ def run_once(args: argparse.Namespace, out: Path, retime: str, progress: object 
         idle_baseline=0.0,
     )
     task = get_task(settings.task)
-    examples, dataset = load_examples(task, settings)
     model = model_under_test(None)
     t0 = time.perf_counter()
-    result = execute(settings, [model], task, examples, dataset, progress=progress)  # type: ignore[arg-type]
+    result = execute(settings, [model], task, [*block, *rest], record, progress=progress)  # type: ignore[arg-type]
     wall = time.perf_counter() - t0
     return Run(read_samples(result.run_dir)[0], wall)
+
+
+def merged(runs: list[Run]) -> Run:
+    return Run([s for run in runs for s in run.samples], sum(run.wall_s for run in runs))
 
 
 def first_pass(sample: SampleRecord) -> Timings:
@@ -131,22 +151,12 @@ def first_pass(sample: SampleRecord) -> Timings:
     return sample.timings_disturbed[0] if replaced else sample.timings
 
 
-def median_ci(values: Sequence[float]) -> tuple[float, float, float] | None:
-    """p50 and its 95% percentile-bootstrap interval over examples."""
-    array = np.asarray([v for v in values if v is not None], dtype=float)
-    if not len(array):
-        return None
-    picks = np.random.default_rng(SEED).integers(0, len(array), size=(RESAMPLES, len(array)))
-    medians = np.median(array[picks], axis=1)
-    tail = (1 - LEVEL) / 2 * 100
-    lo, hi = np.percentile(medians, [tail, 100 - tail], method="inverted_cdf")
-    return float(np.median(array)), float(lo), float(hi)
-
-
-def shown(figure: tuple[float, float, float] | None, digits: int) -> str:
-    if figure is None:
+def shown(values: list[float], digits: int) -> str:
+    """p50 [lo, hi] of one value per example."""
+    if not values:
         return "-"
-    p50, lo, hi = figure
+    lo, hi = median_ci(values) or (float("nan"), float("nan"))
+    p50 = statistics.median(values)
     return f"{p50:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
@@ -161,6 +171,7 @@ def arms(samples: list[SampleRecord]) -> dict[str, list[SampleRecord]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=20)
+    parser.add_argument("--block", type=int, default=5, help="examples per interleaved block")
     parser.add_argument("--constraint", default="none,mask")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--load", type=int, default=2, help="busy-loop processes")
@@ -168,68 +179,102 @@ def main() -> None:
     parser.add_argument("--persistent", action="store_true")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="edgebench-contention-"))
+    task = get_task("edgejson")
+    examples, record = load_examples(task, RunSettings(limit=args.limit))
+    dataset = (examples, record)
+    chosen = examples[: args.limit]
+    blocks = [chosen[i : i + args.block] for i in range(0, len(chosen), args.block)]
 
-    run_once(argparse.Namespace(**{**vars(args), "limit": 1}), scratch / "warm-up", "none")
-    quiet = run_once(args, scratch / "quiet", "contended")
-    plain = run_once(args, scratch / "quiet-none", "none")
-    load = Load(args.load)
-    try:
-        loaded = run_once(
-            args, scratch / "loaded", "contended", LoadWhileDecoding(load, args.persistent)
-        )
-    finally:
-        load.close()
+    started = time.gmtime()
+    run_block(args, chosen[:1], dataset, scratch / "warm-up", "none")
+    quiet: list[Run] = []
+    plain: list[Run] = []
+    loaded: list[Run] = []
+    for number, block in enumerate(blocks):
+        first, last = ("contended", "none") if number % 2 == 0 else ("none", "contended")
+        for when, retime in (("before", first), ("loaded", "contended"), ("after", last)):
+            out = scratch / f"block{number}-{when}-{retime}"
+            if when == "loaded":
+                load = Load(args.load)
+                try:
+                    hooks = LoadWhileDecoding(load, args.persistent)
+                    loaded.append(run_block(args, block, dataset, out, retime, hooks))
+                finally:
+                    load.close()
+                continue
+            (quiet if retime == "contended" else plain).append(
+                run_block(args, block, dataset, out, retime)
+            )
+    quiet_run, plain_run, loaded_run = merged(quiet), merged(plain), merged(loaded)
 
     device = device_info(args.threads)
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {device['cpu_model']} · "
-        f"{platform.platform()} · {args.threads} threads · --limit {args.limit} · "
-        f"{args.load} busy loops{' (persistent)' if args.persistent else ''} · "
-        f"--retime-max {args.retime_max} · contended: others or steal > "
-        f"{100 * CONTENDED_SHARE:g}% of all cores"
+        f"{time.strftime('%Y-%m-%d %H:%M', started)}-{time.strftime('%H:%M UTC', time.gmtime())}"
+        f" · {device['cpu_model']} · {platform.platform()} · {args.threads} threads · "
+        f"--limit {args.limit} in blocks of {args.block} · {args.load} busy loops"
+        f"{' (persistent)' if args.persistent else ''} · --retime-max {args.retime_max} · "
+        f"contended: others or steal > {100 * CONTENDED_SHARE:g}% of all cores"
     )
     print(
-        "| arm | run | decode tok/s p50 [95% CI] | TTFT ms p50 [95% CI] | flagged | "
-        "left contended |"
+        "| arm | run | decode tok/s p50 [95% CI] | x quiet, paired [95% CI] | "
+        "TTFT ms p50 [95% CI] | flagged | left contended |"
     )
-    print("|---|---|---|---|---|---|")
-    quiet_arms, loaded_arms = arms(quiet.samples), arms(loaded.samples)
+    print("|---|---|---|---|---|---|---|")
+    quiet_arms, plain_arms, loaded_arms = (
+        arms(quiet_run.samples),
+        arms(plain_run.samples),
+        arms(loaded_run.samples),
+    )
     for arm, samples in quiet_arms.items():
+        reference = {s.id: s.timings.decode_tok_s for s in samples}
         rows = [
             ("quiet", samples, [s.timings for s in samples]),
-            (
-                "loaded, raw",
-                loaded_arms.get(arm, []),
-                [first_pass(s) for s in loaded_arms.get(arm, [])],
-            ),
-            (
-                "loaded, re-timed",
-                loaded_arms.get(arm, []),
-                [s.timings for s in loaded_arms.get(arm, [])],
-            ),
+            ("quiet, --retime none", plain_arms.get(arm, []), None),
+            ("loaded, raw", loaded_arms.get(arm, []), "first"),
+            ("loaded, re-timed", loaded_arms.get(arm, []), None),
         ]
-        for label, records, timings in rows:
+        for label, records, how in rows:
+            timings = [first_pass(s) if how == "first" else s.timings for s in records]
             n = len(records)
             flagged = sum(1 for s in records if s.passes > 1 or s.contended)
-            left = sum(1 for s in records if s.contended)
-            decode = median_ci([t.decode_tok_s for t in timings])  # type: ignore[misc]
-            ttft = median_ci([1e3 * t.ttft_s for t in timings if t.ttft_s is not None])
+            left = flagged if label == "loaded, raw" else sum(1 for s in records if s.contended)
+            decode = [t.decode_tok_s for t in timings if t.decode_tok_s is not None]
+            ttft = [1e3 * t.ttft_s for t in timings if t.ttft_s is not None]
             print(
-                f"| {arm} | {label} | {shown(decode, 1)} | {shown(ttft, 1)} | "
-                f"{flagged}/{n} | {left if label != 'loaded, raw' else flagged}/{n} |"
+                f"| {arm} | {label} | {shown(decode, 1)} | "
+                f"{paired(reference, records, timings)} | {shown(ttft, 1)} | "
+                f"{flagged}/{n} | {left}/{n} |"
             )
-    retimed = [s for s in quiet.samples + loaded.samples if s.passes > 1]
+    retimed = [s for s in quiet_run.samples + loaded_run.samples if s.passes > 1]
     mismatches = sum(1 for s in retimed if s.retime_mismatch)
     print(
         f"re-timed examples: {len(retimed)}; byte-identical outputs: "
         f"{'all' if not mismatches else f'{len(retimed) - mismatches} of {len(retimed)}'}"
     )
     print(
-        f"quiet wall time: --retime contended {quiet.wall_s:.1f} s, --retime none "
-        f"{plain.wall_s:.1f} s ({100 * (quiet.wall_s / plain.wall_s - 1):+.1f}%); "
-        f"loaded --retime contended {loaded.wall_s:.1f} s"
+        f"quiet wall time, summed over blocks: --retime contended {quiet_run.wall_s:.1f} s, "
+        f"--retime none {plain_run.wall_s:.1f} s "
+        f"({100 * (quiet_run.wall_s / plain_run.wall_s - 1):+.1f}%); "
+        f"loaded --retime contended {loaded_run.wall_s:.1f} s"
     )
     print(f"run folders under {scratch}")
+
+
+def paired(
+    reference: dict[str, float | None], records: list[SampleRecord], timings: list[Timings]
+) -> str:
+    """p50 of these decode speeds over the quiet run's on the same examples."""
+    pairs = [
+        (reference[s.id], t.decode_tok_s)
+        for s, t in zip(records, timings, strict=True)
+        if reference.get(s.id) is not None and t.decode_tok_s is not None
+    ]
+    if not pairs:
+        return "-"
+    base, other = [p[0] for p in pairs], [p[1] for p in pairs]
+    ratio = statistics.median(other) / statistics.median(base)
+    lo, hi = paired_median_ratio(base, other) or (float("nan"), float("nan"))
+    return f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 if __name__ == "__main__":
