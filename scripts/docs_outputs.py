@@ -27,6 +27,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,32 +42,39 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def output_of(command: str) -> str:
+def run_edgebench(args: list[str], env: dict[str, str]) -> str:
+    """`edgebench ARGS` of this checkout in a process of its own: stdout, then stderr."""
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(ROOT), **env}
+    argv = [sys.executable, "-m", "edgebench", *args]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return done.stdout + done.stderr
+
+
+def output_of(command: str, run: Callable[[list[str], dict[str, str]], str] = run_edgebench) -> str:
     """What `command` prints, run from the repository root as a user would type it:
     leading `NAME=value` words set the environment, a trailing `| head -N` keeps the
     first N lines (then `...`)."""
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
-    env["PYTHONPATH"] = str(ROOT)
     shown, _, head = command.partition(" | head -")
     argv = shlex.split(shown)
+    env = {"COLUMNS": "100"}
     while argv and re.fullmatch(r"[A-Z_]+=\S*", argv[0]):
         name, _, value = argv.pop(0).partition("=")
         env[name] = value
-    if argv[0] == "edgebench":  # the checkout's edgebench, whatever is installed
-        argv = [sys.executable, "-m", "edgebench", *argv[1:]]
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    lines = [line.rstrip() for line in (done.stdout + done.stderr).rstrip().splitlines()]
+    if argv[:1] != ["edgebench"]:
+        raise SystemExit(f"not an edgebench command: {command}")
+    lines = [line.rstrip() for line in run(argv[1:], env).rstrip().splitlines()]
     if head and len(lines) > int(head):
         lines = [*lines[: int(head)], "..."]
     return "\n".join([f"$ {shown}", *lines])
 
 
-def regenerate(text: str) -> str:
+def regenerate(text: str, run: Callable[[list[str], dict[str, str]], str] = run_edgebench) -> str:
     """`text` with every marked block's body replaced by its command's output."""
 
     def block(match: re.Match[str]) -> str:
         fence = match["fence"]
-        return f"<!-- output: {match['cmd']} -->\n{fence}\n{output_of(match['cmd'])}\n{fence}"
+        body = output_of(match["cmd"], run)
+        return f"<!-- output: {match['cmd']} -->\n{fence}\n{body}\n{fence}"
 
     return MARK.sub(block, text)
 

@@ -86,7 +86,7 @@ def command_section(command: Command, path: tuple[str, ...], ctx: Context) -> li
     lines = [f"{level} `{name}`", ""]
     if command.help:
         lines += [_text(command.help), ""]
-    lines += ["```", f"{name} {usage}".rstrip(), "```", ""]
+    lines += [f"Usage: `{name} {usage}`", ""]
     arguments = [p for p in command.params if p.param_type_name == "argument"]
     options = [p for p in params(command) if p.param_type_name == "option" and not p.hidden]
     if arguments:
