@@ -217,3 +217,26 @@ def test_continuations_and_prompts() -> None:
 def test_a_wrong_command_fails(argv: list[str]) -> None:
     with pytest.raises((ClickException, AssertionError)):
         parse(argv)
+
+
+def github_slug(heading: str) -> str:
+    """A heading's id as GitHub (and the site's slugify) make it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_readme_links_resolve() -> None:
+    """The site's build checks the pages' links; the README is outside it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if target.startswith(("http://", "https://")):
+            continue
+        path, _, anchor = target.partition("#")
+        file = ROOT / path
+        if not file.exists():
+            broken.append(target)
+        elif anchor:
+            headings = re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.M)
+            if anchor not in {github_slug(h) for h in headings}:
+                broken.append(target)
+    assert not broken, broken
