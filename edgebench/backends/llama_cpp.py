@@ -73,7 +73,7 @@ def _import_llama_cpp() -> Any:
     except ImportError:
         raise UserError(
             "llama-cpp-python is not installed: run ./install.sh (or pip install "
-            "'edgebench[llama]' with portable CMAKE_ARGS, see README)"
+            "'edgebench[llama]' with portable CMAKE_ARGS, see docs/start/install.md)"
         ) from None
     return llama_cpp
 

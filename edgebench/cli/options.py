@@ -537,7 +537,7 @@ DeviceNameOpt = Annotated[
         metavar="NAME",
         help="What to call this device in results, e.g. pi5-kitchen: at most 64 characters, "
         "no '/' (default: $EDGEBENCH_DEVICE_NAME, else the hostname). Recorded with the "
-        "device's fingerprint, which tells identical boards apart (README: Device identity).",
+        "device's fingerprint, which tells identical boards apart (docs: Device identity).",
     ),
 ]
 

@@ -20,7 +20,7 @@ armv8.2-a+dotprod+fp16, a Pi 4 (Cortex-A72) plain armv8-a.
 Runtime-dispatched variants (GGML_BACKEND_DL + GGML_CPU_ALL_VARIANTS) are not used:
 llama-cpp-python 0.3.36 installs only the `ggml-cpu` target, not the ggml-cpu-<variant>
 libraries, and llama.cpp searches for them next to the executable (python), so they would
-not load; see README "Installing".
+not load; see docs/start/install.md.
 """
 
 from __future__ import annotations

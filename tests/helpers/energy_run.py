@@ -1,4 +1,4 @@
-"""A labelled FAKE run with energy and heat, for the README's card excerpt and plot:
+"""A labelled FAKE run with energy and heat, for the card excerpt and plot of docs/energy.md:
 the fake backend (fixed timings that slow as the fake CPU heats), a fake Raspberry Pi 5
 /sys tree whose temperature climbs and whose firmware caps the clock at 80 °C, and a
 fake power meter (a known function of time). No model, no real sensor: every figure it

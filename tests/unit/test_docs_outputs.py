@@ -1,0 +1,56 @@
+"""The command outputs the docs show are what the commands print today: every block
+marked `<!-- output: CMD -->` equals CMD's output over the stored example run
+(scripts/docs_outputs.py regenerates them; here they run in this process)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from edgebench.cli.app import main
+
+ROOT = Path(__file__).parents[2]
+_spec = importlib.util.spec_from_file_location("docs_outputs", ROOT / "scripts" / "docs_outputs.py")
+assert _spec is not None and _spec.loader is not None
+docs_outputs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(docs_outputs)
+
+MARKED = [page for page in docs_outputs.pages() if docs_outputs.MARK.search(page.read_text())]
+
+
+def test_the_readme_and_the_quick_start_show_generated_outputs() -> None:
+    names = {page.relative_to(ROOT).as_posix() for page in MARKED}
+    assert {"README.md", "docs/start/quick-start.md"} <= names
+
+
+@pytest.mark.parametrize("page", MARKED, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_every_generated_output_is_current(
+    page: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+
+    def in_process(args: list[str], env: dict[str, str]) -> str:
+        for name, value in {"NO_COLOR": "1", "TERM": "dumb", **env}.items():
+            monkeypatch.setenv(name, value)
+        with pytest.raises(SystemExit):
+            main(args)
+        captured = capsys.readouterr()
+        return captured.out + captured.err
+
+    text = page.read_text(encoding="utf-8")
+    assert docs_outputs.regenerate(text, in_process) == text, (
+        f"{page.relative_to(ROOT)}: an output is out of date: python scripts/docs_outputs.py"
+    )
+
+
+def test_a_marked_block_is_replaced_and_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fake(args: list[str], env: dict[str, str]) -> str:
+        return f"{' '.join(args)} at {env['COLUMNS']}\nline 2\nline 3\n"
+
+    text = "<!-- output: COLUMNS=80 edgebench compare runs | head -2 -->\n```\nold\n```\n"
+    assert docs_outputs.regenerate(text, fake) == (
+        "<!-- output: COLUMNS=80 edgebench compare runs | head -2 -->\n"
+        "```\n$ COLUMNS=80 edgebench compare runs\ncompare runs at 80\nline 2\n...\n```\n"
+    )
