@@ -138,6 +138,10 @@ def _mb(entry: ModelEntry) -> str:
 def _verify_into(entry: ModelEntry, got: Path, dest: Path) -> str:
     """Move `got` to `dest` if its size and sha256 are the entry's (else it stays in the
     private folder, which is removed); return the sha256."""
+    if got.is_symlink():  # an old huggingface_hub may link into its own cache: copy
+        copy = got.with_name(got.name + ".copy")
+        shutil.copyfile(got, copy)
+        got = copy
     size = got.stat().st_size
     if size != entry.size_bytes:
         raise UserError(
