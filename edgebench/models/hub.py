@@ -1,11 +1,12 @@
 """The Hugging Face Hub (the `hf` extra): quiet, quickly failing calls for `hf:` specs,
 registry entries of kind `hf` and `models add`.
 
-huggingface_hub retries a failed metadata request for up to a minute when no copy is
-cached, logging a multi-line warning per try. Every call here first asks for the file's
-metadata once, without retries and with a timeout, so an offline machine or a wrong
-repo, revision or file gets one line at once; the library's loggers, warnings and (off a
-terminal) progress bars are muted meanwhile. `HF_ENDPOINT` is read at each call (a
+huggingface_hub retries a refused connection (0.36: five times, 23 s; 1.x and later: for
+up to a minute when no copy is cached), logging a multi-line warning per try. Every call
+here first asks for the file's metadata itself: one HEAD request (the standard library,
+the user's token), no retries, a timeout, so an offline machine or a wrong repo, revision
+or file gets one line at once. Only then does huggingface_hub download, its loggers,
+warnings and (off a terminal) progress bars muted. `HF_ENDPOINT` is read at each call (a
 mirror, or a test's local server), not only when huggingface_hub is imported.
 """
 
@@ -14,12 +15,15 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import urllib.error
+import urllib.request
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urljoin, urlsplit
 
 from edgebench.errors import UserError
 
@@ -132,14 +136,86 @@ def describe(exc: BaseException, where: str) -> str:
     return f"{where}: the Hugging Face Hub refused: {first}"
 
 
-def _commit_of(hub: Any, target: HubFile, revision: str | None) -> str:
-    """The commit the file is at (one request, no retries): fails fast when offline or
-    when the repo, revision or file does not exist."""
-    url = hub.hf_hub_url(target.repo, target.file, revision=revision, endpoint=endpoint())
-    meta = hub.get_hf_file_metadata(url, timeout=METADATA_TIMEOUT_S)
-    if not meta.commit_hash:
-        raise UserError(f"{target.spec}: {endpoint()} does not answer like the Hugging Face Hub")
-    return str(meta.commit_hash)
+def _commit_of(target: HubFile, revision: str | None, where: str) -> str:
+    """The commit the file is at, from one HEAD request of our own (huggingface_hub's
+    metadata call retries a refused connection, for 23 s in 0.36): a
+    ConnectionError or TimeoutError when the Hub cannot be reached, a UserError when it
+    answers that the repo, revision or file does not exist."""
+    if os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE"):
+        raise ConnectionError("HF_HUB_OFFLINE is set")  # the cached copy, if any, is used
+    rev = quote(revision or "main", safe="")
+    url = f"{endpoint()}/{quote(target.repo)}/resolve/{rev}/{quote(target.file)}"
+    for _ in range(_REDIRECTS):
+        answer = _head(url, _auth_headers())
+        commit = answer.headers.get("X-Repo-Commit")
+        if answer.status < 300 or (answer.status < 400 and commit):
+            if not commit:
+                raise UserError(f"{where}: {endpoint()} does not answer like the Hugging Face Hub")
+            return commit
+        location = urljoin(url, answer.headers.get("Location") or "")
+        if answer.status < 400 and urlsplit(location).netloc == urlsplit(url).netloc:
+            url = location  # a renamed repo, on the same host (the token goes nowhere else)
+            continue
+        raise UserError(_refusal(answer.status, answer.headers.get("X-Error-Code"), where))
+    raise UserError(f"{where}: too many redirects from {endpoint()}")
+
+
+_REDIRECTS = 4
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    headers: Any  # email.message.Message: case-insensitive
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # the 3xx itself carries X-Repo-Commit; a CDN is not asked
+
+
+def _head(url: str, headers: dict[str, str]) -> _Answer:
+    if not url.startswith(("https://", "http://")):
+        raise UserError(f"HF_ENDPOINT must be an http(s) URL, got {endpoint()!r}")
+    request = urllib.request.Request(url, method="HEAD", headers=headers)
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(request, timeout=METADATA_TIMEOUT_S) as response:
+            return _Answer(response.status, response.headers)
+    except urllib.error.HTTPError as exc:
+        return _Answer(exc.code, exc.headers)
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):
+            raise TimeoutError(str(exc.reason)) from None
+        raise ConnectionError(str(exc.reason)) from None
+    except TimeoutError:
+        raise
+    except OSError as exc:
+        raise ConnectionError(str(exc)) from None
+
+
+def _auth_headers() -> dict[str, str]:
+    """The user's token (HF_TOKEN, `hf auth login`) as huggingface_hub would send it."""
+    try:
+        from huggingface_hub.utils import build_hf_headers
+
+        return dict(build_hf_headers())
+    except Exception:  # an API that moved: ask anonymously (public repos still work)
+        return {}
+
+
+def _refusal(status: int, code: str | None, where: str) -> str:
+    if code == "GatedRepo":
+        return f"{where}: the repo is gated: accept its terms on the Hub and log in (hf auth login)"
+    if code == "RepoNotFound" or status == 401:
+        return (
+            f"{where}: no such repo on {endpoint()} (or it is private: log in with hf auth login)"
+        )
+    if code == "RevisionNotFound":
+        return f"{where}: no such revision in the repo"
+    if code == "EntryNotFound" or status == 404:
+        return f"{where}: no such file in the repo at that revision"
+    return f"{where}: the Hugging Face Hub at {endpoint()} answered HTTP {status}"
 
 
 def download(target: HubFile, *, revision: str | None, cache: Path) -> Path:
@@ -149,7 +225,7 @@ def download(target: HubFile, *, revision: str | None, cache: Path) -> Path:
     where = f"{target.spec}{f'@{revision}' if revision else ''}"
     with quiet():
         try:
-            _commit_of(hub, target, revision)
+            _commit_of(target, revision, where)
         except UserError:
             raise
         except Exception as exc:  # the hub raises many types (HTTP, offline, auth, missing)
@@ -170,7 +246,7 @@ def download_into(
     where = f"{target.spec}@{revision}"
     with quiet():
         try:
-            commit = _commit_of(hub, target, revision)
+            commit = _commit_of(target, revision, where)
         except UserError:
             raise
         except Exception as exc:
@@ -217,7 +293,7 @@ def file_facts(target: HubFile, revision: str | None) -> FileFacts:
     where = f"{target.spec}{f'@{revision}' if revision else ''}"
     with quiet():
         try:
-            _commit_of(hub, target, revision)  # fails fast, before the slower API call
+            _commit_of(target, revision, where)  # fails fast, before the slower API call
             api = hub.HfApi(endpoint=endpoint())
             info = api.model_info(
                 target.repo, revision=revision, files_metadata=True, timeout=METADATA_TIMEOUT_S

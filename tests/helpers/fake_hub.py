@@ -35,6 +35,9 @@ class FakeHub:
 
     files: dict[tuple[str, str], bytes] = field(default_factory=dict)
     card: dict[str, Any] = field(default_factory=dict)
+    # Like the real Hub for LFS files: `resolve` answers 302 to an absolute CDN URL, the
+    # metadata headers on the 302 itself; the CDN serves the bytes without them.
+    cdn: bool = False
     requests: list[str] = field(default_factory=list)
     url: str = ""
 
@@ -67,6 +70,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def _serve(self, *, body: bool) -> None:
             hub.requests.append(f"{self.command} {self.path}")
+            if self.path.startswith("/cdn/"):
+                blobs = {hashlib.sha256(d).hexdigest(): d for d in hub.files.values()}
+                data = blobs.get(self.path[len("/cdn/") :])
+                if data is None:
+                    return self._error("NotFound")
+                return self._send(data, "application/octet-stream", body)
             api, resolve = _API.match(self.path), _RESOLVE.match(self.path.split("?")[0])
             match = api or resolve
             if match is None:
@@ -85,9 +94,13 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self._send(data, "application/octet-stream", body, commit=commit)
 
         def _send(self, data: bytes, kind: str, body: bool, commit: str = "") -> None:
-            self.send_response(200)
+            redirect = bool(commit) and hub.cdn
+            self.send_response(302 if redirect else 200)
+            if redirect:
+                self.send_header("Location", f"{hub.url}/cdn/{hashlib.sha256(data).hexdigest()}")
+                body = False
             self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Length", "0" if redirect else str(len(data)))
             if commit:
                 digest = hashlib.sha256(data).hexdigest()
                 self.send_header("X-Repo-Commit", commit)

@@ -55,7 +55,11 @@ def hf_entry(
     return path
 
 
-def test_pull_an_hf_entry_checks_its_sha256(cache: Path, tmp_path: Path, fake_hub: FakeHub) -> None:
+@pytest.mark.parametrize("cdn", [False, True], ids=["direct", "cdn-redirect"])
+def test_pull_an_hf_entry_checks_its_sha256(
+    cache: Path, tmp_path: Path, fake_hub: FakeHub, cdn: bool
+) -> None:
+    fake_hub.cdn = cdn
     hf_entry(tmp_path)
     path = pull("tiny")
     assert path == cache / "tiny.gguf"
@@ -140,6 +144,19 @@ def test_an_hf_spec_offline_uses_the_cached_copy(
         resolve_model(f"hf:{REPO}/other.gguf")
 
 
+def test_hf_hub_offline_asks_nothing_and_uses_the_cache(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, network: list[str]
+) -> None:
+    with serve(FakeHub(files={(REPO, FILE): CONTENT}), monkeypatch) as hub:
+        resolve_model(f"hf:{REPO}/{FILE}")
+        hub.requests.clear()
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        assert resolve_model(f"hf:{REPO}/{FILE}").path.read_bytes() == CONTENT
+        with pytest.raises(UserError, match="HF_HUB_OFFLINE is set"):
+            resolve_model(f"hf:{REPO}/other.gguf")
+    assert hub.requests == []
+
+
 def test_a_local_entry_is_copied_and_checked(cache: Path, tmp_path: Path) -> None:
     (tmp_path / "weights").mkdir()
     (tmp_path / "weights" / "mine.gguf").write_bytes(CONTENT)
@@ -186,3 +203,20 @@ def test_bad_source_fields_name_the_field(
         load_entry(path)
     assert f"field '{field}'" in str(info.value)
     assert problem in str(info.value)
+
+
+def test_add_guesses_a_base_model_and_a_float_file() -> None:
+    from edgebench.models.add import default_name, entry_text
+    from edgebench.models.hub import FileFacts, HubFile
+
+    target = HubFile("google/gemma-3-270m-GGUF", "full/gemma-3-270m-F16.gguf")
+    facts = FileFacts(commit=COMMIT, size=10, sha256="a" * 64, license="", base_model="")
+    text = entry_text(default_name(target.file), target, facts, {})
+    assert 'name = "gemma-3-270m-f16"' in text
+    assert 'params = "270M"' in text
+    assert 'quantization = "F16"' in text
+    assert 'license = "unknown"' in text
+    assert 'prompt_style = "completion"' in text  # no instruct/chat/-it in the names
+    assert "tuning" not in text and "base_model" not in text
+    assert 'file = "gemma-3-270m-F16.gguf"' in text  # the cache holds plain names
+    assert 'file = "full/gemma-3-270m-F16.gguf"' in text  # the repo path keeps its folder
