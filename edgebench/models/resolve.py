@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgebench.errors import UserError
+from edgebench.models import hub
 from edgebench.models.fetch import cache_state, cached_file, pull_entry
 from edgebench.models.gguf import read_gguf
 from edgebench.models.hashing import sha256_file
@@ -42,7 +43,7 @@ from edgebench.models.registry import (
 )
 from edgebench.paths import model_cache_dir
 
-HF_PREFIX = "hf:"
+HF_PREFIX = hub.HF_PREFIX
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def resolve_model(spec: str | None, *, pull_missing: bool = True) -> ResolvedMod
     if Path(spec).expanduser().is_dir() and (Path(spec).expanduser() / PROVENANCE).is_file():
         return _from_onnx(spec, Path(spec).expanduser(), None, force_hint="NAME")
     if spec.startswith(HF_PREFIX):
-        return _from_local(spec, _hf_download(spec), label=spec)
+        return _from_local(spec, hf_file(spec), label=spec)
     if _looks_like_path(spec):
         path = Path(spec).expanduser()
         return _from_local(spec, path, label=path.stem)
@@ -226,23 +227,7 @@ def _from_local(spec: str, path: Path, *, label: str) -> ResolvedModel:
     )
 
 
-def _hf_download(spec: str) -> Path:
-    parts = spec[len(HF_PREFIX) :].strip("/").split("/")
-    if len(parts) < 3 or not all(parts):
-        raise UserError(f"bad model spec {spec!r}: expected hf:OWNER/REPO/FILE.gguf")
-    repo_id, filename = "/".join(parts[:2]), "/".join(parts[2:])
-    try:
-        from huggingface_hub import hf_hub_download
-    except ImportError:
-        raise UserError(
-            f"{spec}: downloading from the Hugging Face Hub needs huggingface_hub: "
-            "pip install 'edgebench[hf]'"
-        ) from None
-    try:
-        local = hf_hub_download(repo_id, filename, cache_dir=model_cache_dir() / "hf")
-    except Exception as exc:  # the hub raises many types (HTTP, offline, auth, missing file)
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(
-            f"could not download {filename} from Hugging Face repo {repo_id} (offline?): {reason}"
-        ) from exc
-    return Path(local)
+def hf_file(spec: str) -> Path:
+    """An `hf:` spec's file through huggingface_hub's cache; one line when it cannot be
+    fetched (offline, no such repo or file), within a second when offline."""
+    return hub.download(hub.parse_spec(spec), revision=None, cache=model_cache_dir() / "hf")

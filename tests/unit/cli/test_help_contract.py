@@ -207,6 +207,7 @@ def test_a_group_help_names_what_each_of_its_commands_does(
     verbs = {
         "list": "list",
         "pull": "pull",
+        "add": "add",
         "info": "show",
         "convert": "convert",
         "quantize": "quantize",

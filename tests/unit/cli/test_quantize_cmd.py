@@ -14,6 +14,7 @@ from edgebench.models.quantize import quantize
 from edgebench.runfolder.records import ModelRecord, QuantizedFrom
 from edgebench.runner.prepare import model_under_test
 from tests.helpers.cli import cli_error, stdout_of
+from tests.helpers.fake_hub import loopback_only, refused_endpoint
 from tests.helpers.gguf_factory import setup_tiny_model
 from tests.helpers.quantize_fakes import FakeQuantizer, quantized_source_gguf
 
@@ -134,11 +135,9 @@ def test_info_of_a_variant_says_what_it_was_made_from(
 def test_an_hf_source_offline_is_the_usual_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    hub = pytest.importorskip("huggingface_hub")
-
-    def offline(*args: object, **kwargs: object) -> str:
-        raise OSError("We have no connection or you passed local_files_only")
-
-    monkeypatch.setattr(hub, "hf_hub_download", offline)
+    pytest.importorskip("huggingface_hub")
+    loopback_only(monkeypatch)
+    monkeypatch.setenv("HF_ENDPOINT", refused_endpoint())
     err = cli_error(capsys, "models", "quantize", "hf:owner/repo/m-f16.gguf", "--types", "Q8_0")
-    assert "could not download m-f16.gguf from Hugging Face repo owner/repo (offline?)" in err
+    assert "hf:owner/repo/m-f16.gguf: cannot reach the Hugging Face Hub" in err
+    assert "(offline?)" in err

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from edgebench.errors import UserError
 from edgebench.models.hashing import sha256_file
 from edgebench.models.registry import DEFAULT_MODEL
 from edgebench.models.resolve import resolve_model
+from tests.helpers.fake_hub import FakeHub, loopback_only, refused_endpoint, serve
 from tests.helpers.gguf_factory import TINY_GGUF, sample_metadata, setup_tiny_model, write_gguf
 
 CALLS: list[list[str]] = []
@@ -78,42 +78,29 @@ def test_unknown_name_suggests(cache: Path) -> None:
         resolve_model("tinny")
 
 
-def _fake_hub(monkeypatch: pytest.MonkeyPatch, download) -> None:
-    module = types.ModuleType("huggingface_hub")
-    module.hf_hub_download = download  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "huggingface_hub", module)
-
-
 def test_hf_spec_downloads_through_the_hub(
     cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    local = write_gguf(tmp_path / "hub-file.gguf")
-    seen: list[tuple[str, str]] = []
-
-    def download(repo_id: str, filename: str, **kwargs: object) -> str:
-        seen.append((repo_id, filename))
-        return str(local)
-
-    _fake_hub(monkeypatch, download)
-    spec = "hf:HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/sub/smollm2-135m-instruct-q8_0.gguf"
-    model = resolve_model(spec)
-    assert seen == [
-        ("HuggingFaceTB/SmolLM2-135M-Instruct-GGUF", "sub/smollm2-135m-instruct-q8_0.gguf")
-    ]
-    assert model.path == local
-    assert model.label == spec
+    pytest.importorskip("huggingface_hub")
+    loopback_only(monkeypatch)
+    data = write_gguf(tmp_path / "hub-file.gguf").read_bytes()
+    repo, file = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF", "sub/smollm2-135m-instruct-q8_0.gguf"
+    with serve(FakeHub(files={(repo, file): data}), monkeypatch) as hub:
+        model = resolve_model(f"hf:{repo}/{file}")
+    assert any(f"/{repo}/resolve/main/{file}" in request for request in hub.requests)
+    assert model.path.read_bytes() == data
+    assert model.label == f"hf:{repo}/{file}"
     assert model.prompt_style == "chat"
 
 
 def test_hf_offline_is_a_user_error(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def download(repo_id: str, filename: str, **kwargs: object) -> str:
-        raise OSError("Connection refused\nmore detail")
-
-    _fake_hub(monkeypatch, download)
+    pytest.importorskip("huggingface_hub")
+    loopback_only(monkeypatch)
+    monkeypatch.setenv("HF_ENDPOINT", refused_endpoint())
     with pytest.raises(UserError) as info:
         resolve_model("hf:org/repo/model.gguf")
     message = str(info.value)
-    assert "could not download model.gguf" in message
+    assert message.startswith("hf:org/repo/model.gguf: cannot reach the Hugging Face Hub")
     assert "(offline?)" in message
     assert "Connection refused" in message
     assert "\n" not in message
