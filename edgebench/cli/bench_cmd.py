@@ -11,6 +11,7 @@ from rich.markup import escape
 from edgebench.cli.options import (
     DEFAULT_WAIT_COOL_TIMEOUT,
     DeviceNameOpt,
+    FormatOpt,
     JsonOpt,
     ModelsOpt,
     WaitCoolOpt,
@@ -24,15 +25,14 @@ from edgebench.cli.options import (
     parse_model_list,
 )
 from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
-from edgebench.errors import UserError
 from edgebench.report.bench_table import (
     RENDERERS,
     BenchRichProgress,
     bench_notes,
     bench_table,
-    check_format,
     speed_rows,
 )
+from edgebench.report.formats import check_out, chosen_format
 from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
 from edgebench.runner.prepare import model_under_test
 from edgebench.system.identity import requested_name
@@ -119,16 +119,7 @@ def bench(
             "(default: runs/<time>-<model>-bench.json); `card` and `report` read it."
         ),
     ] = None,
-    output_format: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            "-f",
-            metavar="table|md|csv|json",
-            help="What is printed: table (for a terminal), md (a Markdown pipe table), csv "
-            "(with a header) or json (the list of rows), like llama-bench's -o.",
-        ),
-    ] = "table",
+    output_format: FormatOpt = "table",
     duration: Annotated[
         str | None,
         typer.Option(
@@ -174,9 +165,8 @@ def bench(
 
     Example: edgebench bench --device-name pi5-kitchen
     """
-    if as_json and output_format not in ("table", "json"):
-        raise UserError(f"--json prints JSON: it cannot go with --format {output_format}")
-    render = RENDERERS.get(check_format("json" if as_json else output_format))
+    render = RENDERERS.get(chosen_format(output_format, as_json))
+    check_out(out)
     settings = BenchSettings(
         model=join_models(model),
         threads=parse_int_list(threads, "--threads", 1) if threads else (default_threads(),),

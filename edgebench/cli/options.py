@@ -544,6 +544,17 @@ DeviceNameOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")
 ]
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        metavar="table|md|csv|json",
+        help="What is printed on stdout: table (for a terminal), md (GitHub Markdown "
+        "tables, to paste into a README or an issue), csv (with a header) or json (as "
+        "--json).",
+    ),
+]
 
 # `edgebench consistency`: what each prompt is sampled with.
 _SAMPLES = "Generations per prompt and temperature (default: 5)."

@@ -104,10 +104,23 @@ def _warn(console: Console, warning: str) -> None:
     console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
 
 
-def show_summary(summary: Summary, render: Callable[[Summary], Group], as_json: bool) -> None:
-    """A run's results on stdout: its tables, or with --json its summary.json record."""
-    if as_json:
+# `--format md|csv` of a run's results: the text for a summary and a format.
+Formatted = Callable[[Summary, str], str]
+
+
+def show_summary(
+    summary: Summary,
+    render: Callable[[Summary], Group],
+    as_json: bool,
+    output_format: str = "table",
+    formatted: Formatted | None = None,
+) -> None:
+    """A run's results on stdout: its tables, with --json (--format json) its
+    summary.json record, with --format md or csv the text `formatted` makes."""
+    if as_json or output_format == "json":
         typer.echo(json.dumps(summary.to_json(), indent=2))
+    elif output_format != "table" and formatted is not None:
+        typer.echo(formatted(summary, output_format), nl=False)  # the text exactly
     else:
         stdout_console().print(render(summary))
 
@@ -122,11 +135,14 @@ def run_and_show(
     render: Callable[[Summary], Group],
     as_json: bool = False,
     device_name: str | None = None,
+    output_format: str = "table",
+    formatted: Formatted | None = None,
 ) -> None:
     """Load the dataset (its mistakes are reported before any model is resolved or
     pulled), resolve the models, run them through the engine with a progress bar, print
     the summary with `render`, and say where it went and what a crash or timeout cost.
-    `device_name`: `--device-name`, checked (None: the environment's, or the hostname)."""
+    `device_name`: `--device-name`, checked (None: the environment's, or the hostname);
+    `output_format`, `formatted`: see `show_summary`."""
     console = stderr_console()
     with interruptible(console):
         examples, dataset = load_examples(task, settings)
@@ -150,7 +166,7 @@ def run_and_show(
             resume=resume,
             device_name=device_name,
         )
-    show_summary(result.summary, render, as_json)
+    show_summary(result.summary, render, as_json, output_format, formatted)
     if result.worker_failures:
         console.print(
             f"[yellow]{result.worker_failures} example(s) lost to a worker crash or "

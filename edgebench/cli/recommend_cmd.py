@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import JsonOpt
+from edgebench.cli.options import FormatOpt, JsonOpt
 from edgebench.cli.output import stdout_console
 from edgebench.summary import load_run
 
@@ -57,6 +57,7 @@ def recommend(
         ),
     ] = None,
     as_json: JsonOpt = False,
+    output_format: FormatOpt = "table",
 ) -> None:
     """Name the variants to ship: those that fit the memory budget, reach the accuracy
     floor and are on the Pareto front (accuracy, file size, decode tok/s, peak RSS), each
@@ -64,15 +65,23 @@ def recommend(
     with 2, 4 or 8 GB. "No variant fits" is a result (exit 0).
 
     Example: edgebench recommend runs/sweep --max-memory 4GB --min-accuracy 0.5 --arm mask
+
+    Example: edgebench recommend runs/sweep --max-memory 4GB --format md
     """
+    from edgebench.report.formats import chosen_format
     from edgebench.report.recommend import parse_memory
     from edgebench.report.recommend import recommend as pick
     from edgebench.report.recommend_view import as_json as view_json
-    from edgebench.report.recommend_view import render
+    from edgebench.report.recommend_view import formatted, render
+
+    shown_as = chosen_format(output_format, as_json)
 
     budget = parse_memory(max_memory) if max_memory is not None else None
     result = pick(load_run(run_dir), budget, min_accuracy, metric, arm)
-    if as_json:
+    if shown_as == "json":
         typer.echo(json.dumps(view_json(result), indent=2))
+        return
+    if shown_as != "table":
+        typer.echo(formatted(result, shown_as), nl=False)
         return
     stdout_console().print(render(result))

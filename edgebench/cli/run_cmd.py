@@ -15,6 +15,7 @@ from edgebench.cli.options import (
     DelayOpt,
     DeviceNameOpt,
     FidelityOpt,
+    FormatOpt,
     GuardOpt,
     IdleBaselineOpt,
     IgnoreMemoryOpt,
@@ -60,6 +61,8 @@ from edgebench.cli.output import run_and_show
 from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import parse_metric_params, parse_metrics, select_families
+from edgebench.report.compact import formatted, render_compact
+from edgebench.report.formats import check_out, chosen_format
 from edgebench.report.table import render_summary
 from edgebench.runner.jobs import GreedyRun
 from edgebench.runner.power import check_power_settings
@@ -121,6 +124,17 @@ def run(
     retime_max: RetimeMaxOpt = None,
     device_name: DeviceNameOpt = None,
     as_json: JsonOpt = False,
+    output_format: FormatOpt = "table",
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Print every table: the scores by group, each metric family, speed in "
+            "detail, the totals, the arms side by side and their paired differences "
+            "(default: the scores and speed per arm, and the warnings).",
+        ),
+    ] = False,
 ) -> None:
     """Decode every example greedily and record accuracy, latency, tokens/s and peak memory.
 
@@ -160,8 +174,12 @@ def run(
 
     Example: edgebench run --limit 20 --retime contended --retime-max 3
 
+    Example: edgebench run --constraint none,json,mask --limit 20 --format md
+
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
+    shown_as = chosen_format(output_format, as_json)
+    check_out(out)
     if close and constraint is None:
         raise UserError("--close: give the schema modes to close, e.g. --constraint mask --close")
     check_wait_cool(wait_cool)
@@ -190,7 +208,8 @@ def run(
         task_impl,
         GreedyRun(),
         resume=resume is not None,
-        render=render_summary,
-        as_json=as_json,
+        render=render_summary if verbose else render_compact,
         device_name=name,
+        output_format=shown_as,
+        formatted=formatted,
     )

@@ -13,7 +13,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from edgebench.errors import UserError
 from edgebench.io import json_text
 from edgebench.report.facts import runtime_label
 from edgebench.runfolder.records import BenchRow
@@ -238,20 +237,12 @@ def bench_table(report: dict[str, Any]) -> Table:
     return table
 
 
-# `--format`: what `edgebench bench` prints (table: the terminal view above).
-FORMATS = ("table", "md", "csv", "json")
 # csv: every figure of a row, the per-repetition lists left to the JSON
 CSV_FIELDS = tuple(
     name
     for name in BenchRow.__dataclass_fields__
     if name not in ("seconds", "tok_s", "cpu_others", "cpu_steal", "t_start", "t_end")
 )
-
-
-def check_format(value: str) -> str:
-    if value not in FORMATS:
-        raise UserError(f"--format {value!r}: choose one of {', '.join(FORMATS)}")
-    return value
 
 
 def rows_markdown(rows: list[dict[str, Any]]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -19,6 +20,7 @@ from edgebench.report.facts import (
     difference_rows,
     indicative,
 )
+from edgebench.report.fit import Trimmed
 from edgebench.runfolder.identity import identity_of, name_tag
 from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Summary
 from edgebench.scoring.extract import describe_parse
@@ -114,6 +116,11 @@ def _task_columns(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int],
         ("valid" if k == "valid_json" else METRIC_LABELS.get(k, k), k, _metric(k), 3)
         for k in ordered
     )
+
+
+def task_columns(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], ...]:
+    """The task's headline scores, as `compare` heads them (`run`'s screen shows them)."""
+    return _task_columns(summaries)
 
 
 def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], ...]:
@@ -351,56 +358,87 @@ def compare_table(
         table.add_row(*prefix, *cells)
         if row["skipped"]:
             skipped.append(escape(f"{row['model']} · {row['constraint']}: {row['skipped']}"))
-    caption = (
-        "n: examples scored, the rates are over them; skipped: examples not decoded (the "
-        "prompt does not fit the context limit); invalid: dataset rows left out because "
-        "their ground truth fails their own schema. "
-        "p50 over examples. tok/s: decode tokens/s; ×none: its ratio to `none` in the same "
-        "run. compile: first compile per distinct schema; cached: the same schema again. "
-        "limit: answers cut at max_tokens (closed ones included). loop: answers ended by "
-        "loop detection. closed: cut-off answers a +close arm closed. unsup: examples whose "
-        "schema the engine refused. RSS MiB: the arm's peak resident memory (MiB = 2^20 "
-        "bytes); load s: model load; size MB: model file(s) on disk (MB = 10^6 bytes); "
-        "wall s: the arm's wall clock. n = skip: a mode the model's runtime cannot apply. "
-        "TTFT w: warm, a prefix cache kept the prompt's shared prefix (--prefix-cache)."
+    shown_headers = {str(column.header) for column in table.columns}
+    legend = [f"{h}: {text}" for h, text in LEGEND if h in shown_headers]
+    legend.append(
+        "figures are p50 over the examples; under one: its 95% bootstrap interval lo–hi "
+        "(.55 = 0.55; 2,000 resamples, seed 0; ×none's paired)"
     )
-    if several_models:
-        caption += " ×1st: decode tok/s over the first model's, same mode, same run."
-    if fidelity_shown:
-        caption += (
-            " KL: mean KL divergence (nats) of the model's next-token distribution from "
-            "its reference's (ref: the run's highest-precision variant) over the expected "
-            "answers' tokens; top-1: share of those positions where both pick the same "
-            "token (fidelity.json)."
-        )
-    if sampled:
-        caption += (
-            " T: a consistency run's sampling temperature; its n counts generations; cons: "
-            "consistency score, STED: pairwise STED similarity, each the mean over prompts "
-            "(intervals over prompts)."
-        )
     if len(parses) > 1:
-        caption += (
-            " parse: the runs took the JSON from their answers differently (--parse), so "
-            "their accuracy columns are not comparable."
+        legend.append(
+            "parse: the runs took the JSON from their answers differently (--parse): their "
+            "accuracy columns are not comparable"
         )
-    caption += (
-        " Under a rate or a p50: its 95% bootstrap interval lo–hi (.55 = 0.55; 2,000 "
-        "resamples of the examples, seed 0); under ×none: paired, both arms' speeds on the "
-        "same resampled examples."
-    )
     arms = [a for s in summaries for a in s.arms]
     power = [
         line for line in (energy.source_line(arms), energy.not_measured(arms)) if line is not None
     ]
     if energy.measured(arms):
-        caption += " " + energy.CAPTION
-    if energy.throttle_known(arms):
-        caption += " throttled: the Pi's firmware capped or throttled the clock while the arm ran."
+        legend.append(energy.CAPTION)
     warning = [f"⚠ {INDICATIVE}"] if any(row["indicative"] for row in rows) else []
-    notes = [*warning, caption, *map(escape, power), *(f"skipped: {s}" for s in skipped)]
+    notes = [*warning, *map(escape, legend), *map(escape, power)]
+    notes += [f"skipped: {s}" for s in skipped]
     table.caption = "\n".join(notes)
     return table
+
+
+# One short line per column (shown under the table for the columns shown): header, meaning.
+LEGEND = (
+    ("n", "examples scored (skip: a mode the runtime cannot apply)"),
+    ("skipped", "examples not decoded (prompt over the context limit)"),
+    ("invalid", "dataset rows left out (answer fails its own schema)"),
+    ("T", "sampling temperature (n counts generations)"),
+    ("cons", "consistency score, mean over prompts"),
+    ("STED", "pairwise STED similarity, mean over prompts"),
+    ("KL", "mean KL divergence (nats) from the reference (ref)"),
+    ("top-1", "share of tokens where it picks the reference's top token"),
+    ("TTFT s", "time to first token (w: warm, --prefix-cache)"),
+    ("tok/s", "decode tokens/s"),
+    ("×none", "tok/s over `none`'s"),
+    ("lat s", "latency"),
+    ("compile ms", "first compile of a schema"),
+    ("cached ms", "the same schema again"),
+    ("limit", "answers cut at max_tokens"),
+    ("loop", "ended by loop detection"),
+    ("closed", "cut-off answers closed (+close)"),
+    ("unsup", "schemas the engine refused"),
+    ("RSS MiB", "peak resident memory (2^20 bytes)"),
+    ("load s", "model load"),
+    ("size MB", "model file(s) (10^6 bytes)"),
+    ("wall s", "the arm's wall clock"),
+    ("throttled", "the Pi's firmware capped the clock during the arm"),
+    ("×1st", "tok/s over the first model's, same mode"),
+)
+# The columns a narrow terminal can spare, the first dropped first (the counts that are
+# all zero go before them): the arm's labels, its scores, TTFT and tok/s stay.
+SPARE = (
+    "wall s", "load s", "size MB", "cached ms", "lat s", "total J", "J/prefill tok",
+    "J/compliant", "J/exact", "throttled", "compile ms", "×1st", "invalid", "skipped",
+    "limit", "loop", "closed", "unsup", "×none", "J/decode tok", "J/answer", "STED",
+    "top-1", "RSS MiB", "F1", "precision", "recall",
+)  # fmt: skip
+
+
+def _zero_only(table: Table) -> list[str]:
+    """The count columns with nothing to see (every cell 0 or no value)."""
+    return [
+        str(column.header)
+        for column in table.columns
+        if str(column.header) in SPARE and set(map(str, column._cells)) <= {"0", NO_VALUE}
+    ]
+
+
+def compare_view(
+    summaries: list[Summary],
+    fidelity: list[FidelityRecord | None] | None = None,
+    devices: list[Device] | None = None,
+) -> Trimmed:
+    """`compare_table` as the terminal shows it: rows side by side, the columns a narrow
+    console cannot hold dropped (report/fit.py) with a line naming them."""
+    table = compare_table(summaries, fidelity, devices)
+    table.box = box.SIMPLE_HEAD
+    table.show_edge = False
+    return Trimmed(table, [*_zero_only(table), *SPARE])
 
 
 def differences_table(summaries: list[Summary]) -> Table | None:

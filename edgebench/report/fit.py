@@ -3,12 +3,15 @@ columns). A table too wide for the console is shown, in the first way that fits:
 1. one table per arm, its labels (model, constraint) on a line above it;
 2. in at most `MAX_PARTS` consecutive tables of its columns, each repeating the labels;
 3. one block per row: its labels on a line, then `header value` pairs.
-Rich would instead squeeze columns until names and numbers end in "…"."""
+Rich would instead squeeze columns until names and numbers end in "…". A caption is
+left-aligned lines under the table at the console's width, never a centred paragraph
+squeezed to the table's. `Trimmed` first drops columns a reader can spare, so rows stay
+side by side at 80 columns."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -41,21 +44,83 @@ class Fitted:
         self.labels = label_columns(table) if labels is None else labels
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = options.max_width
-        if natural_width(console, self.table) <= width:
-            yield self.table
-            return
-        for layout in (_by_arm, _split):
-            parts = layout(console, self.table, self.labels, width)
-            if parts is not None:
-                if self.table.title:  # at the console's width, not a part's
-                    yield _plain(self.table.title)
-                yield from parts
-                return
-        yield from _stacked(self.table, self.labels, width)
+        yield from _laid_out(console, _uncaptioned(self.table), self.labels, options.max_width)
+        if self.table.caption:
+            yield caption_text(self.table.caption)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, min(options.max_width, natural_width(console, self.table)))
+
+
+def _laid_out(console: Console, table: Table, labels: int, width: int) -> RenderResult:
+    if natural_width(console, table) <= width:
+        yield table
+        return
+    for layout in (_by_arm, _split):
+        parts = layout(console, table, labels, width)
+        if parts is not None:
+            if table.title:  # at the console's width, not a part's
+                yield _plain(table.title)
+            yield from parts
+            return
+    yield from _stacked(table, labels, width)
+
+
+def _uncaptioned(table: Table) -> Table:
+    part = copy.copy(table)
+    part.caption = None
+    return part
+
+
+def caption_text(caption: object) -> Text:
+    """A caption as left-aligned lines (wrapped at the console's width, not the table's)."""
+    text = _plain(caption)
+    text.justify = "left"
+    return text
+
+
+class Trimmed:
+    """A table too wide for the console shown with fewer columns: the `optional` headers
+    dropped, in that order, until it fits (then `Fitted`'s layouts if it still does not),
+    with one line saying which. Caption lines `header: meaning` of a dropped column are
+    left out; the others are packed a few to a line, ` · ` between them."""
+
+    def __init__(self, table: Table, optional: Sequence[str]) -> None:
+        self.table = table
+        self.optional = list(optional)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        table = _uncaptioned(self.table)
+        table.title = None  # at the console's width, not the table's
+        if self.table.title:
+            yield caption_text(self.table.title)
+        headers = [_plain(c.header).plain for c in table.columns]
+        dropped: list[str] = []
+        for header in dict.fromkeys(self.optional):
+            if natural_width(console, table) <= width:
+                break
+            if header in headers:
+                dropped.append(header)
+                keep = [c for c in table.columns if _plain(c.header).plain not in dropped]
+                table = _part(table, keep, False)
+        yield from _laid_out(console, table, label_columns(table), width)
+        lines = _plain(self.table.caption).plain.splitlines() if self.table.caption else []
+        legend = [line for line in lines if line.split(": ", 1)[0] in headers]
+        shown = [line for line in legend if line.split(": ", 1)[0] not in dropped]
+        notes = [line for line in lines if line not in legend]
+        if shown:
+            yield caption_text(" · ".join(shown))
+        if notes:
+            yield caption_text("\n".join(notes))
+        if dropped:
+            yield caption_text(
+                f"not shown at this width: {', '.join(dropped)} (--format md or csv has "
+                "every column)"
+            )
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
 
 
 def fitted(*tables: Table | None) -> Group:

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from edgebench.report import facts
+from edgebench.report import facts, formats
 from edgebench.report.fit import Fitted
 from edgebench.report.recommend import (
     DEVICE_HEADERS,
@@ -85,16 +85,30 @@ def devices_table(rec: Recommendation) -> Table:
     return table
 
 
+def verdict_lines(rec: Recommendation) -> list[str]:
+    """The picks with their reasons, then the variants left out with why."""
+    lines = [f"✓ {pick_text(rec, c)}" for c in rec.picks]
+    if not rec.picks:
+        lines.append("no variant fits: every one is left out below")
+    return lines + [f"✗ {c.row.key}: {'; '.join(c.reasons)}" for c in rec.excluded]
+
+
 def render(rec: Recommendation) -> RenderableType:
     lines: list[RenderableType] = [Fitted(sweep_table(rec.sweep)), Text("")]
     lines.append(Text(f"recommend · {_budget(rec)}", style="bold"))
-    if rec.picks:
-        lines += [Text(f"✓ {pick_text(rec, c)}") for c in rec.picks]
-    else:
-        lines.append(Text("no variant fits: every one is left out below"))
-    lines += [Text(f"✗ {c.row.key}: {'; '.join(c.reasons)}") for c in rec.excluded]
+    lines += [Text(line) for line in verdict_lines(rec)]
     lines += [Text(""), Fitted(devices_table(rec))]
     return Group(*lines)
+
+
+def formatted(rec: Recommendation, output_format: str) -> str:
+    """`--format md`: the sweep table, the verdicts, the devices table; `csv`: the sweep
+    table's rows."""
+    if output_format == "csv":
+        return formats.csv_text(sweep_table(rec.sweep))
+    head = formats.markdown([sweep_table(rec.sweep)])
+    verdicts = [f"recommend · {_budget(rec)}", *verdict_lines(rec)]
+    return head + "\n" + formats.markdown([devices_table(rec)], verdicts)
 
 
 def as_json(rec: Recommendation) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.report.compact import render_compact
 from edgebench.report.compare import compare_table
-from edgebench.report.table import render_summary
 from edgebench.summary import load_run
 from tests.helpers.cli import stdout_of
 from tests.helpers.cli_model import RoundtripCli, roundtrip_cli
@@ -61,7 +61,7 @@ def test_piped_run_keeps_every_table_whole(
     cli: RoundtripCli, capsys: pytest.CaptureFixture[str]
 ) -> None:
     shown = two_model_run(cli, capsys)
-    tables = tables_in(render_summary(load_run(cli.out).summary))
+    tables = tables_in(render_compact(load_run(cli.out).summary))
     assert tables
     for table in tables:
         assert_whole(table, shown)
