@@ -1,5 +1,5 @@
-"""The SQL queries the README shows run on a database of two devices' runs and answer
-what they say they answer."""
+"""The SQL queries the database guide (docs/guides/database.md) shows run on a database
+of two devices' runs and answer what they say they answer."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from edgebench.db.schema import open_db
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
 
-README = Path(__file__).parents[3] / "README.md"
+GUIDE = Path(__file__).parents[3] / "docs" / "guides" / "database.md"
 
 
-def readme_queries() -> dict[str, str]:
-    """The README's SQL blocks, by their first comment line."""
-    blocks = re.findall(r"```sql\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+def guide_queries() -> dict[str, str]:
+    """The guide's SQL blocks, by their first comment line."""
+    blocks = re.findall(r"```sql\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
     return {block.splitlines()[0]: block for block in blocks}
 
 
@@ -32,8 +32,8 @@ def db(fleet_root: Path, tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Co
 
 
 def _query(conn: sqlite3.Connection, start: str) -> list[tuple]:
-    found = [sql for title, sql in readme_queries().items() if title.startswith(start)]
-    assert len(found) == 1, f"README has no one query starting {start!r}"
+    found = [sql for title, sql in guide_queries().items() if title.startswith(start)]
+    assert len(found) == 1, f"the guide has no one query starting {start!r}"
     return conn.execute(found[0]).fetchall()
 
 
