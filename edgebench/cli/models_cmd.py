@@ -337,7 +337,7 @@ def convert_model(
 ) -> None:
     r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> ONNX
     graph with KV cache -> optional 4-bit weights. Needs the convert extra
-    (`pip install 'edgebench\[convert]'`); runs offline from the cached GGUF. The result
+    (`pip install 'edgebench[convert]'`); runs offline from the cached GGUF. The result
     is `NAME@onnx-PRECISION`.
 
     Example: edgebench models convert smollm2-135m-instruct --to onnx --precision int4
