@@ -47,7 +47,8 @@ def compare(
         devices = [run.manifest.device for run in runs]
         fidelity = [read_fidelity(path) for path in folders]
     if as_json:
-        typer.echo(json.dumps(compare_rows(summaries, fidelity, devices), indent=2))
+        manifests = [run.manifest for run in runs]
+        typer.echo(json.dumps(compare_rows(summaries, fidelity, devices, manifests), indent=2))
         return
     # Arm minus arm with paired intervals; time per decode-loop phase; schema engines
     # per subset (JSONSchemaBench).
