@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS differences (
                  other_constraint)
 );
 """
-TABLES = """
+_BASE_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS devices (
     fingerprint TEXT PRIMARY KEY,
@@ -202,7 +202,8 @@ CREATE TABLE IF NOT EXISTS run_files (
     content BLOB NOT NULL,
     PRIMARY KEY (run_key, name)
 );
-""" + INTERVAL_TABLES
+"""
+TABLES = _BASE_TABLES + INTERVAL_TABLES
 # The statements that bring a database of version N to N + 1. Version 2 (format 2.9):
 # peak RSS named for its unit (MiB), the speed intervals, contention. Rows stored before
 # have NULL there until their folder is ingested again: the stored hashes are cleared so

@@ -86,8 +86,7 @@ def test_every_interval_of_the_summary_is_stored(fleet_root: Path, tmp_path: Pat
     # arm minus arm on the same examples, with the paired interval
     differences = _select(
         db,
-        "SELECT d.* FROM differences d JOIN runs USING (run_key) "
-        f"WHERE runs.folder LIKE '%{RUN}'",
+        f"SELECT d.* FROM differences d JOIN runs USING (run_key) WHERE runs.folder LIKE '%{RUN}'",
     )
     assert summary.differences and len(differences) == len(summary.differences)
     by_metric = {(d.family, d.metric, d.other_constraint): d for d in summary.differences}
