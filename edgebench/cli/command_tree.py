@@ -3,19 +3,26 @@ placeholder is one a user can act on, and a usage mistake becomes the house one-
 
 Typer prints a parameter's Python type when no metavar is given (`<list[Path]>`, and
 `<bool>` after every flag, `--help` included); a flag takes no value, so it shows none,
-and any other parameter without an explicit metavar shows its name in capitals.
+and any other parameter without an explicit metavar shows its name in capitals. A
+required argument is `RUN_DIR...` in the usage line (Typer writes `{RUN_DIR}...`).
+
+Help texts are text, not Rich markup: `pip install 'edgebench[parquet]'` keeps its
+brackets; and a help text that states its default is not followed by Typer's own
+`[default: ...]` saying it again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import typer
+from rich.markup import escape
 from typer._click import Command, Context
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperArgument, TyperGroup
@@ -35,8 +42,10 @@ def build(app: typer.Typer, order: tuple[str, ...] = ()) -> Command:
             command.callback = _interrupt_reported(command.callback)
         if command.short_help is None and command.help:
             command.short_help = one_paragraph(command.help)
+        settle_command_help(command)
         for param in params(command):
             settle_metavar(param)
+            settle_help(param)
     return root
 
 
@@ -113,10 +122,44 @@ def settle_metavar(param: Any) -> None:
         # An argument's row already shows its metavar as its name; Typer would add the
         # Python type beside it whatever the metavar.
         param.display_type_rich = _no_type
+        param._usage_display_name = _usage_name(param)
 
 
 def _no_type(ctx: Context) -> None:
     return None
+
+
+def _usage_name(param: TyperArgument) -> Callable[[], str]:
+    """An argument in the usage line as click writes it: `RUN_DIR...` when required,
+    `[RUN_DIR]...` when not."""
+
+    def name() -> str:
+        shown = param.display_name_raw if param.required else f"[{param.display_name_raw}]"
+        return shown + ("..." if param.nargs != 1 else "")
+
+    return name
+
+
+def settle_command_help(command: Command) -> None:
+    """A command's texts shown as written (Typer reads them as Rich markup)."""
+    for attribute in ("help", "short_help", "epilog"):
+        text = getattr(command, attribute, None)
+        if text:
+            setattr(command, attribute, escape(text))
+
+
+# A help text that says its default: "(default: physical cores)", "Default: smollm2 ...".
+_STATES_DEFAULT = re.compile(r"\bdefault:", re.IGNORECASE)
+
+
+def settle_help(param: Any) -> None:
+    """A parameter's help shown as written, and its default said once."""
+    text = getattr(param, "help", None)
+    if not text:
+        return
+    if _STATES_DEFAULT.search(text):
+        param.show_default = False  # the help says it, in words a user reads
+    param.help = escape(text)
 
 
 def usage_error_line(exc: ClickException) -> str:

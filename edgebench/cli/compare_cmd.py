@@ -62,7 +62,8 @@ def compare(
         devices = [run.manifest.device for run in runs]
         fidelity = [read_fidelity(path) for path in folders]
     if shown_as == "json":
-        typer.echo(json.dumps(compare_rows(summaries, fidelity, devices), indent=2))
+        manifests = [run.manifest for run in runs]
+        typer.echo(json.dumps(compare_rows(summaries, fidelity, devices, manifests), indent=2))
         return
     if shown_as == "csv":  # the one table with a row per mode
         typer.echo(csv_text(compare_table(summaries, fidelity, devices)), nl=False)

@@ -91,8 +91,9 @@ def export(
         ),
     ] = None,
 ) -> None:
-    """Write the database's tables (devices, runs, arms, arm_metrics, samples,
-    sample_scores) as CSV or Parquet files.
+    """Write the database's tables (devices, runs, arms, arm_metrics,
+    arm_group_metrics, differences, samples, sample_scores, benches, bench_rows) as CSV
+    or Parquet files.
 
     Example: edgebench db export --db results.db --csv tables/
     """

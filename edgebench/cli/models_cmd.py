@@ -78,14 +78,14 @@ def list_models(as_json: JsonOpt = False) -> None:
     Example: edgebench models list
     """
     registry = load_registry()
-    rows = [
+    rows: list[tuple[Any, ...]] = [
         (
             name,
             entry.format,
             entry.family,
             entry.params,
             entry.quantization,
-            f"{entry.size_bytes / 1e6:.1f}",
+            entry.size_bytes / 1e6,
             entry.license,
             entry.prompt_style,
             tuning_of(entry, entry.prompt_style == "chat"),
@@ -102,7 +102,7 @@ def list_models(as_json: JsonOpt = False) -> None:
         # Quantized variants also say what they were made from, and their sha256.
         for item, (_, extra) in zip(listed[len(rows) - len(variants) :], variants, strict=True):
             item.update(extra)
-        typer.echo(json.dumps(listed, indent=2))
+        typer.echo(json.dumps([json_row(item) for item in listed], indent=2))
         return
     caption = f"* default model ({DEFAULT_MODEL}). Convert one: edgebench models convert NAME"
     table = Table(title="edgebench models", caption=caption)
@@ -113,10 +113,25 @@ def list_models(as_json: JsonOpt = False) -> None:
         )
     for row in rows:
         default = " *" if row[0] == DEFAULT_MODEL else ""
-        table.add_row(row[0] + default, *row[1:])
+        table.add_row(row[0] + default, *(_cell(value) for value in row[1:]))
     _print(table)
     if variants:
         _print(_variants_table([extra for _, extra in variants]))
+
+
+def _cell(value: Any) -> str:
+    """A `models list` value in the table: a size to 0.1 MB, `-` for unknown."""
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def json_row(item: dict[str, Any]) -> dict[str, Any]:
+    """A `models list --json` row in JSON's own types: `size_mb` a number, `cached` a
+    boolean (`corrupt`: a cached file that fails its size or sha256 check), null for
+    what is not known."""
+    state = item["cached"]
+    return {**item, "cached": state == "yes", "corrupt": state == "corrupt"}
 
 
 def _variants_table(variants: list[dict[str, Any]]) -> Table:
@@ -134,7 +149,7 @@ def _variants_table(variants: list[dict[str, Any]]) -> Table:
         requantized = {True: "yes", False: "no"}.get(v["requantized"], "-")
         table.add_row(
             v["name"],
-            v["size_mb"],
+            _cell(v["size_mb"]),
             escape(str(v["source"] or "-")),
             v["source_quantization"] or "-",
             v["sha256"][:16] if v["sha256"] else "-",  # git-style short form
@@ -145,7 +160,7 @@ def _variants_table(variants: list[dict[str, Any]]) -> Table:
 
 def quantized_rows(
     registry: dict[str, ModelEntry],
-) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     """One `models list` row per quantized variant in the cache, and what it was made
     from (its source, the source's type and sha256, its own sha256, the note)."""
     rows = []
@@ -155,20 +170,20 @@ def quantized_rows(
         try:
             model = read_quantized(base, quant_type)
         except UserError:
-            rows.append(((label, "gguf", *["-"] * 7, state), _unknown_source(label)))
+            rows.append(((label, "gguf", *[None] * 7, state), _unknown_source(label)))
             continue
         entry = registry.get(base)
-        size = f"{model.size_bytes / 1e6:.1f}"
+        size = model.size_bytes / 1e6
         row = (
             label,
             "gguf",
-            entry.family if entry else "-",
-            entry.params if entry else "-",
+            entry.family if entry else None,
+            entry.params if entry else None,
             quant_type,
             size,
-            entry.license if entry else "-",
-            entry.prompt_style if entry else "-",
-            tuning_of(entry, entry.prompt_style == "chat") if entry else "-",
+            entry.license if entry else None,
+            entry.prompt_style if entry else None,
+            tuning_of(entry, entry.prompt_style == "chat") if entry else None,
             state,
         )
         source = model.source
@@ -188,18 +203,19 @@ def quantized_rows(
 
 def _unknown_source(label: str) -> dict[str, Any]:
     keys = ("source", "source_quantization", "source_sha256", "sha256", "note")
-    return {"name": label, "size_mb": "-", **dict.fromkeys(keys), "requantized": None}
+    return {"name": label, "size_mb": None, **dict.fromkeys(keys), "requantized": None}
 
 
-def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
-    """One row per converted ONNX folder in the cache, described by its provenance."""
+def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[Any, ...]]:
+    """One row per converted ONNX folder in the cache, described by its provenance
+    (None: not known; the size in MB as a number)."""
     rows = []
     for base, precision in converted_variants():
         state = onnx_state(base, precision)
         try:
             model = read_provenance(variant_dir(base, precision))
         except UserError:
-            rows.append((variant_name(base, precision), "onnx", *["-"] * 7, state))
+            rows.append((variant_name(base, precision), "onnx", *[None] * 7, state))
             continue
         entry = registry.get(base)
         quant = "int4 (MatMulNBits)" if precision == "int4" else precision
@@ -207,12 +223,12 @@ def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[str, ...]]:
             (
                 model.name,
                 "onnx",
-                entry.family if entry else "-",
-                entry.params if entry else "-",
+                entry.family if entry else None,
+                entry.params if entry else None,
                 quant,
-                f"{model.size_bytes / 1e6:.1f}",
-                entry.license if entry else "-",
-                str(model.prompt.get("style") or "-"),
+                model.size_bytes / 1e6,
+                entry.license if entry else None,
+                model.prompt.get("style") or None,
                 tuning_of(entry, model.prompt.get("chat_template") is not None),
                 state,
             )
@@ -368,7 +384,7 @@ def convert_model(
 ) -> None:
     r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> ONNX
     graph with KV cache -> optional 4-bit weights. Needs the convert extra
-    (`pip install 'edgebench\[convert]'`); runs offline from the cached GGUF. The result
+    (`pip install 'edgebench[convert]'`); runs offline from the cached GGUF. The result
     is `NAME@onnx-PRECISION`.
 
     Example: edgebench models convert smollm2-135m-instruct --to onnx --precision int4

@@ -25,6 +25,11 @@ CLOSE_SUFFIX = "+close"
 CLOSABLE_MODES = ("mask",)
 
 
+def accepted_modes() -> list[str]:
+    """Every value `--constraint` takes: the modes, then each closing arm (`mask+close`)."""
+    return [*MODES, *(f"{m}{CLOSE_SUFFIX}" for m in CLOSABLE_MODES)]
+
+
 def engine_mode(arm_mode: str) -> str:
     """The constraint engine of an arm: `mask+close` decodes under `mask`."""
     return arm_mode.removesuffix(CLOSE_SUFFIX)
@@ -40,11 +45,12 @@ def parse_modes(text: str, close: bool = False) -> list[str]:
     `close` (`--close`) every schema mode becomes its closing arm."""
     modes = [part.strip() for part in text.split(",") if part.strip()]
     if not modes:
-        raise UserError("--constraint: give at least one mode (" + ", ".join(MODES) + ")")
+        raise UserError(f"--constraint: give at least one mode ({', '.join(accepted_modes())})")
     for mode in modes:
         engine = engine_mode(mode)
         if engine not in MODES:
-            raise UserError(f"--constraint: unknown mode '{mode}' (known: {', '.join(MODES)})")
+            known = ", ".join(accepted_modes())
+            raise UserError(f"--constraint: unknown mode '{mode}' (known: {known})")
         if closes(mode) and engine not in CLOSABLE_MODES:
             raise UserError(f"--constraint: '{mode}': closing is built for {_closable()}")
     if close:

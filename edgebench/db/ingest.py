@@ -157,6 +157,8 @@ def _store(conn: sqlite3.Connection, rows: RunRows, files: dict[str, bytes]) -> 
     _insert(conn, "runs", [rows.run])
     _insert(conn, "arms", rows.arms)
     _insert(conn, "arm_metrics", rows.arm_metrics)
+    _insert(conn, "arm_group_metrics", rows.arm_group_metrics)
+    _insert(conn, "differences", rows.differences)
     _insert(conn, "samples", rows.samples)
     _insert(conn, "sample_scores", rows.sample_scores)
     _insert(

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from edgebench.runfolder.records import ArmSummary, Device, Manifest, SampleRecord
+from edgebench.runfolder.records import ArmSummary, Device, Manifest, SampleRecord, Summary
 from edgebench.summary import LoadedRun
 
 if TYPE_CHECKING:  # annotations only: the identity record may live in records.py
@@ -24,6 +24,8 @@ class RunRows:
     run: Row
     arms: list[Row]
     arm_metrics: list[Row]
+    arm_group_metrics: list[Row]
+    differences: list[Row]
     samples: list[Row]
     sample_scores: list[Row]
 
@@ -105,9 +107,51 @@ def _metric_rows(run_key: str, arm: ArmSummary) -> list[Row]:
             "role": summary.role,
             "metric": metric,
             "value": _number(value),
+            **_bounds("value", summary.ci95.get(metric)),
         }
         for family, summary in arm.families.items()
         for metric, value in summary.overall.items()
+    ]
+
+
+def _group_metric_rows(run_key: str, arm: ArmSummary) -> list[Row]:
+    """Every family's figures per group of examples (complexity, schema ...), each
+    with its interval."""
+    return [
+        {
+            "run_key": run_key,
+            "model": arm.model,
+            "constraint_mode": arm.constraint,
+            "family": family,
+            "group_key": key,
+            "group_value": group_value,
+            "metric": metric,
+            "value": _number(value),
+            **_bounds("value", summary.groups_ci95.get(key, {}).get(group_value, {}).get(metric)),
+        }
+        for family, summary in arm.families.items()
+        for key, groups in summary.groups.items()
+        for group_value, figures in groups.items()
+        for metric, value in figures.items()
+    ]
+
+
+def _difference_rows(run_key: str, summary: Summary) -> list[Row]:
+    """Arm minus arm on the examples both scored, with the paired interval."""
+    return [
+        {
+            "run_key": run_key,
+            "family": d.family,
+            "metric": d.metric,
+            "base_model": d.base_model,
+            "base_constraint": d.base_constraint,
+            "other_model": d.other_model,
+            "other_constraint": d.other_constraint,
+            "n": d.n,
+            "difference": d.difference,
+            **_bounds("difference", d.ci95),
+        }
+        for d in summary.differences
     ]
 
 
@@ -158,6 +202,8 @@ def run_rows(run: LoadedRun, identity: DeviceIdentity, run_key: str, run_row: Ro
         run=run_row,
         arms=[_arm_row(run_key, manifest, arm) for arm in arms],
         arm_metrics=[row for arm in arms for row in _metric_rows(run_key, arm)],
+        arm_group_metrics=[row for arm in arms for row in _group_metric_rows(run_key, arm)],
+        differences=_difference_rows(run_key, run.summary),
         samples=[_sample_row(run_key, line, s) for line, s in numbered],
         sample_scores=[row for line, s in numbered for row in _score_rows(run_key, line, s)],
     )

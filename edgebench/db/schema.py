@@ -11,12 +11,44 @@ from edgebench.errors import RunFailure, UserError
 
 # The database's own version (not the run-folder format): bumped when a table changes;
 # an older database is brought up to it when opened (MIGRATIONS).
-DB_VERSION = 2
+DB_VERSION = 3
 DEFAULT_DB = Path("edgebench.db")
 LOCK_WAIT_S = 5.0  # how long to wait for another writer before saying the file is locked
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
-TABLES = """
+# Version 3: the figures per group of examples and arm minus arm on the same examples,
+# each with its 95% interval (`_lo`, `_hi`; NULL: none), as summary.json has them.
+INTERVAL_TABLES = """
+CREATE TABLE IF NOT EXISTS arm_group_metrics (
+    run_key TEXT NOT NULL REFERENCES runs (run_key),
+    model TEXT NOT NULL,
+    constraint_mode TEXT NOT NULL,
+    family TEXT NOT NULL,
+    group_key TEXT NOT NULL,
+    group_value TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL,
+    value_lo REAL,
+    value_hi REAL,
+    PRIMARY KEY (run_key, model, constraint_mode, family, group_key, group_value, metric)
+);
+CREATE TABLE IF NOT EXISTS differences (
+    run_key TEXT NOT NULL REFERENCES runs (run_key),
+    family TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    base_model TEXT NOT NULL,
+    base_constraint TEXT NOT NULL,
+    other_model TEXT NOT NULL,
+    other_constraint TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    difference REAL NOT NULL,
+    difference_lo REAL NOT NULL,
+    difference_hi REAL NOT NULL,
+    PRIMARY KEY (run_key, family, metric, base_model, base_constraint, other_model,
+                 other_constraint)
+);
+"""
+_BASE_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS devices (
     fingerprint TEXT PRIMARY KEY,
@@ -98,6 +130,8 @@ CREATE TABLE IF NOT EXISTS arm_metrics (
     role TEXT NOT NULL,
     metric TEXT NOT NULL,
     value REAL,
+    value_lo REAL,
+    value_hi REAL,
     PRIMARY KEY (run_key, model, constraint_mode, family, metric)
 );
 CREATE TABLE IF NOT EXISTS samples (
@@ -169,6 +203,7 @@ CREATE TABLE IF NOT EXISTS run_files (
     PRIMARY KEY (run_key, name)
 );
 """
+TABLES = _BASE_TABLES + INTERVAL_TABLES
 # The statements that bring a database of version N to N + 1. Version 2 (format 2.9):
 # peak RSS named for its unit (MiB), the speed intervals, contention. Rows stored before
 # have NULL there until their folder is ingested again: the stored hashes are cleared so
@@ -195,9 +230,27 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE arms ADD COLUMN speed_clean INTEGER",
         "UPDATE runs SET content_sha256 = ''",
     ),
+    # Version 3: every interval of the summary: each figure's (arm_metrics `value_lo`,
+    # `value_hi`), per group of examples (arm_group_metrics) and arm minus arm on the
+    # same examples (differences). Stored runs are stored anew by the next ingest.
+    2: (
+        "ALTER TABLE arm_metrics ADD COLUMN value_lo REAL",
+        "ALTER TABLE arm_metrics ADD COLUMN value_hi REAL",
+        *(statement for statement in INTERVAL_TABLES.split(";") if statement.strip()),
+        "UPDATE runs SET content_sha256 = ''",
+    ),
 }
 # Every table of a run, children first (a re-ingest deletes in this order).
-RUN_TABLES = ("sample_scores", "samples", "arm_metrics", "arms", "run_files", "runs")
+RUN_TABLES = (
+    "sample_scores",
+    "samples",
+    "differences",
+    "arm_group_metrics",
+    "arm_metrics",
+    "arms",
+    "run_files",
+    "runs",
+)
 BENCH_TABLES = ("bench_rows", "bench_files", "benches")
 # The tables `db export` writes (the stored files stay in the database).
 EXPORTED = (
@@ -205,6 +258,8 @@ EXPORTED = (
     "runs",
     "arms",
     "arm_metrics",
+    "arm_group_metrics",
+    "differences",
     "samples",
     "sample_scores",
     "benches",

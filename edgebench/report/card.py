@@ -6,6 +6,11 @@ and dataset, its metrics per constraint mode (accuracy and what it cost). The Ma
 body says on which device, with which runtime, command, dataset and prompt, and shows
 accuracy, speed, memory and plots. Every string from the run is escaped (markdown.py).
 
+A card is published: it names no local path (a model file by its name, sha256 and size;
+the user's home folder never), its headline table holds the key figures only (accuracy
+and decode speed with their intervals, TTFT, peak RSS) and the machine's detail is
+collapsed.
+
 Speed goes into model-index only for a mode whose speed is clean (no example contended,
 `perf.speed_clean`); the others get a line in the body saying why, unless
 `--allow-contended` (then the line says it was published anyway).
@@ -13,6 +18,7 @@ Speed goes into model-index only for a mode whose speed is clean (no example con
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,7 @@ from edgebench.report.recommend import (
     recommend,
 )
 from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_scores
-from edgebench.report.sweep import build_sweep, is_sweep, sweep_markdown
+from edgebench.report.sweep import build_sweep, is_sweep, pick_metric, sweep_markdown
 from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
 from edgebench.report.sweep_plot import sweep_plots
 from edgebench.runfolder.identity import device_tag, identity_of
@@ -237,44 +243,73 @@ def card_data(
     )
 
 
+# A local absolute path inside a text: `/home/alice/m.gguf`, `~/runs/r1`, `--out=/tmp/r`:
+# a `/` or `~` that starts a word or a value (not `tokens/s`, `</b>`, a URL's `//host`).
+_LOCAL_PATH = re.compile(r"(?<![^\s=(\[\"'])(?:~|/)[^\s,;'\"()\[\]|]*")
+
+
+def public_text(value: Any) -> Any:
+    """A value with every local absolute path in it cut to its last part (the file or
+    folder name): what a published card may say. Non-text values as they are."""
+    if not isinstance(value, str):
+        return value
+    return _LOCAL_PATH.sub(lambda m: facts.public_path(m.group(0)), value)
+
+
 def _kv_table(rows: list[tuple[str, Any]]) -> str:
-    return md.table(["", "value"], [[k, facts.fmt(v)] for k, v in rows], align_right_from=2)
+    cells = [[k, facts.fmt(public_text(v))] for k, v in rows]
+    return md.table(["", "value"], cells, align_right_from=2)
 
 
-def _summary_table(model_arms: list[Arm], with_perf: bool = True) -> str:
-    metrics = facts.metric_names(model_arms)
-    perf_columns = facts.PERF_COLUMNS if with_perf else ()
-    counts = ["n", facts.SKIPPED_LABEL, facts.INVALID_DATA_LABEL]
-    headers = ["constraint", *counts, *(facts.metric_label(m) for m in metrics)]
+# The headline table's cost columns (facts.PERF_COLUMNS keys): what a reader compares first.
+HEADLINE_PERF = ("perf.decode_tok_s.p50", facts.TTFT_KEY, "perf.peak_rss_mb")
+
+
+def _headline_table(model_arms: list[Arm]) -> str:
+    """One row per constraint mode, the key figures only: the task's headline accuracy
+    and decode tok/s p50 with their 95% intervals, TTFT p50, peak RSS. Every other
+    figure is in the Accuracy and Performance sections."""
+    metric = pick_metric(model_arms, None) if facts.metric_names(model_arms) else None
+    perf = [column for key in HEADLINE_PERF for column in facts.PERF_COLUMNS if column[1] == key]
+    headers = ["constraint", "n"]
+    headers += [f"{facts.metric_label(metric)} ↑ (95% CI)"] if metric else []
     headers += [
-        facts.with_direction(label, facts.HIGHER_IS_BETTER.get(key))
-        for label, key, _, _ in perf_columns
+        facts.with_direction(label, facts.HIGHER_IS_BETTER.get(k)) for label, k, _, _ in perf
     ]
     rows = []
     for arm in model_arms:
-        values = arm.metrics
-        result = arm.result
+        row: list[Any] = [arm.constraint, arm.result.n_scored]
+        if metric:
+            interval = facts.interval_text(arm.intervals.get(metric))
+            row.append(f"{facts.fmt(arm.metrics.get(metric))} {interval}".strip())
+        row += [_perf_cell(arm, key, read, digits) for _, key, read, digits in perf]
+        rows.append(row)
+    return md.table(headers, rows)
+
+
+def _perf_cell(arm: Arm, key: str, read: facts.Figure, digits: int) -> str:
+    """A speed or memory figure with its interval when it has one (TTFT marked warm)."""
+    value = facts.warm(facts.fmt(read(arm.result), digits), arm.result.perf, key)
+    return " ".join(part for part in (value, facts.perf_interval(arm.result, key, digits)) if part)
+
+
+def _accuracy_table(model_arms: list[Arm]) -> str:
+    """Every accuracy figure per constraint mode with its interval, and what was not scored."""
+    metrics = facts.metric_names(model_arms)
+    counts = ["n", facts.SKIPPED_LABEL, facts.INVALID_DATA_LABEL]
+    headers = ["constraint", *counts, *(facts.metric_label(m) for m in metrics)]
+    rows = []
+    for arm in model_arms:
+        values, intervals, result = arm.metrics, arm.intervals, arm.result
         row: list[Any] = [
             arm.constraint,
             result.n_scored,
             result.n_skipped,
             arm.run.summary.n_invalid_data,
         ]
-        intervals = arm.intervals
         row += [
             f"{facts.fmt(values.get(m))} {facts.interval_text(intervals.get(m))}".strip()
             for m in metrics
-        ]
-        row += [
-            " ".join(
-                part
-                for part in (
-                    facts.warm(facts.fmt(read(arm.result), d), arm.result.perf, key),
-                    facts.perf_interval(arm.result, key, d),
-                )
-                if part
-            )
-            for _, key, read, d in perf_columns
         ]
         rows.append(row)
     return md.table(headers, rows)
@@ -387,6 +422,7 @@ def _perf_tables(model_arms: list[Arm]) -> str:
                 perf.loops,
                 perf.closed,
                 perf.tokens_after_answer_total,
+                _perf_cell(arm, "decode_ratio_to_none", lambda a: a.decode_ratio_to_none, 2),
                 facts.fmt(_compile_ms(arm.result), 2),
                 facts.fmt(perf.wall_s, 1),
             ]
@@ -405,6 +441,7 @@ def _perf_tables(model_arms: list[Arm]) -> str:
         "loops",
         "closed",
         "tokens after answer",
+        f"decode × none {facts.BETTER_MARKS[True]}",
         f"compile p50 (ms) {lower}",
         f"wall (s) {lower}",
     ]
@@ -418,7 +455,7 @@ def _energy_section(model_arms: list[Arm]) -> list[str]:
     lines = ["## Energy and heat"]
     why = energy.not_measured(results)
     if why is not None:
-        lines.append(md.text(why))
+        lines.append(md.text(public_text(why)))
     if energy.measured(results) or energy.throttle_known(results):
         columns = [*(energy.ENERGY_COLUMNS if energy.measured(results) else ()), energy.THROTTLED]
         headers = ["constraint", *(label for label, _, _, _ in columns)]
@@ -431,7 +468,7 @@ def _energy_section(model_arms: list[Arm]) -> list[str]:
         ]
         lines.append(md.table(headers, rows))
         notes = [energy.source_line(results), energy.CAPTION if energy.measured(results) else None]
-        lines += [md.text(note) for note in notes if note is not None]
+        lines += [md.text(public_text(note)) for note in notes if note is not None]
     return lines if len(lines) > 1 else []
 
 
@@ -451,6 +488,17 @@ def _prompt_section(run: LoadedRun, label: str) -> str:
 def _details(summary: str, body: str) -> str:
     """A collapsed block: a blank line on each side so its Markdown renders."""
     return f"<details><summary>{md.text(summary)}</summary>\n\n{body}\n\n</details>"
+
+
+def _device_section(run: LoadedRun) -> list[str]:
+    """The device in one line; the machine's detail (cores, OS, SIMD, ids) collapsed."""
+    device = run.manifest.device
+    line = f"{md.text(device_tag(device))}: {md.text(facts.device_label(device))}."
+    return [
+        "## Device",
+        line,
+        _details("Machine: CPU, cores, RAM, OS, SIMD, ids", _kv_table(device_summary(run))),
+    ]
 
 
 def device_summary(run: LoadedRun) -> list[tuple[str, Any]]:
@@ -486,6 +534,8 @@ def run_summary(run: LoadedRun, label: str, model_arms: list[Arm]) -> list[tuple
         ("backend", facts.runtime_label(runtime) or record.backend),
         ("threads", run.manifest.device.threads_used or runtime.get("n_threads")),
         ("model file", f"{Path(record.path).name} ({record.quantization or record.format})"),
+        ("model sha256", record.sha256),
+        ("model size (MB)", round(record.size_bytes / 1e6, 1)),
         ("constraint modes", ", ".join(arm.constraint for arm in model_arms)),
         ("examples scored per mode", count_range([a.result.n_scored for a in model_arms])),
         ("dataset", facts.dataset_label(run)),
@@ -497,12 +547,12 @@ def run_summary(run: LoadedRun, label: str, model_arms: list[Arm]) -> list[tuple
 
 
 def _full_record(run: LoadedRun, label: str) -> str:
-    """Every fact the manifest holds, collapsed: CPU flags, local paths and all."""
+    """Every fact the manifest holds, collapsed: CPU flags and all; a local path as its
+    last part only (`public_text`)."""
     parts = [
         "#### Device",
         _kv_table(facts.device_rows(run, label)),
         "#### Run",
-        f"Command:\n\n{md.code_block(facts.command_line(run.manifest), 'bash')}",
         _kv_table(facts.run_rows(run)),
         "#### Model",
         _kv_table(facts.model_rows(run, label)),
@@ -554,7 +604,7 @@ def _source_note(record: ModelRecord) -> list[str]:
     source = record.quantized_from
     if source is None or not source.requantized or not source.note:
         return []
-    return [f"> **Note**: {md.text(source.note)}."]
+    return [f"> **Note**: {md.text(public_text(source.note))}."]
 
 
 def _sweep_section(run: LoadedRun, swept: list[tuple[Plot, str]]) -> list[str]:
@@ -604,12 +654,11 @@ def card_body(
         *_source_note(record),
         *_warning(model_arms),
         *_contention(model_arms, allow_contended),
-        _summary_table(model_arms),
-        md.text(facts.DIRECTION_LEGEND),
+        _headline_table(model_arms),
+        md.text(f"{facts.DIRECTION_LEGEND} Every figure: Accuracy and Performance below."),
         *(_figure(plot, name) for plot, name in first),
         *_sweep_section(run, swept),
-        "## Device",
-        _kv_table(device_summary(run)),
+        *_device_section(run),
         "## How it was run",
         f"Command:\n\n{md.code_block(command, 'bash')}",
         _kv_table(run_summary(run, label, model_arms)),
@@ -617,7 +666,7 @@ def card_body(
         "### Prompt",
         _prompt_section(run, label),
         "## Accuracy",
-        _summary_table(model_arms, with_perf=False),
+        _accuracy_table(model_arms),
         md.text(facts.INTERVAL_NOTE),
         *_differences(run, label),
         *_group_tables(model_arms),
@@ -652,9 +701,18 @@ def render_card(
     model_arms = [arm for arm in arms(run) if arm.model == label]
     data = card_data(run, label, model_arms, allow_contended)
     body = card_body(run, label, model_arms, plot_files, examples, allow_contended)
-    content = f"---\n{data.to_yaml()}\n---\n\n{body}"
+    content = without_home(f"---\n{data.to_yaml()}\n---\n\n{body}")
     hub.ModelCard(content, ignore_metadata_errors=False)
     return content
+
+
+def without_home(text: str) -> str:
+    """The user's home folder as `~` wherever a run's text still names it (an error
+    message, a note): a published card never says whose machine it was."""
+    home = str(Path.home()).rstrip("/")
+    if not home:
+        return text
+    return re.sub(re.escape(home) + r"(?=/|\b|$)", "~", text)
 
 
 def write_card(

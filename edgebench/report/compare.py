@@ -22,7 +22,7 @@ from edgebench.report.facts import (
 )
 from edgebench.report.fit import Trimmed
 from edgebench.runfolder.identity import identity_of, name_tag
-from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Summary
+from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Manifest, Summary
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
 from edgebench.summary.consistency import FAMILY as CONSISTENCY
@@ -207,10 +207,23 @@ def _fidelity(record: FidelityRecord | None, model: str) -> dict[str, Any]:
     return {**empty, "fidelity": "reference"} if record.is_reference(model) else empty
 
 
+def _arm_settings(manifest: Manifest | None, model: str) -> dict[str, Any]:
+    """What an arm ran with: the model file's quantization (Q4_K_M, int4 ...) and the
+    run's thread count; None when not known (no manifest given, or not recorded)."""
+    if manifest is None:
+        return {"quantization": None, "threads": None}
+    record = next((m for m in manifest.models if m.label == model), None)
+    return {
+        "quantization": record.quantization if record else None,
+        "threads": manifest.settings.threads,
+    }
+
+
 def compare_rows(
     summaries: list[Summary],
     fidelity: list[FidelityRecord | None] | None = None,
     devices: list[Device] | None = None,
+    manifests: list[Manifest] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (run, model, constraint mode), values as numbers (for tables and
     JSON). A skipped mode has its reason under `skipped` and no figures. `ci95`: the
@@ -223,13 +236,17 @@ def compare_rows(
     generations at that temperature. `kl_mean`, `top1_agreement`: the model's fidelity to
     its reference (`fidelity`: variant or reference) when the run has fidelity.json.
     `device`, `device_fingerprint`: each run's device (`devices`, its manifest's), by the
-    name and fingerprint of its identity; None when not given."""
+    name and fingerprint of its identity; None when not given. `quantization`, `threads`:
+    what the arm ran with (`manifests`: each run's manifest); None when not given."""
     # every row has the energy figures (None when unmeasured) and the throttling flag
     columns = (*columns_for(summaries), MODEL_RATIO, *energy.ENERGY_COLUMNS, energy.THROTTLED)
     records = fidelity or [None] * len(summaries)
     identities = [identity_of(d) for d in devices] if devices else [None] * len(summaries)
+    settings: list[Manifest | None] = list(manifests) if manifests else [None] * len(summaries)
     rows = []
-    for summary, record, identity in zip(summaries, records, identities, strict=True):
+    for summary, record, identity, manifest in zip(
+        summaries, records, identities, settings, strict=True
+    ):
         for arm in result_arms(summary):
             row: dict[str, Any] = {
                 "run": summary.run_id,
@@ -237,6 +254,7 @@ def compare_rows(
                 "device_fingerprint": identity.fingerprint if identity else None,
                 "model": arm.model,
                 "constraint": arm.constraint,
+                **_arm_settings(manifest, arm.model),
                 "temperature": arm.temperature,
                 "parse": parse_label(summary),
                 "n": arm.n_scored,  # the examples the rates are over

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.db import schema
-from edgebench.db.schema import open_db
+from edgebench.db.schema import DB_VERSION, open_db
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchModel,
@@ -130,7 +130,7 @@ def _foreign(path: Path) -> None:
 BAD_DATABASES: dict[str, tuple[Callable[[Path], object], str]] = {
     "not sqlite": (lambda p: p.write_text("name,score\n"), "not a SQLite database file"),
     "a folder": (lambda p: p.mkdir(), "a folder, not a database file"),
-    "newer": (_newer, "version 99, but this edgebench reads version 2"),
+    "newer": (_newer, f"version 99, but this edgebench reads version {DB_VERSION}"),
     "corrupt": (_corrupt, "corrupt"),
     "foreign": (_foreign, "not an edgebench results database"),
 }

@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from edgebench.cli.app import main
 from edgebench.cli.models_cmd import models_app
 from edgebench.errors import UserError
+from edgebench.models.quantized import quantized_root
+from edgebench.models.registry import load_registry
 from tests.helpers.gguf_factory import setup_tiny_model, write_gguf
 from tests.helpers.onnx_fakes import fake_converted
 
@@ -34,6 +36,30 @@ def test_list_shows_registry_and_cache_state() -> None:
     assert runner.invoke(models_app, ["pull", "tiny"]).exit_code == 0
     after = runner.invoke(models_app, ["list"])
     assert "yes" in next(line for line in after.output.splitlines() if "tiny" in line)
+
+
+def test_list_json_gives_numbers_booleans_and_nulls() -> None:
+    """`models list --json` is JSON a script reads without parsing strings (issue 37):
+    sizes are numbers, `cached` a boolean, what is not known null."""
+    # a quantized variant without its record: nothing known about it but its name
+    quantized_root().mkdir(parents=True)
+    (quantized_root() / "tiny@Q2_K.gguf").write_bytes(b"GGUF")
+
+    def listed() -> dict[str, dict]:
+        result = runner.invoke(models_app, ["list", "--json"])
+        assert result.exit_code == 0, result.output
+        return {row["name"]: row for row in json.loads(result.stdout)}
+
+    rows = listed()
+    tiny = rows["tiny"]
+    assert tiny["cached"] is False and tiny["corrupt"] is False
+    assert tiny["size_mb"] == pytest.approx(load_registry()["tiny"].size_bytes / 1e6)
+    unknown = rows["tiny@Q2_K"]
+    assert unknown["size_mb"] is None and unknown["family"] is None and unknown["license"] is None
+    assert unknown["requantized"] is None and isinstance(unknown["cached"], bool)
+    assert not [(r["name"], k) for r in rows.values() for k, v in r.items() if v == "-"]
+    assert runner.invoke(models_app, ["pull", "tiny"]).exit_code == 0
+    assert listed()["tiny"]["cached"] is True
 
 
 def test_pull_prints_the_path() -> None:

@@ -66,7 +66,7 @@ def test_models_list_shows_variants_with_size_source_and_sha256(
     assert "requantized from Q4_1" in flat
     rows = json.loads(stdout_of(capsys, "models", "list", "--json"))
     row = next(r for r in rows if r["name"] == "SmolQ4@Q2_K")
-    assert row["format"] == "gguf" and row["quantization"] == "Q2_K" and row["cached"] == "yes"
+    assert row["format"] == "gguf" and row["quantization"] == "Q2_K" and row["cached"] is True
     assert row["sha256"] == made[0].sha256 and row["source"] == str(source.resolve())
     assert row["source_quantization"] == "Q4_1" and row["requantized"] is True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from edgebench.constraints import MODES, parse_modes, request_for, schema_key
+from edgebench.constraints.spec import accepted_modes
 from edgebench.errors import UserError
 from tests.helpers.constraints import SCHEMA_A
 
@@ -39,3 +40,13 @@ def test_requests_per_mode() -> None:
         assert request is not None and request.mode == mode
         assert request.schema == SCHEMA_A and request.key == schema_key(SCHEMA_A)
         assert request.label == "alpha"
+
+
+def test_an_unknown_mode_lists_every_accepted_value_the_closing_arms_too() -> None:
+    """A user who typed `mask+clse` learns that `mask+close` is a value (issue 37)."""
+    with pytest.raises(UserError) as info:
+        parse_modes("mask+clse")
+    message = str(info.value)
+    assert accepted_modes() == [*MODES, "mask+close"]
+    assert f"(known: {', '.join(accepted_modes())})" in message
+    assert parse_modes(",".join(accepted_modes())) == accepted_modes()  # each one is taken

@@ -11,6 +11,7 @@ import pytest
 
 from edgebench.db.ingest import ingest
 from edgebench.db.schema import _SPEED_COLUMNS, DB_VERSION, open_db
+from tests.unit.db.test_interval_columns import as_version_2
 
 NEW_COLUMNS = (*_SPEED_COLUMNS, "contended_examples", "speed_clean")
 
@@ -34,6 +35,7 @@ def _mask_arm(db: Path) -> sqlite3.Row:
 
 def _as_version_1(db: Path) -> None:
     """The database as version 1 wrote it: peak_rss_mb, none of the new columns."""
+    as_version_2(db)
     with sqlite3.connect(db) as conn:
         for column in NEW_COLUMNS:
             conn.execute(f"ALTER TABLE arms DROP COLUMN {column}")

@@ -15,6 +15,7 @@ from edgebench.cli.app import main
 from edgebench.runner.spec import ModelUnderTest
 from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
+from tests.helpers.db_runs import with_model_facts
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
 from tests.helpers.run_folder import manifest_of
 
@@ -34,6 +35,8 @@ ROW_KEYS = {
     "device_fingerprint",
     "model",
     "constraint",
+    "quantization",
+    "threads",
     "temperature",
     "parse",
     "n",
@@ -107,6 +110,17 @@ def test_compare_prints_every_mode(run_dir: Path, capsys: pytest.CaptureFixture[
     assert "×none" in out and "compile ms" in out
     assert f"constraint modes side by side · fake-model · {run_dir.name}" in out
     assert "×1st" not in out  # one model: no ratio to the first one
+
+
+def test_compare_json_names_each_arms_quantization_and_threads(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two arms of two runs are told apart by what they ran with (issue 37)."""
+    with_model_facts(run_dir, "Q4_K_M", 100_000, 300.0)
+    threads = manifest_of(run_dir)["settings"]["threads"]
+    rows = compare_json(capsys, run_dir)
+    assert [(r["quantization"], r["threads"]) for r in rows] == [("Q4_K_M", threads)] * 3
+    assert isinstance(threads, int) and threads > 0
 
 
 def test_compare_json_rows_have_plain_keys_and_the_runs_figures(
