@@ -62,7 +62,7 @@ def test_add_writes_a_pinned_entry_that_pull_fetches(
     assert pulled == cache / FILE
     assert pulled.read_bytes() == CONTENT
     listed = json.loads(stdout_of(capsys, "models", "list", "--json"))
-    assert {"name": entry.name, "cached": "yes"}.items() <= next(
+    assert {"name": entry.name, "cached": True}.items() <= next(
         row for row in listed if row["name"] == entry.name
     ).items()
 
