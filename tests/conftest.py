@@ -42,6 +42,7 @@ from tests.helpers.tiers import (
     folder_named,
     named_paths,
     names_test,
+    reaches,
     slow_folder,
     slow_unit_tests,
     unit_id,
@@ -80,9 +81,11 @@ _LEFT_OUT = pytest.StashKey[dict[str, int]]()
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """The fast tier does not even import tests/system and tests/integration."""
     folder = slow_folder(collection_path)
-    if folder is None or _every_tier(config) or folder_named(folder, _named(config)):
+    named = _named(config)
+    if folder is None or _every_tier(config) or folder_named(folder, named):
         return None
-    config.stash.setdefault(_LEFT_OUT, {})[f"tests/{folder.name}"] = 1
+    if reaches(folder, named):
+        config.stash.setdefault(_LEFT_OUT, {})[f"tests/{folder.name}"] = 1
     return True
 
 

@@ -48,6 +48,12 @@ def folder_named(folder: Path, named: list[Path]) -> bool:
     return any(_within(path, folder) for path in named)
 
 
+def reaches(folder: Path, named: list[Path]) -> bool:
+    """Whether collecting the named paths (all of `testpaths` when none) would walk into
+    `folder`: only then is its absence worth a word."""
+    return not named or any(_within(folder, path) for path in named)
+
+
 def names_test(test_file: Path, named: list[Path]) -> bool:
     """Whether the command line asks for this slow test: its file (or one of its tests), or
     a path inside a slow folder that holds it. `tests` or `tests/unit` does not count."""

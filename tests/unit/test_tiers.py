@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers.tiers import TESTS, folder_named, named_paths, names_test, slow_folder
+from tests.helpers.tiers import (
+    TESTS,
+    folder_named,
+    named_paths,
+    names_test,
+    reaches,
+    slow_folder,
+)
 
 ROOT = TESTS.parent
 SYSTEM = TESTS / "system"
@@ -46,3 +53,10 @@ def test_a_slow_folders_test_runs_when_its_folder_or_file_is_named() -> None:
 
 def test_paths_resolve_from_where_pytest_was_started() -> None:
     assert named_paths(["system/test_faults.py::t"], TESTS) == [SYSTEM / "test_faults.py"]
+
+
+def test_a_left_out_folder_is_worth_a_word_only_when_the_run_would_have_walked_into_it() -> None:
+    for args in ([], ["tests"], ["."]):
+        assert reaches(SYSTEM, named(*args)), args
+    for args in (["tests/unit"], ["tests/unit/test_io.py"]):
+        assert not reaches(SYSTEM, named(*args)), args
