@@ -1,11 +1,23 @@
-"""Shared fixtures. Tests marked `model` need the real SmolLM2 file in the model cache;
-outside CI they skip when it is missing, in CI (CI=true) they fail instead, so a missing
-install step can never turn into a silently green run.
+"""Shared fixtures and the test tiers. Tests marked `model` need the real SmolLM2 file in
+the model cache; outside CI they skip when it is missing, in CI (CI=true) they fail
+instead, so a missing install step can never turn into a silently green run.
 
 Layout: tests/unit mirrors the package and runs no model, no browser and no real
 subprocess; tests/system starts real processes (workers, the CLI, a browser);
 tests/integration runs the real SmolLM2 (marker `model`). Shared code lives in
-tests/helpers; no test module imports another."""
+tests/helpers; no test module imports another.
+
+Tiers: `python -m pytest` runs the fast tier, tests/unit without the tests marked `slow`
+(a couple of minutes on two cores); `python -m pytest --all` runs everything (what CI
+runs). Every test in tests/system and tests/integration is marked `slow` here, and the
+fast tier does not even import those folders. The slow tier still runs, without `--all`,
+when the command line asks for it:
+- a path inside tests/system or tests/integration (a folder, a file or a test id), or
+  the file of a `slow` test in tests/unit, runs what it names (`tests` or `tests/unit`
+  names a whole tier, not the slow tests in it);
+- any `-m` expression selects by marker across all tiers: `-m browser`, `-m model`,
+  `-m "not model"` (everything but the real model), `-m slow` (only the slow tier),
+  `-m "not slow"` (the fast tier again)."""
 
 from __future__ import annotations
 
@@ -25,10 +37,86 @@ from tests.helpers.cpu_times import CLEAN, always
 from tests.helpers.fakes import EchoTask, fake_model, in_process
 from tests.helpers.fakes import examples as make_examples
 from tests.helpers.needs import unavailable
+from tests.helpers.tiers import (
+    HINT,
+    folder_named,
+    named_paths,
+    names_test,
+    reaches,
+    slow_folder,
+    slow_unit_tests,
+    unit_id,
+)
 
 RunFake = Callable[..., RunResult]
 # what the timeline reads of a machine with no sensors
 NOTHING_READABLE = {"temp_c": None, "temp_source": None, "freq_mhz": [], "throttled": None}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all",
+        action="store_true",
+        dest="all_tiers",
+        help="run every tier: tests/system, tests/integration and the tests marked `slow` "
+        "too (default: the fast tier; see tests/conftest.py)",
+    )
+
+
+def _named(config: pytest.Config) -> list[Path]:
+    """Paths typed on the command line (none when pytest fell back to `testpaths`)."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return []
+    return named_paths(config.args, config.invocation_params.dir)
+
+
+def _every_tier(config: pytest.Config) -> bool:
+    return bool(config.getoption("all_tiers") or config.getoption("markexpr"))
+
+
+# what the fast tier left out, for the closing line
+_LEFT_OUT = pytest.StashKey[dict[str, int]]()
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast tier does not even import tests/system and tests/integration."""
+    folder = slow_folder(collection_path)
+    named = _named(config)
+    if folder is None or _every_tier(config) or folder_named(folder, named):
+        return None
+    if reaches(folder, named):
+        config.stash.setdefault(_LEFT_OUT, {})[f"tests/{folder.name}"] = 1
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `slow` the slow folders' tests and those tests/slow_tests.txt lists; leave out
+    the ones the command line did not name."""
+    slow_units = slow_unit_tests()
+    for item in items:
+        in_slow_folder = slow_folder(item.path) is not None
+        if in_slow_folder or unit_id(item.path, item.name) in slow_units:
+            item.add_marker(pytest.mark.slow)
+    if _every_tier(config):
+        return
+    named = _named(config)
+    keep, left_out = [], []
+    for item in items:
+        slow = item.get_closest_marker("slow") and not names_test(item.path, named)
+        (left_out if slow else keep).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = keep
+        config.stash.setdefault(_LEFT_OUT, {})["slow"] = len(left_out)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left_out = config.stash.get(_LEFT_OUT, {})
+    if left_out:
+        parts = [name for name in left_out if name != "slow"]
+        if "slow" in left_out:
+            parts.append(f"{left_out['slow']} tests marked `slow`")
+        terminalreporter.write_line(f"fast tier, left out: {', '.join(parts)}; {HINT}")
 
 
 def smollm2_path() -> Path | None:
