@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
+from edgebench.cli.console import escape, say, stderr_console, stdout_console, stop_signals
 from edgebench.cli.options import (
     DEFAULT_WAIT_COOL_TIMEOUT,
     DeviceNameOpt,
@@ -23,19 +23,7 @@ from edgebench.cli.options import (
     parse_int_list,
     parse_model_list,
 )
-from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
 from edgebench.errors import UserError
-from edgebench.report.bench_table import (
-    RENDERERS,
-    BenchRichProgress,
-    bench_notes,
-    bench_table,
-    check_format,
-    speed_rows,
-)
-from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
-from edgebench.runner.prepare import model_under_test
-from edgebench.system.identity import requested_name
 
 
 def bench(
@@ -174,6 +162,18 @@ def bench(
 
     Example: edgebench bench --device-name pi5-kitchen
     """
+    from edgebench.report.bench_table import (
+        RENDERERS,
+        BenchRichProgress,
+        bench_notes,
+        bench_table,
+        check_format,
+        speed_rows,
+    )
+    from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
+    from edgebench.runner.prepare import model_under_test
+    from edgebench.system.identity import requested_name
+
     if as_json and output_format not in ("table", "json"):
         raise UserError(f"--json prints JSON: it cannot go with --format {output_format}")
     render = RENDERERS.get(check_format("json" if as_json else output_format))

@@ -9,14 +9,8 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.output import stdout_console
+from edgebench.cli.console import stdout_console
 from edgebench.cli.sources import DeviceOpt, run_sources
-from edgebench.report.compare import compare_rows, compare_table, differences_table
-from edgebench.report.coverage import coverage_table
-from edgebench.report.fit import fitted
-from edgebench.report.steps import step_table
-from edgebench.runfolder.read import read_fidelity
-from edgebench.summary import load_run
 
 
 def compare(
@@ -40,6 +34,13 @@ def compare(
 
     Example: edgebench compare runs/20261122T101500-smollm2-135m-instruct-edgejson
     """
+    from edgebench.report.compare import compare_rows, compare_table, differences_table
+    from edgebench.report.coverage import coverage_table
+    from edgebench.report.fit import fitted
+    from edgebench.report.steps import step_table
+    from edgebench.runfolder.read import read_fidelity
+    from edgebench.summary import load_run
+
     with ExitStack() as stack:
         folders = run_sources(run_dirs, stack, device)
         runs = [load_run(path) for path in folders]

@@ -56,17 +56,7 @@ from edgebench.cli.options import (
     parse_model_list,
     run_settings,
 )
-from edgebench.cli.output import run_and_show
-from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
-from edgebench.metrics import parse_metric_params, parse_metrics, select_families
-from edgebench.report.table import render_summary
-from edgebench.runner.jobs import GreedyRun
-from edgebench.runner.power import check_power_settings
-from edgebench.scoring.extract import check_parse_mode
-from edgebench.system.identity import requested_name
-from edgebench.tasks import get_task
-from edgebench.tasks.base import prompt_template_for
 
 
 def run(
@@ -162,6 +152,17 @@ def run(
 
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
+    from edgebench.cli.output import run_and_show
+    from edgebench.constraints import parse_modes
+    from edgebench.metrics import parse_metric_params, parse_metrics, select_families
+    from edgebench.report.table import render_summary
+    from edgebench.runner.jobs import GreedyRun
+    from edgebench.runner.power import check_power_settings
+    from edgebench.scoring.extract import check_parse_mode
+    from edgebench.system.identity import requested_name
+    from edgebench.tasks import get_task
+    from edgebench.tasks.base import prompt_template_for
+
     if close and constraint is None:
         raise UserError("--close: give the schema modes to close, e.g. --constraint mask --close")
     check_wait_cool(wait_cool)
