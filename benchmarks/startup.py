@@ -1,6 +1,6 @@
 """How long does the `edgebench` command take to start?
 
-Usage: python benchmarks/startup.py [--runs 10] [--baseline DIR]
+Usage: python benchmarks/startup.py [--runs 10] [--baseline DIR] [--no-bytecode-cache]
 
 Times `edgebench --version`, `edgebench --help` and `edgebench run --help` as whole
 processes (wall clock, start to exit), the median of --runs each, next to `python -c pass`
@@ -12,7 +12,9 @@ worktree of another revision), the runs of both interleaved so that a load that 
 and goes hits them alike. Compiled bytecode is cached in a temporary folder
 (PYTHONPYCACHEPREFIX, one warm-up run per command) as an installed package has it, and
 no source folder is written to; the processes run in that folder, so that no checkout is
-imported through the current directory.
+imported through the current directory. --no-bytecode-cache: every edgebench module is
+compiled again by every process (PYTHONDONTWRITEBYTECODE=1 on a checkout that has no
+__pycache__, as on this project's VMs), the installed packages keep their own bytecode.
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another source tree to time side by side (its root)"
     )
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="compile edgebench's modules in every process (PYTHONDONTWRITEBYTECODE=1)",
+    )
     args = parser.parse_args()
     trees = {"this tree": HERE}
     if args.baseline is not None:
@@ -82,7 +89,10 @@ def main() -> None:
     script = launcher()
     cache = Path(tempfile.mkdtemp(prefix="edgebench-startup-"))
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    base_env["PYTHONPYCACHEPREFIX"] = str(cache)
+    if args.no_bytecode_cache:
+        base_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        base_env["PYTHONPYCACHEPREFIX"] = str(cache)
     envs = {name: {**base_env, "PYTHONPATH": str(root)} for name, root in trees.items()}
 
     def argv(command: list[str] | None) -> list[str]:
@@ -105,7 +115,11 @@ def main() -> None:
         f"{time.strftime('%Y-%m-%d')} · {cpu_model()} · {os.cpu_count()} CPUs · "
         f"Python {platform.python_version()} · load average {os.getloadavg()[0]:.2f} at the end"
     )
-    print(f"command: {' '.join(script)} ARGS; median of {args.runs} runs (min-max), seconds")
+    cached = "not cached" if args.no_bytecode_cache else "cached"
+    print(
+        f"command: {' '.join(script)} ARGS; edgebench's bytecode {cached}; "
+        f"median of {args.runs} runs (min-max), seconds"
+    )
     print("| command | " + " | ".join(f"{name} ({trees[name]})" for name in trees) + " |")
     print("|---|" + "---|" * len(trees))
     for label in COMMANDS:
