@@ -11,12 +11,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import sys
-from importlib import metadata
 
 import typer
-from rich.markup import escape
 
-from edgebench import __version__
 from edgebench.cli import (
     bench_cmd,
     card_cmd,
@@ -42,9 +39,9 @@ from edgebench.cli.command_tree import (
     interrupts_reported,
     usage_error_line,
 )
-from edgebench.cli.output import stderr_console
+from edgebench.cli.console import escape, stderr_console
+from edgebench.cli.version import version_line
 from edgebench.errors import RunFailure, UserError
-from edgebench.system.versions import package_versions
 
 app = typer.Typer(
     name="edgebench",
@@ -69,21 +66,6 @@ app.add_typer(plan_cmd.plan_app, name="plan")
 app.add_typer(fleet_cmd.fleet_app, name="fleet")
 # The order `edgebench --help` lists them in: the workflow, then the rest.
 WORKFLOW = ("models", "run", "compare", "card", "report")
-
-# The runtimes a run's numbers depend on, named by `--version` beside edgebench's own.
-_RUNTIMES = ("llama-cpp-python", "onnxruntime")
-
-
-def version_line() -> str:
-    """`edgebench 0.2.0 (llama-cpp-python 0.3.36, onnxruntime 1.31.1)`: the installed
-    package's version (the source's when not installed) and each runtime's, if present."""
-    versions = package_versions(_RUNTIMES)
-    try:
-        own = metadata.version("edgebench")
-    except metadata.PackageNotFoundError:
-        own = __version__
-    runtimes = ", ".join(f"{name} {versions[name] or 'not installed'}" for name in _RUNTIMES)
-    return f"edgebench {own} ({runtimes})"
 
 
 def _show_version(value: bool) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
+from edgebench.cli.console import escape, say, stderr_console, stdout_console, stop_signals
 from edgebench.cli.options import (
     DEFAULT_WAIT_COOL_TIMEOUT,
     DeviceNameOpt,
@@ -24,18 +24,6 @@ from edgebench.cli.options import (
     parse_int_list,
     parse_model_list,
 )
-from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
-from edgebench.report.bench_table import (
-    RENDERERS,
-    BenchRichProgress,
-    bench_notes,
-    bench_table,
-    speed_rows,
-)
-from edgebench.report.formats import check_out, chosen_format
-from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
-from edgebench.runner.prepare import model_under_test
-from edgebench.system.identity import requested_name
 
 
 def bench(
@@ -165,6 +153,18 @@ def bench(
 
     Example: edgebench bench --device-name pi5-kitchen
     """
+    from edgebench.report.bench_table import (
+        RENDERERS,
+        BenchRichProgress,
+        bench_notes,
+        bench_table,
+        speed_rows,
+    )
+    from edgebench.report.formats import check_out, chosen_format
+    from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
+    from edgebench.runner.prepare import model_under_test
+    from edgebench.system.identity import requested_name
+
     render = RENDERERS.get(chosen_format(output_format, as_json))
     check_out(out)
     settings = BenchSettings(

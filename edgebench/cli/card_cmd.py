@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from edgebench.cli.options import out_option
 from edgebench.cli.sources import DeviceOpt, is_db_path, run_sources
 from edgebench.errors import UserError
-from edgebench.io import write_text_atomic
-from edgebench.report.bench_section import (
-    bench_markdown,
-    bench_page,
-    is_bench_file,
-    load_bench,
-    with_bench_sections,
-)
-from edgebench.summary import LoadedRun, load_run
+
+if TYPE_CHECKING:
+    from edgebench.summary import LoadedRun
 
 RunDirArg = Annotated[
     Path,
@@ -87,6 +81,7 @@ def card(
 
     Example: edgebench card runs/20261122T101500-smollm2-135m-instruct-edgejson --out card.md
     """
+    from edgebench.report.bench_section import is_bench_file
     from edgebench.report.card import write_card
 
     if is_bench_file(run_dir) and not is_db_path(run_dir):
@@ -107,6 +102,8 @@ def _card_source(
     """The run a card describes and the card's file: a run folder (RUN_DIR/card.md by
     default), or the one run of a database that --run/--device select (--out needed: its
     folder is a temporary one)."""
+    from edgebench.summary import load_run
+
     folders = run_sources([run_dir], stack, device, run_name)
     if not is_db_path(run_dir):
         return load_run(run_dir), out or run_dir / "card.md"
@@ -123,6 +120,9 @@ def _card_source(
 
 def _bench_card(path: Path, out: Path | None, model: str | None) -> None:
     """`card` given a bench file: its speed table as a Markdown card."""
+    from edgebench.io import write_text_atomic
+    from edgebench.report.bench_section import bench_markdown, load_bench
+
     view = load_bench(path, model)
     target = out or path.with_suffix(".md")
     _check_output(target, (".md",), "--out")
@@ -154,7 +154,15 @@ def report(
 
     Example: edgebench report runs/smollm2 runs/gemma --out report.html
     """
+    from edgebench.io import write_text_atomic
+    from edgebench.report.bench_section import (
+        bench_page,
+        is_bench_file,
+        load_bench,
+        with_bench_sections,
+    )
     from edgebench.report.html import render_report
+    from edgebench.summary import load_run
 
     if out is not None and html is not None and out != html:
         raise UserError(f"give the page once: --out {out} (--html is its old name)")

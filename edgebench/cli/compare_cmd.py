@@ -9,21 +9,9 @@ from typing import Annotated
 
 import typer
 
+from edgebench.cli.console import stdout_console
 from edgebench.cli.options import FormatOpt
-from edgebench.cli.output import stdout_console
 from edgebench.cli.sources import DeviceOpt, run_sources
-from edgebench.report.compare import (
-    compare_rows,
-    compare_table,
-    compare_view,
-    differences_table,
-)
-from edgebench.report.coverage import coverage_table
-from edgebench.report.fit import fitted
-from edgebench.report.formats import chosen_format, csv_text, markdown
-from edgebench.report.steps import step_table
-from edgebench.runfolder.read import read_fidelity
-from edgebench.summary import load_run
 
 
 def compare(
@@ -54,6 +42,19 @@ def compare(
 
     Example: edgebench compare runs/20261122T101500-smollm2-135m-instruct-edgejson --format md
     """
+    from edgebench.report.compare import (
+        compare_rows,
+        compare_table,
+        compare_view,
+        differences_table,
+    )
+    from edgebench.report.coverage import coverage_table
+    from edgebench.report.fit import fitted
+    from edgebench.report.formats import chosen_format, csv_text, markdown
+    from edgebench.report.steps import step_table
+    from edgebench.runfolder.read import read_fidelity
+    from edgebench.summary import load_run
+
     shown_as = chosen_format(output_format, as_json)
     with ExitStack() as stack:
         folders = run_sources(run_dirs, stack, device)

@@ -33,16 +33,7 @@ from edgebench.cli.options import (
     WarmupOpt,
     run_settings,
 )
-from edgebench.cli.output import run_and_show
-from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
-from edgebench.metrics import parse_metric_params
-from edgebench.report.table import render_consistency
-from edgebench.runfolder.read import read_manifest
-from edgebench.runner.jobs import ConsistencyRun, sted_parameters
-from edgebench.system.identity import requested_name
-from edgebench.tasks import get_task
-from edgebench.tasks.base import prompt_template_for
 
 
 def parse_temperatures(text: str) -> tuple[float, ...]:
@@ -99,6 +90,16 @@ def consistency(
 
     Example: edgebench consistency --resume runs/20261124T1015-smollm2-consistency-edgejson
     """
+    from edgebench.cli.output import run_and_show
+    from edgebench.constraints import parse_modes
+    from edgebench.metrics import parse_metric_params
+    from edgebench.report.table import render_consistency
+    from edgebench.runfolder.read import read_manifest
+    from edgebench.runner.jobs import ConsistencyRun, sted_parameters
+    from edgebench.system.identity import requested_name
+    from edgebench.tasks import get_task
+    from edgebench.tasks.base import prompt_template_for
+
     modes = parse_modes(constraint) if constraint is not None else None
     if modes is not None and len(modes) != 1:
         raise UserError("--constraint: consistency runs one constraint mode at a time")

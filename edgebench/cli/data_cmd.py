@@ -6,19 +6,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
+from edgebench.cli.choices import EDGEJSON_EXAMPLES_PER_SCHEMA, EDGEJSON_SEED
+from edgebench.cli.console import escape
 from edgebench.cli.options import JsonOpt, listing
-from edgebench.datagen import edgejson
 from edgebench.errors import UserError
 from edgebench.resources import resource_dir
-from edgebench.tasks.formats.deepjson import read_deepjson
-from edgebench.tasks.formats.edgejson import read_edgejson
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from edgebench.datagen import edgejson
 
 data_app = typer.Typer(
     help="Check datasets (EdgeJSON or DeepJSONEval format), generate the built-in datasets, "
@@ -31,13 +32,14 @@ generate_app = typer.Typer(
 )
 data_app.add_typer(generate_app, name="generate")
 
-console = Console()
-_STYLE = {
-    edgejson.Status.PASS: "green",
-    edgejson.Status.FAIL: "bold red",
-    edgejson.Status.SKIP: "yellow",
-}
+_STYLE = {"pass": "green", "fail": "bold red", "not checked": "yellow"}  # by Status value
 _PROBLEMS_SHOWN = 10
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console()
 
 
 def _builtin_dir() -> Path:
@@ -55,12 +57,10 @@ def generate_edgejson(
             help="Folder to write (default: the repo's data/edgejson).",
         ),
     ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", metavar="N", help="Random seed.")
-    ] = edgejson.DEFAULT_SEED,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Random seed.")] = EDGEJSON_SEED,
     examples_per_schema: Annotated[
         int, typer.Option("--examples-per-schema", help="Rows per schema type.")
-    ] = edgejson.DEFAULT_EXAMPLES_PER_SCHEMA,
+    ] = EDGEJSON_EXAMPLES_PER_SCHEMA,
 ) -> None:
     """Write the EdgeJSON-style test split: test.jsonl, schemas/ and generation.json.
 
@@ -68,6 +68,9 @@ def generate_edgejson(
 
     Example: edgebench data generate edgejson --seed 7
     """
+    from edgebench.datagen import edgejson
+
+    console = _console()
     folder = out or _builtin_dir()
     manifest = edgejson.write_dataset(folder, seed=seed, examples_per_schema=examples_per_schema)
     levels = ", ".join(
@@ -87,6 +90,8 @@ def _inputs(
     directory: Path | None, dataset: Path | None, schemas: Path | None
 ) -> tuple[Path, Path]:
     """The dataset file and schemas folder: explicit options win over DIR and the default."""
+    from edgebench.datagen import edgejson
+
     folder = directory or (dataset.parent if dataset else _builtin_dir())
     if dataset is None:
         candidates = [folder / name for name in (edgejson.DATASET_FILE, "train.jsonl")]
@@ -124,6 +129,7 @@ def generate_deepjson(
     """
     from edgebench.datagen.deepjson import generator
 
+    console = _console()
     folder = out or resource_dir("data") / "deepjson"
     manifest = generator.write_dataset(folder, seed=seed, per_depth=per_depth)
     depths = ", ".join(f"depth {d} {n}" for d, n in manifest["rows_per_depth"].items())
@@ -137,12 +143,15 @@ def generate_deepjson(
 
 
 def _show(results: list[edgejson.CheckResult], title: str = "EdgeJSON dataset checks") -> None:
+    from rich.table import Table
+
+    console = _console()
     table = Table(title=title)
     table.add_column("check")
     table.add_column("result")
     table.add_column("details", overflow="fold")
     for result in results:
-        style = _STYLE[result.status]
+        style = _STYLE[result.status.value]
         table.add_row(result.name, f"[{style}]{result.status.value}[/]", escape(result.detail))
     console.print(table)
     for result in results:
@@ -208,6 +217,9 @@ def validate(
 
     Example: edgebench data validate --builtin data/edgejson
     """
+    from edgebench.datagen import edgejson
+
+    console = _console()
     builtin = builtin or (directory is None and dataset is None)
     if task not in DATASET_FORMATS:
         raise UserError(
@@ -233,6 +245,9 @@ def validate(
 def _edgejson_results(
     directory: Path | None, dataset: Path | None, schemas: Path | None, builtin: bool
 ) -> list[edgejson.CheckResult]:
+    from edgebench.datagen import edgejson
+    from edgebench.tasks.formats.edgejson import read_edgejson
+
     dataset_path, schemas_path = _inputs(directory, dataset, schemas)
     return edgejson.run_checks(read_edgejson(dataset_path, schemas_path), builtin=builtin)
 
@@ -250,6 +265,7 @@ def _deepjson_results(
     directory: Path | None, dataset: Path | None, schemas: Path | None, builtin: bool
 ) -> list[edgejson.CheckResult]:
     from edgebench.datagen.deepjson import checks
+    from edgebench.tasks.formats.deepjson import read_deepjson
 
     if schemas is not None:
         raise UserError("--schemas does not apply to deepjson: every row has its own schema")
@@ -283,6 +299,7 @@ def build_grammars(
     from edgebench.constraints import gbnf
     from edgebench.tasks.formats.edgejson import read_schema_folder
 
+    console = _console()
     folder = out or gbnf.bundled_grammar_folder("edgejson")
     source = schemas or _builtin_dir() / "schemas"
     written = gbnf.write_schema_grammars(read_schema_folder(source), folder)

@@ -7,10 +7,8 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.output import stdout_console
-from edgebench.db.export import export_csv, export_parquet
-from edgebench.db.ingest import ingest as ingest_runs
-from edgebench.db.schema import DEFAULT_DB, open_db
+from edgebench.cli.choices import DEFAULT_DB
+from edgebench.cli.console import stdout_console
 from edgebench.errors import UserError
 
 db_app = typer.Typer(
@@ -51,6 +49,9 @@ def ingest_and_print(db: Path, paths: list[Path]) -> dict[str, int]:
     """`paths` stored in `db` as `db ingest` does, printing a line per folder (a refused
     one on stderr) and the summary line; how many were added, replaced, unchanged and
     refused. A database problem is a UserError (one line)."""
+    from edgebench.db.ingest import ingest as ingest_runs
+    from edgebench.db.schema import open_db
+
     console = stdout_console()
     conn = open_db(db, create=True)
     counts = {"added": 0, "replaced": 0, "unchanged": 0, "refused": 0}
@@ -97,6 +98,9 @@ def export(
 
     Example: edgebench db export --db results.db --csv tables/
     """
+    from edgebench.db.export import export_csv, export_parquet
+    from edgebench.db.schema import open_db
+
     if (csv_dir is None) == (parquet_dir is None):
         raise UserError("edgebench db export: give one of --csv DIR or --parquet DIR")
     conn = open_db(db)

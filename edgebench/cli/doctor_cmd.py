@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
+from edgebench.cli.choices import PROBE_SECONDS
+from edgebench.cli.console import stderr_console, stop_signals
 from edgebench.cli.options import JsonOpt, ModelOpt, ThreadsOpt, default_threads
-from edgebench.cli.output import stderr_console, stop_signals
-from edgebench.report.doctor import doctor_text
-from edgebench.runner.doctor import PROBE_SECONDS, diagnose
 
 
 def doctor(
@@ -35,6 +34,9 @@ def doctor(
 
     Example: edgebench doctor --no-probe --json
     """
+    from edgebench.report.doctor import doctor_text
+    from edgebench.runner.doctor import diagnose
+
     console = stderr_console()
     with stop_signals():  # SIGTERM and SIGHUP stop the probe's worker as Ctrl-C does
         report = diagnose(

@@ -7,14 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
+from edgebench.cli.console import escape, say, stderr_console, stdout_console, stop_signals
 from edgebench.cli.options import JsonOpt, LimitOpt, threads_option
-from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
-from edgebench.report.fidelity import fidelity_table
-from edgebench.report.table import RichProgress
-from edgebench.runfolder.read import FIDELITY
-from edgebench.runner.fidelity import fidelity_of_run
 
 
 def fidelity(
@@ -40,6 +35,11 @@ def fidelity(
 
     Example: edgebench fidelity runs/20261126T101500-smollm2-135m-instruct-edgejson --limit 20
     """
+    from edgebench.report.fidelity import fidelity_table
+    from edgebench.report.table import RichProgress
+    from edgebench.runfolder.read import FIDELITY
+    from edgebench.runner.fidelity import fidelity_of_run
+
     console = stderr_console()
     try:
         with stop_signals():

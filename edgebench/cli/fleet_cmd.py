@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
+from edgebench.cli.console import escape, stderr_console, stdout_console, stop_signals
 from edgebench.cli.fleet_ingest import ingest_fleet, not_ingested
 from edgebench.cli.options import default_threads, out_option
-from edgebench.cli.output import stderr_console, stdout_console, stop_signals
-from edgebench.db.schema import check_writable
-from edgebench.fleet.drive import HostResult, find_playbook_command, run_fleet
-from edgebench.fleet.inventory import read_inventory
-from edgebench.fleet.status import COMPLETE
-from edgebench.plan.file import load_plan
-from edgebench.report.fit import Fitted
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from edgebench.fleet.drive import HostResult
 
 DEFAULT_OUT = Path("fleet-results")
 
@@ -78,6 +75,13 @@ def fleet_run(
 
     Example: edgebench fleet run plan.toml --inventory hosts.ini --push-models --ingest results.db
     """
+    from edgebench.db.schema import check_writable
+    from edgebench.fleet.drive import find_playbook_command, run_fleet
+    from edgebench.fleet.inventory import read_inventory
+    from edgebench.fleet.status import COMPLETE
+    from edgebench.plan.file import load_plan
+    from edgebench.report.fit import Fitted
+
     hosts = read_inventory(inventory)
     find_playbook_command()  # no Ansible: say how to install it before anything else
     load_plan(plan, default_threads())  # a plan mistake is one line here, not one per host
@@ -111,6 +115,8 @@ def fleet_run(
 
 def results_table(results: dict[str, HostResult]) -> Table:
     """host | state | cells done | failed | results | why (one line per failed host)."""
+    from rich.table import Table
+
     table = Table(title="edgebench fleet")
     for column in ("host", "state", "cells done", "cells failed", "results", "why"):
         table.add_column(column, justify="right" if column.startswith("cells") else "left")

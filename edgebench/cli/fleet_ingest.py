@@ -4,12 +4,13 @@ fleet ends, as `db ingest` stores and prints them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from edgebench.cli.db_cmd import ingest_and_print
-from edgebench.db.bench import find_benches
-from edgebench.db.ingest import find_runs
 from edgebench.errors import RunFailure, UserError
-from edgebench.fleet.drive import HostResult
+
+if TYPE_CHECKING:
+    from edgebench.fleet.drive import HostResult
 
 
 def later(db: Path, out: Path) -> str:
@@ -30,6 +31,9 @@ def ingest_fleet(db: Path, results: dict[str, HostResult], out: Path) -> int:
     results were never fetched, or hold no run yet, has nothing to store); how many
     folders were refused. A database that fails is a RunFailure naming where the results
     are kept and how to ingest them later."""
+    from edgebench.db.bench import find_benches
+    from edgebench.db.ingest import find_runs
+
     folders = [
         result.folder
         for result in results.values()

@@ -5,40 +5,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
+from edgebench.cli.choices import GRAPHS, LM_HEADS, PRECISIONS
+from edgebench.cli.console import escape, stdout_console
 from edgebench.cli.options import JsonOpt, ThreadsOpt, default_threads, listing
-from edgebench.cli.output import stdout_console
 from edgebench.errors import UserError
-from edgebench.models.fetch import cache_state, pull
-from edgebench.models.info import model_info
-from edgebench.models.onnx_model import (
-    GRAPHS,
-    LM_HEADS,
-    PRECISIONS,
-    converted_variants,
-    onnx_state,
-    read_provenance,
-    split_variant,
-    variant_dir,
-    variant_name,
-)
-from edgebench.models.quantized import (
-    quantized_state,
-    quantized_variants,
-    read_quantized,
-    split_quant_variant,
-    variant_label,
-)
-from edgebench.models.registry import DEFAULT_MODEL, ModelEntry, load_registry, tuning_of
-from edgebench.models.resolve import HF_PREFIX, hf_file, resolve_model
-from edgebench.report.fit import Fitted
-from edgebench.runner.model_check import OK, check_models
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from edgebench.models.registry import ModelEntry
 
 models_app = typer.Typer(
     help="The model registry: list the models, add one from the Hugging Face Hub, pull one "
@@ -50,6 +29,8 @@ models_app = typer.Typer(
 
 def _print(renderable: Table, labels: int = 1) -> None:
     """`renderable` fitted to the terminal: names and figures never cut (report/fit.py)."""
+    from edgebench.report.fit import Fitted
+
     stdout_console().print(Fitted(renderable, labels))
 
 
@@ -77,6 +58,11 @@ def list_models(as_json: JsonOpt = False) -> None:
 
     Example: edgebench models list
     """
+    from rich.table import Table
+
+    from edgebench.models.fetch import cache_state
+    from edgebench.models.registry import DEFAULT_MODEL, load_registry, tuning_of
+
     registry = load_registry()
     rows: list[tuple[Any, ...]] = [
         (
@@ -137,6 +123,8 @@ def json_row(item: dict[str, Any]) -> dict[str, Any]:
 def _variants_table(variants: list[dict[str, Any]]) -> Table:
     """Where each quantized variant came from, and its sha256 (its first 16 hex digits;
     in full with --json)."""
+    from rich.table import Table
+
     # One line per source quantization (the notes' first clause; all of it: models info).
     notes = sorted({v["note"].split(" (")[0] for v in variants if v["note"]})
     caption = "\n".join(
@@ -163,6 +151,14 @@ def quantized_rows(
 ) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     """One `models list` row per quantized variant in the cache, and what it was made
     from (its source, the source's type and sha256, its own sha256, the note)."""
+    from edgebench.models.quantized import (
+        quantized_state,
+        quantized_variants,
+        read_quantized,
+        variant_label,
+    )
+    from edgebench.models.registry import tuning_of
+
     rows = []
     for base, quant_type in quantized_variants():
         state = quantized_state(base, quant_type)
@@ -209,6 +205,15 @@ def _unknown_source(label: str) -> dict[str, Any]:
 def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[Any, ...]]:
     """One row per converted ONNX folder in the cache, described by its provenance
     (None: not known; the size in MB as a number)."""
+    from edgebench.models.onnx_model import (
+        converted_variants,
+        onnx_state,
+        read_provenance,
+        variant_dir,
+        variant_name,
+    )
+    from edgebench.models.registry import tuning_of
+
     rows = []
     for base, precision in converted_variants():
         state = onnx_state(base, precision)
@@ -253,6 +258,11 @@ def pull_model(
 
     Example: edgebench models pull gemma3-270m
     """
+    from edgebench.models.fetch import pull
+    from edgebench.models.onnx_model import split_variant
+    from edgebench.models.quantized import split_quant_variant
+    from edgebench.models.resolve import HF_PREFIX, hf_file
+
     if name.startswith(HF_PREFIX):
         typer.echo(hf_file(name))
         return
@@ -295,7 +305,10 @@ def add_model(
     Example: edgebench models add
     hf:Qwen/Qwen2.5-0.5B-Instruct-GGUF/qwen2.5-0.5b-instruct-q4_k_m.gguf
     """
+    from rich.console import Console
+
     from edgebench.models.add import add_hf
+    from edgebench.models.resolve import HF_PREFIX
 
     if not spec.startswith(HF_PREFIX):
         raise UserError(
@@ -322,6 +335,11 @@ def info(
 
     Example: edgebench models info smollm2-135m-instruct --json
     """
+    from rich.table import Table
+
+    from edgebench.models.info import model_info
+    from edgebench.models.resolve import resolve_model
+
     facts = model_info(resolve_model(model, pull_missing=False))
     if as_json:
         typer.echo(json.dumps(facts, indent=2))
@@ -389,6 +407,9 @@ def convert_model(
 
     Example: edgebench models convert smollm2-135m-instruct --to onnx --precision int4
     """
+
+    from rich.console import Console
+
     from edgebench.models.convert import convert
 
     if to != "onnx":
@@ -429,6 +450,8 @@ def quantize_model(
 
     Example: edgebench models quantize smollm2-135m-instruct --types Q8_0,Q4_K_M,Q2_K
     """
+    from rich.console import Console
+
     from edgebench.models.quant_types import parse_types
     from edgebench.models.quantize import quantize
 
@@ -456,6 +479,10 @@ def check(
 
     Example: edgebench models check ~/Downloads/*.gguf
     """
+    from rich.table import Table
+
+    from edgebench.runner.model_check import OK, check_models
+
     results = check_models(paths, load=not no_load)
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in results], indent=2))

@@ -6,26 +6,29 @@ import os
 import re
 from dataclasses import fields
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 
-from edgebench.constraints.spec import CLOSABLE_MODES, CLOSE_SUFFIX, MODES
-from edgebench.errors import UserError
-from edgebench.metrics import family_names
-from edgebench.runfolder.read import MANIFEST, read_manifest
-from edgebench.runfolder.records import (
+# The help texts' values from choices.py: `--help` loads no registry (startup time).
+from edgebench.cli.choices import (
+    CLOSABLE_MODES,
+    CLOSE_SUFFIX,
+    CONTENDED_SHARE,
     DEFAULT_COMPILE_TIMEOUT,
     DEFAULT_MAX_CRASHES,
     DEFAULT_RETIME_MAX,
+    FAMILY_NAMES,
+    MODES,
+    PARSE_MODES,
     RETIME_MODES,
-    RunSettings,
 )
-from edgebench.runner.resume import settings_from_manifest
-from edgebench.scoring.extract import LENIENT, PARSE_MODES, check_parse_mode, extraction_for
-from edgebench.system.cpu_share import CONTENDED_SHARE
+from edgebench.errors import UserError
 from edgebench.tasks import task_names
 from edgebench.tasks.base import PROMPT_STYLES
+
+if TYPE_CHECKING:
+    from edgebench.runfolder.records import RunSettings
 
 
 def listing(names: list[str] | tuple[str, ...], notes: dict[str, str] | None = None) -> str:
@@ -227,7 +230,7 @@ MetricsOpt = Annotated[
         "--metrics",
         metavar="FAMILY[,FAMILY]",
         help="Extra metric families, several comma-separated, scored next to the task's own: "
-        f"{listing(family_names(), FAMILY_NOTES)}.",
+        f"{listing(FAMILY_NAMES, FAMILY_NOTES)}.",
     ),
 ]
 MetricParamOpt = Annotated[
@@ -587,6 +590,10 @@ def run_settings(options: dict[str, Any], resume: Path | None, **converted: Any)
     like a RunSettings field counts, with `converted` ones on top; None means not given):
     a new run's, or with `--resume` the stored run's with the given ones on top (the
     engine refuses any that change what is measured)."""
+    from edgebench.runfolder.read import MANIFEST, read_manifest
+    from edgebench.runfolder.records import RunSettings
+    from edgebench.runner.resume import settings_from_manifest
+
     names = {field.name for field in fields(RunSettings)}
     chosen = {name: value for name, value in options.items() if name in names}
     given = {name: value for name, value in {**chosen, **converted}.items() if value is not None}
@@ -611,6 +618,9 @@ def reference_pipeline(given: dict[str, Any]) -> dict[str, Any]:
     that benchmark's pipeline end to end: the answer-ending policies it lacks are off (and
     so recorded in the settings), so its scorer reads the whole answer; asking for one as
     well is a one-line error."""
+    from edgebench.runfolder.records import RunSettings
+    from edgebench.scoring.extract import LENIENT, extraction_for
+
     task = given.get("task", RunSettings.task)
     chosen = [name for name in ("parse", "prompt") if given.get(name) == "reference"]
     if not chosen or extraction_for("reference", task) is LENIENT:
@@ -649,6 +659,8 @@ def check_stored_settings(settings: RunSettings, path: Path) -> None:
     """A hand-edited manifest setting that has the right type but a value its option
     refuses: a one-line error naming the file and the field (the types are checked when
     the manifest is read)."""
+    from edgebench.scoring.extract import check_parse_mode
+
     for name, option in _RANGED.items():
         value, minimum = getattr(settings, name), _minimum(option)
         if value is not None and value < minimum:

@@ -1,18 +1,23 @@
-"""Where commands print, and how a run command ends on Ctrl-C, SIGTERM or SIGHUP."""
+"""How a run command loads, runs, shows its results and ends on Ctrl-C, SIGTERM or SIGHUP
+(the consoles are in console.py, and named here too)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
 
+from edgebench.cli.console import (  # noqa: F401 (named here as before)
+    PIPED_WIDTH,
+    say,
+    stderr_console,
+    stdout_console,
+    stop_signals,
+)
 from edgebench.models.resolve import check_variants_ready
 from edgebench.report.table import RichProgress
 from edgebench.runfolder.records import RunSettings, Summary
@@ -26,48 +31,6 @@ from edgebench.runner.prepare import (
 )
 from edgebench.runner.subset import select_examples
 from edgebench.tasks.base import Task
-
-# Piped output (a log, a file) has no width to fit: wide enough for any table, so no
-# column is cut or wrapped and every number reaches the log.
-PIPED_WIDTH = 10_000
-
-
-def stdout_console() -> Console:
-    """Where results go: the terminal at its width; piped, `COLUMNS` when set (rich reads
-    it), else `PIPED_WIDTH` (rich would cut names and numbers at 80 columns)."""
-    console = Console()
-    if console.is_terminal or os.environ.get("COLUMNS", "").isdigit():
-        return console
-    return Console(width=PIPED_WIDTH)
-
-
-def stderr_console() -> Console:
-    """Progress, notes and where the results went."""
-    return Console(stderr=True)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-# Signals that end a run as Ctrl-C does: `kill` and service managers (SIGTERM), a dropped
-# SSH session or closed terminal (SIGHUP, where the platform has it).
-_STOP_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-
-
-@contextlib.contextmanager
-def stop_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt while the block runs, as Ctrl-C does."""
-    # An ignored signal stays ignored: `nohup edgebench run` must outlive the session.
-    stops = [s for s in _STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
-    previous = {signum: signal.signal(signum, _raise_interrupt) for signum in stops}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
@@ -91,13 +54,6 @@ def interruptible(console: Console) -> Iterator[None]:
             "[bold yellow]interrupted:[/] before the run folder was made; nothing was written",
         )
         raise typer.Exit(130) from None
-
-
-def say(console: Console, markup: str) -> None:
-    """The last line of an interrupted run; a terminal gone with SIGHUP cannot take it
-    (the run folder has the same facts)."""
-    with contextlib.suppress(OSError):
-        console.print(markup, highlight=False, soft_wrap=True)
 
 
 def _warn(console: Console, warning: str) -> None:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
+from edgebench.cli.console import escape, say, stderr_console, stdout_console, stop_signals
 from edgebench.cli.options import (
     DeviceNameOpt,
     JsonOpt,
@@ -17,15 +16,10 @@ from edgebench.cli.options import (
     out_option,
     parse_duration,
 )
-from edgebench.cli.output import say, stderr_console, stdout_console, stop_signals
 from edgebench.errors import RunFailure, UserError
-from edgebench.io import is_disk_full
-from edgebench.plan.cells import expand
-from edgebench.plan.execute import PlanInterrupted, PlanRun
-from edgebench.plan.file import Plan, load_plan
-from edgebench.plan.state import STATUS_FILE, found
-from edgebench.report.fit import Fitted
-from edgebench.system.identity import requested_name
+
+if TYPE_CHECKING:
+    from edgebench.plan.file import Plan
 
 plan_app = typer.Typer(
     help="Benchmark plans: a plan.toml of models x quantizations x tasks x constraint modes "
@@ -52,6 +46,8 @@ PlanOutOpt = Annotated[
 
 def _load(path: Path) -> Plan:
     """The checked plan; [bench] duration is read as `bench --duration` reads it."""
+    from edgebench.plan.file import load_plan
+
     plan = load_plan(path, default_threads())
     duration = plan.bench.options.get("duration") if plan.bench is not None else None
     if duration is not None:
@@ -97,6 +93,11 @@ def run_plan(
 
     Example: edgebench plan run plan.toml --out results/pi5 --device-name pi5-shelf-1
     """
+    from edgebench.io import is_disk_full
+    from edgebench.plan.execute import PlanInterrupted, PlanRun
+    from edgebench.plan.state import STATUS_FILE
+    from edgebench.system.identity import requested_name
+
     device_name = requested_name(device_name)  # a bad name: one line before any cell
     checked = _load(plan)
     root = _out(plan, out)
@@ -149,6 +150,12 @@ def show_plan(
 
     Example: edgebench plan show plan.toml --out results/pi5
     """
+    from rich.table import Table
+
+    from edgebench.plan.cells import expand
+    from edgebench.plan.state import found
+    from edgebench.report.fit import Fitted
+
     cells = expand(_load(plan))
     rows = []
     for cell in cells:

@@ -9,9 +9,8 @@ from typing import Annotated
 
 import typer
 
+from edgebench.cli.console import stdout_console
 from edgebench.cli.options import FormatOpt, JsonOpt
-from edgebench.cli.output import stdout_console
-from edgebench.summary import load_run
 
 
 def recommend(
@@ -73,9 +72,9 @@ def recommend(
     from edgebench.report.recommend import recommend as pick
     from edgebench.report.recommend_view import as_json as view_json
     from edgebench.report.recommend_view import formatted, render
+    from edgebench.summary import load_run
 
     shown_as = chosen_format(output_format, as_json)
-
     budget = parse_memory(max_memory) if max_memory is not None else None
     result = pick(load_run(run_dir), budget, min_accuracy, metric, arm)
     if shown_as == "json":

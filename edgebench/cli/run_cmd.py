@@ -57,19 +57,7 @@ from edgebench.cli.options import (
     parse_model_list,
     run_settings,
 )
-from edgebench.cli.output import run_and_show
-from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
-from edgebench.metrics import parse_metric_params, parse_metrics, select_families
-from edgebench.report.compact import formatted, render_compact
-from edgebench.report.formats import check_out, chosen_format
-from edgebench.report.table import render_summary
-from edgebench.runner.jobs import GreedyRun
-from edgebench.runner.power import check_power_settings
-from edgebench.scoring.extract import check_parse_mode
-from edgebench.system.identity import requested_name
-from edgebench.tasks import get_task
-from edgebench.tasks.base import prompt_template_for
 
 
 def run(
@@ -178,6 +166,19 @@ def run(
 
     Example: edgebench run --resume runs/20261122T002458-smollm2-135m-instruct-edgejson
     """
+    from edgebench.cli.output import run_and_show
+    from edgebench.constraints import parse_modes
+    from edgebench.metrics import parse_metric_params, parse_metrics, select_families
+    from edgebench.report.compact import formatted, render_compact
+    from edgebench.report.formats import check_out, chosen_format
+    from edgebench.report.table import render_summary
+    from edgebench.runner.jobs import GreedyRun
+    from edgebench.runner.power import check_power_settings
+    from edgebench.scoring.extract import check_parse_mode
+    from edgebench.system.identity import requested_name
+    from edgebench.tasks import get_task
+    from edgebench.tasks.base import prompt_template_for
+
     shown_as = chosen_format(output_format, as_json)
     check_out(out)
     if close and constraint is None:

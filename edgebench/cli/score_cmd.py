@@ -6,13 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
+from edgebench.cli.console import escape, stderr_console
 from edgebench.cli.options import JsonOpt, MetricParamOpt, MetricsOpt, ParseOpt
-from edgebench.cli.output import show_summary, stderr_console
-from edgebench.metrics import parse_metric_params, parse_metrics
-from edgebench.report.table import render
-from edgebench.runner.rescore import rescore
 
 
 def score(
@@ -45,6 +41,11 @@ def score(
 
     Example: edgebench score RUN_DIR --parse reference
     """
+    from edgebench.cli.output import show_summary
+    from edgebench.metrics import parse_metric_params, parse_metrics
+    from edgebench.report.table import render
+    from edgebench.runner.rescore import rescore
+
     result = rescore(
         run_dir,
         metrics=parse_metrics(metrics) if metrics is not None else None,

@@ -11,8 +11,6 @@ from typing import Annotated
 
 import typer
 
-from edgebench.db.runs import write_runs
-from edgebench.db.schema import is_database
 from edgebench.errors import UserError
 
 DeviceOpt = Annotated[
@@ -27,6 +25,8 @@ DeviceOpt = Annotated[
 
 
 def is_db_path(path: Path) -> bool:
+    from edgebench.db.schema import is_database
+
     return path.is_file() and (path.suffix.lower() == ".db" or is_database(path))
 
 
@@ -40,6 +40,8 @@ def run_sources(
     """`paths` with each results database replaced by its runs (of `device`, of `run`;
     with `benches`, its bench files too), written under a temporary folder that `stack`
     removes."""
+    from edgebench.db.runs import write_runs
+
     if (device is not None or run is not None) and not any(map(is_db_path, paths)):
         option = "--device" if device is not None else "--run"
         raise UserError(f"{option} selects runs of a results database (.db); none was given")

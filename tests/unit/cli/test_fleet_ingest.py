@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.cli import fleet_cmd
 from edgebench.cli.app import main
 from edgebench.db import schema
+from edgebench.fleet import drive
 from edgebench.fleet.drive import HostResult
 from edgebench.fleet.inventory import Inventory
 from edgebench.fleet.status import COMPLETE, FAILED, UNREACHABLE, CellCounts, HostState
@@ -75,8 +75,8 @@ def fleet(
     (tmp_path / "hosts.ini").write_text("\n".join(HOSTS) + "\n")
     write_plan(tmp_path / "plan")
     fake = FakeFleet(out)
-    monkeypatch.setattr(fleet_cmd, "run_fleet", fake)
-    monkeypatch.setattr(fleet_cmd, "find_playbook_command", lambda: Path("ansible-playbook"))
+    monkeypatch.setattr(drive, "run_fleet", fake)
+    monkeypatch.setattr(drive, "find_playbook_command", lambda: Path("ansible-playbook"))
     monkeypatch.setenv("COLUMNS", "300")
     yield fake
 

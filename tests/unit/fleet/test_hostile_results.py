@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from edgebench import readback
-from edgebench.cli import fleet_cmd
 from edgebench.cli.app import main
 from edgebench.errors import UserError
+from edgebench.fleet import drive
 from edgebench.fleet.drive import _collect
 from edgebench.fleet.inventory import Inventory
 from edgebench.fleet.payload import read_plan_payload
@@ -102,8 +102,8 @@ def fleet_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
     (tmp_path / "hosts.ini").write_text("pi5\nlaptop\n")
     write_plan(tmp_path / "plan")
-    monkeypatch.setattr(fleet_cmd, "run_fleet", fake_run_fleet)
-    monkeypatch.setattr(fleet_cmd, "find_playbook_command", lambda: Path("ansible-playbook"))
+    monkeypatch.setattr(drive, "run_fleet", fake_run_fleet)
+    monkeypatch.setattr(drive, "find_playbook_command", lambda: Path("ansible-playbook"))
     monkeypatch.setenv("COLUMNS", "400")
     yield out
     shutil.rmtree(out, ignore_errors=True)
