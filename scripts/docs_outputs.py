@@ -16,8 +16,8 @@ folders (docs/examples/runs/), never a model, so the outputs are the same on any
     python scripts/docs_outputs.py --check        # exit 1 when a block is out of date
     python scripts/docs_outputs.py --example-run  # rebuild docs/examples/runs/none-vs-mask
 
-The example run is made with the fake backend (queued answers, a virtual clock: no
-model), so its figures are made up; it exists to show what the commands print.
+The example run is a real run of the default model (`--example-run` needs it pulled and
+takes about two minutes on 2 cores); its manifest names no local path.
 """
 
 from __future__ import annotations
@@ -80,68 +80,29 @@ def regenerate(text: str, run: Callable[[list[str], dict[str, str]], str] = run_
 
 
 def make_example_run(out: Path) -> None:
-    """The stored example run: 10 built-in EdgeJSON examples, a fake model under `none`
-    (it writes the schema back, as small models do) and `mask` (the expected answer for
-    most examples, one field wrong for the others), `mask` decoding faster."""
-    import hashlib
+    """The stored example run: the real default model (SmolLM2-135M-Instruct, pulled) on
+    the first 10 built-in EdgeJSON examples under `none` and `mask`, 2 threads. Local
+    paths in its manifest are made portable (the repository's relative, the home folder
+    `~`), so the folder names nobody's machine."""
     import json
     import shutil
 
-    from edgebench.backends.fake import FakeBackend, FakeTimings
-    from edgebench.backends.worker import InProcessWorker
-    from edgebench.constraints import parse_modes
-    from edgebench.prompts import PromptFormat
-    from edgebench.runfolder.records import DatasetRecord, RunSettings
-    from edgebench.runner.engine import execute
-    from edgebench.runner.spec import ModelUnderTest
-    from edgebench.tasks import get_task
-
-    task = get_task("edgejson")
-    dataset_path, schemas = task.resolve_paths(None, None)
-    examples = task.load(dataset_path, schemas)
-    n = 10
-    free, masked = [], []
-    for i, example in enumerate(examples[:n]):
-        expected = dict(example.expected)
-        free.append('{"type": "object", "properties": {' if i % 3 else json.dumps(expected))
-        if i % 4 == 3:  # one field wrong
-            key = sorted(expected)[0]
-            expected[key] = "?"
-        masked.append(json.dumps(expected))
-
-    def backend(mode: str) -> FakeBackend:
-        outputs = masked if mode == "mask" else free
-        per_token = 0.008 if mode == "mask" else 0.011
-        return FakeBackend(list(outputs), timings=FakeTimings(per_output_token=per_token))
-
-    model = ModelUnderTest(
-        label="fake-model",
-        path=Path("fake-model.gguf"),
-        sha256="0" * 64,
-        size_bytes=98_000_000,
-        prompt_format=PromptFormat(style="completion"),
-        n_ctx_train=8192,
-        details={"quantization": "Q4_1"},
-    )
     if out.exists():
         shutil.rmtree(out)
-    settings = RunSettings(
-        out=out, warmup=False, limit=n, constraints=tuple(parse_modes("none,mask"))
-    )
-    dataset = DatasetRecord(
-        path=str(dataset_path.resolve().relative_to(ROOT)),
-        sha256=hashlib.sha256(dataset_path.read_bytes()).hexdigest(),
-        n_examples=len(examples),
-    )
-    execute(
-        settings,
-        [model],
-        task,
-        examples,
-        dataset,
-        worker_factory=lambda model, mode: InProcessWorker(backend(mode)),
-        device_name="example-device",
-    )
+    command = [
+        "edgebench", "run", "--limit", "10", "--constraint", "none,mask", "--threads", "2",
+        "--device-name", "2-core-vm", "--out", str(out),
+    ]  # fmt: skip
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    manifest = out / "manifest.json"
+    text = manifest.read_text(encoding="utf-8")
+    for local, portable in (
+        (f"{ROOT}/", ""),
+        (str(out.resolve()), str(out)),
+        (str(Path.home()), "~"),
+    ):
+        text = text.replace(json.dumps(local)[1:-1], json.dumps(portable)[1:-1])
+    manifest.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
