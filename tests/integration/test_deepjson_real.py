@@ -28,7 +28,7 @@ def run_dir(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run(
         [sys.executable, "-m", "edgebench", "run", "--task", "deepjson", "--dataset",
          str(dataset), "--max-context", "1024", "--max-tokens", "48", "--threads", "2",
-         "--out", str(out)],
+         "--verbose", "--out", str(out)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
