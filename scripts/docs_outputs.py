@@ -12,6 +12,12 @@ colour), and its stdout and stderr replace the block's body, under a `$ COMMAND`
 trailing `| head -N` keeps its first N lines. Commands read stored run
 folders (docs/examples/runs/), never a model, so the outputs are the same on any machine.
 
+A command that writes files writes them under `$TMP`, a fresh temporary folder per block
+(shown as `$TMP` in the output), and `&&` chains it with a look at what it wrote:
+`cat FILE`, `head -N FILE` or `sed -n A,Bp FILE`, each part under its own `$ ` line:
+
+    <!-- output: edgebench card RUN --out $TMP/card.md && sed -n 1,20p $TMP/card.md -->
+
     python scripts/docs_outputs.py                # rewrite every marked block
     python scripts/docs_outputs.py --check        # exit 1 when a block is out of date
     python scripts/docs_outputs.py --example-run  # rebuild docs/examples/runs/none-vs-mask
@@ -27,6 +33,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,19 +57,43 @@ def run_edgebench(args: list[str], env: dict[str, str]) -> str:
     return done.stdout + done.stderr
 
 
+def show_file(argv: list[str]) -> str:
+    """What `cat FILE`, `head -N FILE` or `sed -n A,Bp FILE` prints."""
+
+    def lines(name: str) -> list[str]:
+        return Path(name).read_text(encoding="utf-8").splitlines(True)
+
+    match argv:
+        case ["cat", name]:
+            return "".join(lines(name))
+        case ["head", count, name] if re.fullmatch(r"-\d+", count):
+            return "".join(lines(name)[: -int(count)])
+        case ["sed", "-n", span, name] if re.fullmatch(r"\d+,\d+p", span):
+            first, last = (int(n) for n in span[:-1].split(","))
+            return "".join(lines(name)[first - 1 : last])
+    raise SystemExit(f"not an edgebench command nor cat/head/sed -n of a file: {shlex.join(argv)}")
+
+
 def output_of(command: str, run: Callable[[list[str], dict[str, str]], str] = run_edgebench) -> str:
     """What `command` prints, run from the repository root as a user would type it:
     leading `NAME=value` words set the environment, a trailing `| head -N` keeps the
-    first N lines (then `...`)."""
+    first N lines (then `...`); `$TMP` is a fresh temporary folder, and `A && B` runs
+    A, then B (each under its own `$ ` line)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shown = [output_of_part(part, run, tmp) for part in command.split(" && ")]
+    return "\n".join(shown)
+
+
+def output_of_part(command: str, run: Callable[[list[str], dict[str, str]], str], tmp: str) -> str:
+    """One command of a `&&` chain, `$TMP` meaning `tmp` (and shown as `$TMP`)."""
     shown, _, head = command.partition(" | head -")
-    argv = shlex.split(shown)
+    argv = shlex.split(shown.replace("$TMP", tmp))
     env = {"COLUMNS": "100"}
     while argv and re.fullmatch(r"[A-Z_]+=\S*", argv[0]):
         name, _, value = argv.pop(0).partition("=")
         env[name] = value
-    if argv[:1] != ["edgebench"]:
-        raise SystemExit(f"not an edgebench command: {command}")
-    lines = [line.rstrip() for line in run(argv[1:], env).rstrip().splitlines()]
+    printed = run(argv[1:], env) if argv[:1] == ["edgebench"] else show_file(argv)
+    lines = [line.rstrip() for line in printed.replace(tmp, "$TMP").rstrip().splitlines()]
     if head and len(lines) > int(head):
         lines = [*lines[: int(head)], "..."]
     return "\n".join([f"$ {shown}", *lines])
