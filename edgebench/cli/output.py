@@ -11,13 +11,7 @@ import typer
 from rich.console import Console, Group
 from rich.markup import escape
 
-from edgebench.cli.console import (  # noqa: F401 (named here as before)
-    PIPED_WIDTH,
-    say,
-    stderr_console,
-    stdout_console,
-    stop_signals,
-)
+from edgebench.cli.console import say, stderr_console, stdout_console, stop_signals
 from edgebench.models.resolve import check_variants_ready
 from edgebench.report.table import RichProgress
 from edgebench.runfolder.records import RunSettings, Summary
