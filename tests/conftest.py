@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import socket
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +136,17 @@ def smollm2() -> Path:
         )
         unavailable(message)
     return path
+
+
+@pytest.fixture
+def network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Connections allowed to the loopback only (a local fake Hub); the test fails if it
+    reached anything else."""
+    from tests.helpers.fake_hub import loopback_only
+
+    calls = loopback_only(monkeypatch)
+    yield calls
+    assert calls == [], "a test reached beyond the loopback fake hub"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from edgebench.errors import UserError
 from edgebench.models.registry import get_entry, load_entry
 from tests.helpers.cli import assert_one_line_error, cli_error, run_cli, stdout_of
-from tests.helpers.fake_hub import COMMIT, FakeHub, loopback_only, refused_endpoint, serve
+from tests.helpers.fake_hub import COMMIT, FakeHub, refused_endpoint, serve
 from tests.helpers.gguf_factory import build_gguf, entry_toml, isolate, user_registry
 
 pytest.importorskip("huggingface_hub")
@@ -28,13 +28,6 @@ CONTENT = build_gguf({"general.architecture": "qwen2"}) + b"\x00" * 512
 @pytest.fixture(autouse=True)
 def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return isolate(monkeypatch, tmp_path) / "models"
-
-
-@pytest.fixture
-def network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    calls = loopback_only(monkeypatch)
-    yield calls
-    assert calls == [], "a test reached beyond the loopback fake hub"
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.registry import get_entry, load_entry
 from edgebench.models.resolve import resolve_model
-from tests.helpers.fake_hub import COMMIT, FakeHub, loopback_only, refused_endpoint, serve
+from tests.helpers.fake_hub import COMMIT, FakeHub, refused_endpoint, serve
 from tests.helpers.gguf_factory import build_gguf, entry_toml, isolate, user_registry
 
 pytest.importorskip("huggingface_hub")
@@ -28,13 +28,6 @@ CONTENT = build_gguf({"general.architecture": "llama"}) + bytes(range(256)) * 8
 @pytest.fixture
 def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return isolate(monkeypatch, tmp_path) / "models"
-
-
-@pytest.fixture
-def network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    calls = loopback_only(monkeypatch)
-    yield calls
-    assert calls == [], "a test reached beyond the loopback fake hub"
 
 
 @pytest.fixture
