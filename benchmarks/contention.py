@@ -2,7 +2,7 @@
 
 Usage: flock /tmp/edgebench-cpu.lock python benchmarks/contention.py [--limit 20]
        [--block 5] [--constraint none,mask] [--threads 2] [--load 2] [--retime-max 2]
-       [--persistent]
+       [--persistent] [--quiet-only]
 
 The first `--limit N` examples of the built-in dataset run through the run engine, in this
 process, on the default model (SmolLM2-135M), three ways, after an untimed one-example run
@@ -28,7 +28,11 @@ examples (summary/uncertainty.py) for quiet, loaded-raw (each example's first pa
 loaded-re-timed (the final timings), the paired ratio of re-timed to quiet decode p50 on
 the same examples with its interval, the share of examples flagged contended on their
 first pass and left contended after re-timing, whether every re-timed output was
-byte-identical to its first pass, and the summed wall time of the two quiet ways.
+byte-identical to its first pass, and the summed wall time of the two quiet ways with
+their ratio and its 95% interval paired over blocks (each resample draws blocks and takes
+both ways' wall times there, so a block's examples and its minute of drift cancel).
+`--quiet-only` leaves the loaded runs out: only the two quiet ways, for the wall-time
+question with more blocks in the same time.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from edgebench.runfolder.read import read_samples
 from edgebench.runfolder.records import DatasetRecord, RunSettings, SampleRecord, Timings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
-from edgebench.summary.uncertainty import median_ci, paired_median_ratio
+from edgebench.summary.uncertainty import bootstrap_ci, median_ci, paired_median_ratio
 from edgebench.system.cpu_share import CONTENDED_SHARE
 from edgebench.system.device import device_info
 from edgebench.tasks import get_task
@@ -177,6 +181,7 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=2, help="busy-loop processes")
     parser.add_argument("--retime-max", type=int, default=2)
     parser.add_argument("--persistent", action="store_true")
+    parser.add_argument("--quiet-only", action="store_true", help="leave the loaded runs out")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="edgebench-contention-"))
     task = get_task("edgejson")
@@ -192,7 +197,8 @@ def main() -> None:
     loaded: list[Run] = []
     for number, block in enumerate(blocks):
         first, last = ("contended", "none") if number % 2 == 0 else ("none", "contended")
-        for when, retime in (("before", first), ("loaded", "contended"), ("after", last)):
+        ways = [("before", first), ("loaded", "contended"), ("after", last)]
+        for when, retime in [w for w in ways if not (args.quiet_only and w[0] == "loaded")]:
             out = scratch / f"block{number}-{when}-{retime}"
             if when == "loaded":
                 load = Load(args.load)
@@ -206,13 +212,15 @@ def main() -> None:
                 run_block(args, block, dataset, out, retime)
             )
     quiet_run, plain_run, loaded_run = merged(quiet), merged(plain), merged(loaded)
+    block_walls = ([run.wall_s for run in quiet], [run.wall_s for run in plain])
 
     device = device_info(args.threads)
     print(
         f"{time.strftime('%Y-%m-%d %H:%M', started)}-{time.strftime('%H:%M UTC', time.gmtime())}"
         f" · {device['cpu_model']} · {platform.platform()} · {args.threads} threads · "
         f"--limit {args.limit} in blocks of {args.block} · {args.load} busy loops"
-        f"{' (persistent)' if args.persistent else ''} · --retime-max {args.retime_max} · "
+        f"{' (persistent)' if args.persistent else ''}"
+        f"{' · quiet only' if args.quiet_only else ''} · --retime-max {args.retime_max} · "
         f"contended: others or steal > {100 * CONTENDED_SHARE:g}% of all cores"
     )
     print(
@@ -230,9 +238,12 @@ def main() -> None:
         rows = [
             ("quiet", samples, [s.timings for s in samples]),
             ("quiet, --retime none", plain_arms.get(arm, []), None),
-            ("loaded, raw", loaded_arms.get(arm, []), "first"),
-            ("loaded, re-timed", loaded_arms.get(arm, []), None),
         ]
+        if not args.quiet_only:
+            rows += [
+                ("loaded, raw", loaded_arms.get(arm, []), "first"),
+                ("loaded, re-timed", loaded_arms.get(arm, []), None),
+            ]
         for label, records, how in rows:
             timings = [first_pass(s) if how == "first" else s.timings for s in records]
             n = len(records)
@@ -254,10 +265,30 @@ def main() -> None:
     print(
         f"quiet wall time, summed over blocks: --retime contended {quiet_run.wall_s:.1f} s, "
         f"--retime none {plain_run.wall_s:.1f} s "
-        f"({100 * (quiet_run.wall_s / plain_run.wall_s - 1):+.1f}%); "
-        f"loaded --retime contended {loaded_run.wall_s:.1f} s"
+        f"({100 * (quiet_run.wall_s / plain_run.wall_s - 1):+.1f}%)"
+        + ("" if args.quiet_only else f"; loaded --retime contended {loaded_run.wall_s:.1f} s")
     )
+    print(wall_ratio(*block_walls, quiet))
     print(f"run folders under {scratch}")
+
+
+def wall_ratio(contended: list[float], plain: list[float], quiet: list[Run]) -> str:
+    """The two quiet ways' wall-time ratio paired over blocks, in all blocks and in the
+    blocks where the default way re-timed nothing (there both ways run the same code)."""
+    lines = []
+    untouched = [i for i, run in enumerate(quiet) if not any(s.passes > 1 for s in run.samples)]
+    every = list(range(len(contended)))
+    for label, kept in (("all blocks", every), ("blocks re-timing nothing", untouched)):
+        a, b = [contended[i] for i in kept], [plain[i] for i in kept]
+        if not a:
+            continue
+        lo, hi = bootstrap_ci(a, b) or (float("nan"), float("nan"))
+        per_block = ", ".join(f"{100 * (x / y - 1):+.1f}%" for x, y in zip(a, b, strict=True))
+        lines.append(
+            f"quiet wall ratio --retime contended / none, {label} ({len(a)}): "
+            f"{sum(a) / sum(b):.3f} [{lo:.3f}, {hi:.3f}] (per block {per_block})"
+        )
+    return "\n".join(lines)
 
 
 def paired(
