@@ -5,7 +5,8 @@ instead, so a missing install step can never turn into a silently green run.
 Layout: tests/unit mirrors the package and runs no model, no browser and no real
 subprocess; tests/system starts real processes (workers, the CLI, a browser);
 tests/integration runs the real SmolLM2 (marker `model`). Shared code lives in
-tests/helpers; no test module imports another.
+tests/helpers; this file holds only fixtures and hooks, and no test module imports
+another or a conftest (tests/unit/test_tests_hygiene.py).
 
 Tiers: `python -m pytest` runs the fast tier, tests/unit without the tests marked `slow`
 (a couple of minutes on two cores); `python -m pytest --all` runs everything (what CI
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import socket
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ from edgebench.system.power import PowerChoice
 from tests.helpers.cpu_times import CLEAN, always
 from tests.helpers.fakes import EchoTask, fake_model, in_process
 from tests.helpers.fakes import examples as make_examples
-from tests.helpers.needs import unavailable
+from tests.helpers.needs import smollm2_path, unavailable
+from tests.helpers.run_fake import NOTHING_READABLE, RunFake
 from tests.helpers.tiers import (
     HINT,
     folder_named,
@@ -47,10 +49,6 @@ from tests.helpers.tiers import (
     slow_unit_tests,
     unit_id,
 )
-
-RunFake = Callable[..., RunResult]
-# what the timeline reads of a machine with no sensors
-NOTHING_READABLE = {"temp_c": None, "temp_source": None, "freq_mhz": [], "throttled": None}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -117,14 +115,6 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         if "slow" in left_out:
             parts.append(f"{left_out['slow']} tests marked `slow`")
         terminalreporter.write_line(f"fast tier, left out: {', '.join(parts)}; {HINT}")
-
-
-def smollm2_path() -> Path | None:
-    from edgebench.models.fetch import cache_state, cached_file
-    from edgebench.models.registry import DEFAULT_MODEL, get_entry
-
-    entry = get_entry(DEFAULT_MODEL)
-    return cached_file(entry) if cache_state(entry) == "yes" else None
 
 
 @pytest.fixture(scope="session")

@@ -38,8 +38,9 @@ from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.sustained import sustained_figures
 from edgebench.runner.workers import is_user_error, start_worker
 from edgebench.system.build_features import build_facts
-from edgebench.system.device import ROOT, current_thermal_state, device_info
+from edgebench.system.device import current_thermal_state, device_info
 from edgebench.system.memory import MemoryPeak
+from edgebench.system.tree import ROOT
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 
 # OpenMP (llama.cpp's default thread pool) pins its threads to distinct cores with these;

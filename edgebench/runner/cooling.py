@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgebench.runfolder.records import WaitCool
-from edgebench.system.device import ROOT, SystemTree, cpu_temperature
+from edgebench.system.device import cpu_temperature
+from edgebench.system.tree import ROOT, SystemTree
 
 # How often the temperature is read (and the progress line printed) while waiting.
 POLL_S = 5.0

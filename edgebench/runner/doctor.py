@@ -34,7 +34,8 @@ from edgebench.runner.prepare import model_under_test
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
-from edgebench.system.device import ROOT, device_info
+from edgebench.system.device import device_info
+from edgebench.system.tree import ROOT
 
 PROBE_SECONDS = 10.0  # the probe's wall time, loading included
 PROBE_TEST = SpeedTest(GENERATION, 64)

@@ -20,9 +20,10 @@ from typing import Any
 
 from edgebench.system.bounded_command import run_bounded
 from edgebench.system.build_flags import installed_build
+from edgebench.system.identity import read_identity
+from edgebench.system.tree import ROOT, SystemTree, parse_cpuinfo
 
 _MB = 1024 * 1024
-ROOT = Path("/")
 _DMI_PRODUCT = "sys/class/dmi/id/product_name"
 
 # ARM "CPU part" numbers (implementer 0x41) of the cores found in single-board
@@ -116,36 +117,6 @@ THROTTLE_WORDS = {
 CommandRunner = Callable[[list[str]], str | None]
 
 
-class SystemTree:
-    """Reads the kernel's files below `root`; unreadable files are None."""
-
-    def __init__(self, root: Path = ROOT) -> None:
-        self.root = root
-
-    def read(self, path: str) -> str:
-        """The file's text; OSError (PermissionError for a root-only file) when unreadable."""
-        return (self.root / path).read_text(encoding="utf-8", errors="replace").strip()
-
-    def text(self, path: str) -> str | None:
-        try:
-            return self.read(path)
-        except OSError:
-            return None
-
-    def number(self, path: str) -> int | None:
-        text = self.text(path)
-        try:
-            return int(text) if text is not None else None
-        except ValueError:
-            return None
-
-    def glob(self, pattern: str) -> list[Path]:
-        return sorted(self.root.glob(pattern))
-
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
-
-
 def run_command(argv: list[str]) -> str | None:
     """stdout of a short command, or None when it is missing or fails."""
     if shutil.which(argv[0]) is None:
@@ -160,24 +131,6 @@ def run_command(argv: list[str]) -> str | None:
 
 
 # -- CPU ---------------------------------------------------------------------------
-def parse_cpuinfo(text: str) -> list[dict[str, str]]:
-    """/proc/cpuinfo as one dict per block (processors, and on ARM a board block)."""
-    blocks: list[dict[str, str]] = []
-    current: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            if current:
-                blocks.append(current)
-                current = {}
-            continue
-        key, sep, value = line.partition(":")
-        if sep:
-            current[key.strip().lower()] = value.strip()
-    if current:
-        blocks.append(current)
-    return blocks
-
-
 def _first(blocks: list[dict[str, str]], *keys: str) -> str | None:
     for block in blocks:
         for key in keys:
@@ -447,9 +400,6 @@ def device_info(
     identity's config takes the installed llama.cpp, `llama_cpp_build`, read without
     loading it). `name`: the device's name (`--device-name`); `tree`: read through
     another reader than `root`'s."""
-    # identity.py reads /proc/cpuinfo with this module's parser: imported here, not above
-    from edgebench.system.identity import read_identity
-
     tree = tree or SystemTree(root)
     root = tree.root
     real = root == ROOT

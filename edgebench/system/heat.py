@@ -12,13 +12,13 @@ from typing import Any
 
 from edgebench.system.device import (
     CommandRunner,
-    SystemTree,
     cpu_temperature,
     is_raspberry_pi,
     machine,
     throttle_events,
     throttling,
 )
+from edgebench.system.tree import SystemTree
 
 _TEMP = re.compile(r"temp=(?P<celsius>[-+0-9.]+)'C")  # vcgencmd measure_temp: "temp=51.6'C"
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.system.device import ROOT, SystemTree, parse_cpuinfo
+from edgebench.system.tree import ROOT, SystemTree, parse_cpuinfo
 
 ENV_NAME = "EDGEBENCH_DEVICE_NAME"
 OPTION = "--device-name"

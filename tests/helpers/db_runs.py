@@ -147,3 +147,13 @@ def write_locked(db: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
     finally:
         holder.close()
+
+
+def as_version_2(db: Path) -> None:
+    """The database as version 2 wrote it: no interval but the speed ones."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE arm_group_metrics")
+        conn.execute("DROP TABLE differences")
+        conn.execute("ALTER TABLE arm_metrics DROP COLUMN value_lo")
+        conn.execute("ALTER TABLE arm_metrics DROP COLUMN value_hi")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'db_version'")

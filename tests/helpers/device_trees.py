@@ -8,7 +8,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from edgebench.system.device import SystemTree
+from edgebench.system.tree import SystemTree
 
 PI5_CORE = """processor\t: {n}
 BogoMIPS\t: 108.00

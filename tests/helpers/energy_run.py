@@ -21,8 +21,8 @@ from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import RunResult, execute
-from edgebench.system.device import SystemTree
 from edgebench.system.heat import heat_sample
+from edgebench.system.tree import SystemTree
 from tests.helpers.device_trees import cpu_files, pi5_tree, write
 from tests.helpers.fakes import RIGHT, WRONG, EchoTask, fake_model, in_process
 from tests.helpers.fakes import examples as make_examples

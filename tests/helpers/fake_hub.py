@@ -15,6 +15,7 @@ import json
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -180,3 +181,34 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     return calls
+
+
+@dataclass
+class Attempts:
+    """What a call did to reach a refused endpoint: each connection it opened there and
+    each pause it took."""
+
+    connects: list[Any] = field(default_factory=list)
+    sleeps: list[float] = field(default_factory=list)
+
+
+def record_attempts(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> Attempts:
+    """Record (and still make) every connection to `endpoint`'s port and every
+    time.sleep: an offline call that fails at once connects there once and never
+    waits; a retry would connect again or sleep first (huggingface_hub's, 23 s in 0.36)."""
+    attempts = Attempts()
+    port = int(endpoint.rsplit(":", 1)[1])
+    connect, sleep = socket.socket.connect, time.sleep
+
+    def counted_connect(self: socket.socket, address: Any) -> Any:
+        if isinstance(address, tuple) and address[1] == port:
+            attempts.connects.append(address)
+        return connect(self, address)
+
+    def counted_sleep(seconds: float) -> None:
+        attempts.sleeps.append(seconds)
+        sleep(seconds)
+
+    monkeypatch.setattr(socket.socket, "connect", counted_connect)
+    monkeypatch.setattr(time, "sleep", counted_sleep)
+    return attempts

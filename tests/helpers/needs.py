@@ -5,6 +5,7 @@ can never turn into a silently green run."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -15,3 +16,12 @@ def unavailable(message: str) -> NoReturn:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def smollm2_path() -> Path | None:
+    """The pulled SmolLM2 file in the model cache, None when it is not there."""
+    from edgebench.models.fetch import cache_state, cached_file
+    from edgebench.models.registry import DEFAULT_MODEL, get_entry
+
+    entry = get_entry(DEFAULT_MODEL)
+    return cached_file(entry) if cache_state(entry) == "yes" else None

@@ -17,9 +17,9 @@ from edgebench.backends.worker import BackendWorker
 from edgebench.errors import RunFailure
 from edgebench.io import read_jsonl
 from edgebench.runner.jobs import ConsistencyRun
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.faults import echo_examples, kill_worker_after, with_marker
+from tests.helpers.run_fake import RunFake
 
 SAMPLED = [RIGHT, WRONG, '{"a": 1, "b": 2}', "no json"]
 KIND = ConsistencyRun(samples=3, temperatures=(0.5, 0.8), seed=0)

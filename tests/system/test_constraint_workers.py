@@ -14,9 +14,9 @@ from edgebench.backends.worker import BackendWorker
 from edgebench.errors import RunFailure
 from edgebench.io import read_jsonl
 from edgebench.runner.spec import ModelUnderTest
-from tests.conftest import RunFake
 from tests.helpers.constraints import examples
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 
 MODES = ("none", "gbnf", "mask")
 

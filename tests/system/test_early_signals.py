@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.runfolder.folder import LOCK_FILE
+from tests.helpers.processes import wait_for_lines
 from tests.helpers.run_folder import manifest_of
-from tests.system.test_resume_process import wait_for_lines
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT_CLI = REPO / "tests" / "helpers" / "fault_cli.py"

@@ -16,9 +16,9 @@ from edgebench.errors import RunFailure
 from edgebench.io import read_jsonl
 from edgebench.runner.engine import RunResult
 from edgebench.tasks.base import Example
-from tests.conftest import RunFake
 from tests.helpers.fakes import OBJECT_SCHEMA
 from tests.helpers.faults import echo_examples, with_marker
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of, summary_of
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.system import build_flags
-from tests.unit.system.test_build_flags import PI4, PI5, options
+from tests.helpers.cpuinfo import PI4, PI5, options
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(build_flags.__file__)

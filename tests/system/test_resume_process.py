@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,9 @@ from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runfolder.folder import LOCK_FILE
-from tests.conftest import RunFake
 from tests.helpers.faults import echo_examples, kill_worker_after
+from tests.helpers.processes import wait_for_lines
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of, sample_content
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,16 +77,6 @@ def test_worker_sigkilled_after_n_examples_then_resume_matches_an_uninterrupted_
     assert entry["worker_failures_retried"] == 1 and entry["samples_kept"] == 2 * N - 1
     none = result.summary.arm("fake-model", "none")
     assert none is not None and none.n_examples == N and none.n_crashed == 0
-
-
-def wait_for_lines(path: Path, n: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().count("\n") >= n:
-            return
-        assert proc.poll() is None, "the run ended early"
-        time.sleep(0.05)
-    pytest.fail(f"{path} never reached {n} lines")
 
 
 def _default_sigint() -> None:

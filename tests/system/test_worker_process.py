@@ -18,8 +18,8 @@ from edgebench.backends.worker import BackendWorker
 from edgebench.io import read_jsonl
 from edgebench.isolation import WorkerDied, WorkerError
 from edgebench.tasks.base import Example
-from tests.conftest import RunFake
 from tests.helpers.fakes import OBJECT_SCHEMA, RIGHT, examples
+from tests.helpers.run_fake import RunFake
 
 
 def test_worker_process_generates_and_reports_memory() -> None:

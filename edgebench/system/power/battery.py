@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 
-from edgebench.system.device import CommandRunner, SystemTree
+from edgebench.system.device import CommandRunner
 from edgebench.system.power.sample import PowerSample, Probe
+from edgebench.system.tree import SystemTree
 
 
 class BatterySource:

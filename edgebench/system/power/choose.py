@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgebench.errors import UserError
-from edgebench.system.device import CommandRunner, SystemTree, machine
+from edgebench.system.device import CommandRunner, machine
 from edgebench.system.power import battery, hwmon, pmic, rapl
 from edgebench.system.power.command import check_power_command
 from edgebench.system.power.sample import PowerChoice
+from edgebench.system.tree import SystemTree
 
 # Most complete first: the Pi 5's board rails, the CPU's counters, the battery (the
 # whole machine, but averaged over seconds), then whatever hwmon chip reports power.

@@ -10,8 +10,9 @@ import re
 import time
 from dataclasses import dataclass
 
-from edgebench.system.device import CommandRunner, SystemTree
+from edgebench.system.device import CommandRunner
 from edgebench.system.power.sample import EnergyCounter, PowerSample, Probe, read_counters
+from edgebench.system.tree import SystemTree
 
 _GPU_CHIPS = ("amdgpu", "radeon", "nouveau", "i915", "xe")
 # Labels that name the whole (a socket's energy, the package) beside its parts (cores):

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import time
 
-from edgebench.system.device import CommandRunner, SystemTree, board_model
+from edgebench.system.device import CommandRunner, board_model
 from edgebench.system.power.sample import PowerSample, Probe
+from edgebench.system.tree import SystemTree
 
 _COMMAND = ["vcgencmd", "pmic_read_adc"]
 # "  VDD_CORE_A current(7)=2.18123000A" and "  VDD_CORE_V volt(15)=0.87244500V"

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from edgebench.system.device import CommandRunner, SystemTree
+from edgebench.system.device import CommandRunner
 from edgebench.system.power.sample import EnergyCounter, PowerSample, Probe, read_counters
+from edgebench.system.tree import SystemTree
 
 
 @dataclass

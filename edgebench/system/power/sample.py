@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from edgebench.system.device import SystemTree
+from edgebench.system.tree import SystemTree
 
 
 @dataclass(frozen=True)

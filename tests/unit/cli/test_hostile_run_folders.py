@@ -19,10 +19,10 @@ import pytest
 from edgebench import readback
 from edgebench.cli.app import main
 from edgebench.errors import UserError
-from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.inline_prompts import chat_templates_in_process
 from tests.helpers.report_runs import make_run
+from tests.helpers.run_fake import RunFake
 
 HUGE_INT = "9" * 5000
 DEEP = "[" * 100_000 + "]" * 100_000

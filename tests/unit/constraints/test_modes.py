@@ -14,9 +14,9 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.constraints import parse_modes
 from edgebench.io import read_jsonl
 from edgebench.runner.engine import RunResult
-from tests.conftest import RunFake
 from tests.helpers.constraints import examples, fakes, per_mode
 from tests.helpers.fakes import fake_model
+from tests.helpers.run_fake import RunFake
 
 
 def run_modes(

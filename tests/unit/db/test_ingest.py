@@ -16,10 +16,10 @@ from edgebench.errors import UserError
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
 from edgebench.runner.jobs import ConsistencyRun
-from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli, stdout_of
 from tests.helpers.db_runs import BAD_DATABASES, LAPTOP, PI5, write_bench, write_locked
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 
 TABLES = ("devices", "runs", "arms", "arm_metrics", "samples", "sample_scores", "run_files")
 

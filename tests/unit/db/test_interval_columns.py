@@ -13,6 +13,7 @@ import pytest
 from edgebench.db.ingest import ingest
 from edgebench.db.schema import DB_VERSION, open_db
 from edgebench.summary import load_run
+from tests.helpers.db_runs import as_version_2
 
 # one answer right of three: intervals that are not a point
 RUN = "pi5/Q4_K_M"
@@ -31,16 +32,6 @@ def _select(db: Path, sql: str) -> list[sqlite3.Row]:
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
         return conn.execute(sql).fetchall()
-
-
-def as_version_2(db: Path) -> None:
-    """The database as version 2 wrote it: no interval but the speed ones."""
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP TABLE arm_group_metrics")
-        conn.execute("DROP TABLE differences")
-        conn.execute("ALTER TABLE arm_metrics DROP COLUMN value_lo")
-        conn.execute("ALTER TABLE arm_metrics DROP COLUMN value_hi")
-        conn.execute("UPDATE meta SET value = '2' WHERE key = 'db_version'")
 
 
 def test_every_interval_of_the_summary_is_stored(fleet_root: Path, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from edgebench.db.ingest import ingest
 from edgebench.db.schema import _SPEED_COLUMNS, DB_VERSION, open_db
-from tests.unit.db.test_interval_columns import as_version_2
+from tests.helpers.db_runs import as_version_2
 
 NEW_COLUMNS = (*_SPEED_COLUMNS, "contended_examples", "speed_clean")
 

@@ -12,9 +12,9 @@ from edgebench.metrics import get_family
 from edgebench.metrics.base import Scored
 from edgebench.metrics.score import ScoredOutput, score_output
 from edgebench.scoring.parse import parse_json_output
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.movie import MOVIE, MOVIE_SCHEMA
+from tests.helpers.run_fake import RunFake
 
 PARTIAL_RATING = dict(MOVIE, Ratings=[MOVIE["Ratings"][0], {"Source": "Metacritic", "Score": 8}])
 

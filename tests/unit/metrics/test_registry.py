@@ -18,9 +18,9 @@ from edgebench.metrics import (
 )
 from edgebench.tasks.edgejson import EdgeJSONTask
 from edgebench.tasks.roundtrip import RoundtripTask
-from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 
 # What the fake model answers in the run tests: right, unparseable, wrong type.
 OUTPUTS = [RIGHT, "nope", '{"a": "1"}']

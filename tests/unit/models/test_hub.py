@@ -5,7 +5,6 @@ a wrong file not kept, offline and unknown repo/file in one line at once."""
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from edgebench.errors import UserError
 from edgebench.models.fetch import cache_state, pull
 from edgebench.models.registry import get_entry, load_entry
 from edgebench.models.resolve import resolve_model
-from tests.helpers.fake_hub import COMMIT, FakeHub, refused_endpoint, serve
+from tests.helpers.fake_hub import COMMIT, FakeHub, record_attempts, refused_endpoint, serve
 from tests.helpers.gguf_factory import build_gguf, entry_toml, isolate, user_registry
 
 pytest.importorskip("huggingface_hub")
@@ -108,12 +107,13 @@ def test_unknown_repo_file_or_revision_is_one_line(
 def test_offline_pull_is_one_line_at_once(
     cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network: list[str]
 ) -> None:
-    monkeypatch.setenv("HF_ENDPOINT", refused_endpoint())
+    endpoint = refused_endpoint()
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
     hf_entry(tmp_path)
-    started = time.perf_counter()
+    attempts = record_attempts(monkeypatch, endpoint)
     with pytest.raises(UserError) as info:
         pull("tiny")
-    assert time.perf_counter() - started < 1.0
+    assert len(attempts.connects) == 1 and attempts.sleeps == []  # no retry, no wait
     assert "cannot reach the Hugging Face Hub" in str(info.value)
     assert "(offline?)" in str(info.value)
     assert "\n" not in str(info.value)

@@ -17,7 +17,6 @@ from edgebench.report.card import pick_model, write_card
 from edgebench.report.facts import device_rows, public_path
 from edgebench.report.html import render_report, write_report
 from edgebench.summary import load_run
-from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.contention import with_contention
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
@@ -34,6 +33,7 @@ from tests.helpers.report_runs import (
     TEMPLATE_INJECTION,
     make_run,
 )
+from tests.helpers.run_fake import RunFake
 
 PI_DEVICE = {
     "cpu_model": "Cortex-A76",

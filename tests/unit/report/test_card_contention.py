@@ -14,9 +14,9 @@ from edgebench.cli.app import main
 from edgebench.report.card import SPEED_METRICS, write_card
 from edgebench.runfolder.records import ArmSummary
 from edgebench.summary import LoadedRun, load_run
-from tests.conftest import RunFake
 from tests.helpers.contention import with_contention
 from tests.helpers.fakes import RIGHT, WRONG
+from tests.helpers.run_fake import RunFake
 
 
 @pytest.fixture

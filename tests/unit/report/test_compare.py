@@ -13,10 +13,10 @@ from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.worker import InProcessWorker
 from edgebench.cli.app import main
 from edgebench.runner.spec import ModelUnderTest
-from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.db_runs import with_model_facts
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of
 
 MODES = ("none", "gbnf", "mask")

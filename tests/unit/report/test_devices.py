@@ -22,13 +22,13 @@ from edgebench.report.rundata import arms
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.records import Device
 from edgebench.summary import LoadedRun, load_run
-from tests.conftest import RunFake
 from tests.helpers.device_runs import LAPTOP, PI5, Fleet, identity, make_fleet
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.inline_prompts import chat_templates_in_process
 from tests.helpers.pages import leaderboard_rows, table_cells
 from tests.helpers.power import FakePower
 from tests.helpers.report_runs import SCRIPT
+from tests.helpers.run_fake import RunFake
 
 
 @pytest.fixture(scope="module")

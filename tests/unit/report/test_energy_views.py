@@ -15,9 +15,9 @@ from edgebench.report.compare import compare_rows, compare_table
 from edgebench.report.html import render_report
 from edgebench.report.plots import drawn_plots
 from edgebench.report.rundata import arms, load_run
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.power import FakePower
+from tests.helpers.run_fake import RunFake
 
 HOT = {"temp_c": 71.5, "temp_source": "fake", "freq_mhz": [1500, 2400], "throttled": None}
 

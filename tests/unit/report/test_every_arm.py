@@ -13,8 +13,8 @@ from edgebench.backends.worker import InProcessWorker
 from edgebench.report.table import render_summary
 from edgebench.runfolder.records import Summary
 from edgebench.runner.spec import ModelUnderTest
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
+from tests.helpers.run_fake import RunFake
 from tests.helpers.tables import plain, tables_in
 
 MODELS = ("first-model-q4_k_m", "second-model-q8_0")

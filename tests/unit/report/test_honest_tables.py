@@ -18,8 +18,8 @@ from edgebench.report.rundata import arms
 from edgebench.report.table import render_summary
 from edgebench.runner.engine import RunResult
 from edgebench.summary import load_run
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, example
+from tests.helpers.run_fake import RunFake
 
 LONG = " ".join(["pad"] * 600)  # far over --max-context 512: never decoded
 NO_VALUE = "—"

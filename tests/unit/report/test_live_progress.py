@@ -16,9 +16,9 @@ from edgebench.backends.worker import InProcessWorker
 from edgebench.report.table import RichProgress
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Worker
-from tests.conftest import RunFake
 from tests.helpers.fakes import fake_model
 from tests.helpers.faults import echo_examples
+from tests.helpers.run_fake import RunFake
 
 WRONG_ANSWER = '{"nothing": "of", "the": "kind"}'  # several tokens: a decode speed
 

@@ -23,9 +23,9 @@ from edgebench.report.html import render_report
 from edgebench.report.rundata import Arm, arms
 from edgebench.runfolder.records import Device
 from edgebench.summary import LoadedRun, load_run
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
 from tests.helpers.pages import Page
+from tests.helpers.run_fake import RunFake
 
 DEVICE = {"cpu_model": "Cortex-A76", "threads_used": 4, "ram_total_mb": 8000, "hypervisor": True}
 # Five examples, complexity complex (ex0, ex2, ex4) or simple (ex1, ex3): `none` gets

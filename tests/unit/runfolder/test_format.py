@@ -14,8 +14,8 @@ from edgebench.io import read_jsonl
 from edgebench.runfolder.publish import published, schemas
 from edgebench.runfolder.read import read_manifest, read_run, read_summary
 from edgebench.runner.jobs import ConsistencyRun
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
+from tests.helpers.run_fake import RunFake
 
 DOCS = Path(__file__).parents[3] / "docs"
 

@@ -15,8 +15,8 @@ from edgebench.runfolder.read import read_manifest
 from edgebench.runfolder.records import Device
 from edgebench.system.device import device_info
 from edgebench.system.identity import ENV_NAME
-from tests.conftest import RunFake
 from tests.helpers.device_trees import pi5_tree
+from tests.helpers.run_fake import RunFake
 
 
 @pytest.fixture(autouse=True)

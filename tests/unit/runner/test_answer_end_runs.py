@@ -14,10 +14,10 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.constraints import parse_modes
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
-from tests.conftest import RunFake
 from tests.helpers.cli import cli_error
 from tests.helpers.constraints import NESTED_SCHEMA, examples, per_mode
 from tests.helpers.gguf_factory import isolate
+from tests.helpers.run_fake import RunFake
 
 STRING_A = {"type": "object", "properties": {"a": {"type": "string"}}}
 CHATTY = '{"a": 1} I hope this helps, the answer is the JSON above, it has one key'

@@ -18,8 +18,8 @@ from edgebench.io import read_jsonl
 from edgebench.isolation import WorkerDied, WorkerTimeout
 from edgebench.runfolder.records import DEFAULT_COMPILE_TIMEOUT, RunSettings
 from edgebench.tasks.base import Example
-from tests.conftest import RunFake
 from tests.helpers.fakes import OBJECT_SCHEMA
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of
 
 # schema id -> what compiling it does to the worker (an injected fault)

@@ -21,9 +21,9 @@ from edgebench.runner.jobs import ConsistencyRun
 from edgebench.runner.prepare import load_examples
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Example
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.faults import interrupt_after
+from tests.helpers.run_fake import RunFake
 
 ANSWERS = ['{"a":1,"b":"x"}', '{"b":"x","a":1}', '{"a":2}', "no json"]
 

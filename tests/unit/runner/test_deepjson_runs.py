@@ -29,9 +29,9 @@ from edgebench.scoring.parse import parse_json_output
 from edgebench.summary import load_run
 from edgebench.tasks.base import Example
 from edgebench.tasks.deepjson import DeepJSONTask, example_from_row
-from tests.conftest import RunFake
 from tests.helpers.fakes import example as echo_example
 from tests.helpers.fakes import examples as echo_examples
+from tests.helpers.run_fake import RunFake
 
 SCORES = ["syntax", "key_matching", "strict", "valid_json"]
 

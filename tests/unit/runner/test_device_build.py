@@ -11,10 +11,10 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.runfolder.records import Device
 from edgebench.runner.bench import BenchSettings, execute_bench
 from edgebench.system.build_features import build_facts
-from tests.conftest import RunFake
 from tests.helpers.bench_fakes import bench_model, built_for
 from tests.helpers.device_trees import pi5_tree
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 
 NEW_PI = "CPU : NEON = 1 | ARM_FMA = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
 NEW_X86 = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "

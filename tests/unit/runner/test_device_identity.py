@@ -13,10 +13,10 @@ from edgebench.backends.fake import FakeBackend
 from edgebench.errors import UserError
 from edgebench.runner.bench import BenchSettings, execute_bench
 from edgebench.system.identity import ENV_NAME, config_of
-from tests.conftest import RunFake
 from tests.helpers.bench_fakes import bench_model, built_for
 from tests.helpers.device_trees import pi5_tree
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of
 
 NEW_X86 = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "

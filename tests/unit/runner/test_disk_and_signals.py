@@ -21,10 +21,10 @@ from edgebench.io import JsonlAppender, read_jsonl
 from edgebench.runfolder.folder import LOCK_FILE, RESERVE_FILE
 from edgebench.runner import engine
 from edgebench.runner.engine import RunInterrupted
-from tests.conftest import NOTHING_READABLE, RunFake
 from tests.helpers.fakes import RIGHT
 from tests.helpers.full_disk import FullDisk, full_disk
 from tests.helpers.power import FakePower
+from tests.helpers.run_fake import NOTHING_READABLE, RunFake
 
 ENOSPC = "No space left on device"
 

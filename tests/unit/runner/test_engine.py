@@ -14,8 +14,8 @@ from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runner.budget import plan_budget, size_context
 from edgebench.tasks.base import Example
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, examples
+from tests.helpers.run_fake import RunFake
 
 
 def test_run_folder_has_manifest_samples_and_summary(run_fake: RunFake) -> None:

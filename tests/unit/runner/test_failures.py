@@ -13,8 +13,8 @@ import pytest
 
 from edgebench.errors import RunFailure, UserError
 from edgebench.io import read_jsonl
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, fake_model
+from tests.helpers.run_fake import RunFake
 
 
 def test_a_model_too_big_for_memory_is_refused_with_both_figures(

@@ -19,8 +19,8 @@ from edgebench.runner.timeline import Timeline
 from edgebench.system.power import PowerSample, choose_power_source
 from edgebench.system.power.command import CommandSource
 from edgebench.system.power.sample import ReadingLost
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 
 HEAT = {"temp_c": 48.5, "temp_source": "fake", "freq_mhz": [1500], "throttled": None}
 

@@ -20,10 +20,10 @@ from edgebench.prompts import PromptFormat
 from edgebench.report.compare import compare_rows
 from edgebench.runner.engine import RunInterrupted
 from edgebench.runner.spec import ModelUnderTest
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
 from tests.helpers.faults import echo_examples, interrupt_after
 from tests.helpers.inline_prompts import chat_templates_in_process
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of, sample_content
 
 SPEEDS = {"tiny": 0.01, "tiny@onnx-int4": 0.02}  # seconds per decoded token

@@ -24,8 +24,8 @@ from edgebench.system.power.meter_log import (
     BadLine,
     scan_power_log,
 )
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 
 BAD_LINES = {
     b"1764129600," + b"9" * 200_000 + b"\n": f"a line longer than {MAX_LINE_BYTES} bytes",

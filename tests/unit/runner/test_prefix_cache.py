@@ -14,9 +14,9 @@ from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
 from edgebench.tasks.edgejson import EdgeJSONTask
-from tests.conftest import RunFake
 from tests.helpers.constraints import examples
 from tests.helpers.fakes import fake_model
+from tests.helpers.run_fake import RunFake
 
 
 def test_the_prefix_is_the_prompt_up_to_the_examples_text() -> None:

@@ -17,8 +17,8 @@ from edgebench.runner.prepare import load_examples
 from edgebench.summary import load_run
 from edgebench.tasks import get_task
 from edgebench.tasks.deepjson import REFERENCE_TEMPLATE
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of
 
 ROW = {  # a Chinese row, as half the DeepJSONEval release is

@@ -18,9 +18,9 @@ from edgebench.runner.jobs import ConsistencyRun
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.rescore import rescore
 from edgebench.tasks import get_task
-from tests.conftest import RunFake
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.faults import break_edgejson_scoring
+from tests.helpers.run_fake import RunFake
 
 
 def recorded_run(

@@ -20,9 +20,9 @@ from edgebench.io import read_jsonl
 from edgebench.runfolder.folder import LOCK_FILE, RunLock
 from edgebench.runfolder.records import DatasetRecord
 from edgebench.runner.engine import RunInterrupted
-from tests.conftest import RunFake
 from tests.helpers.fakes import fake_model, in_process
 from tests.helpers.faults import DyingWorker, Hook, echo_examples, interrupt_after
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of, sample_content
 
 N = 6

@@ -17,9 +17,9 @@ from edgebench.io import read_jsonl
 from edgebench.runfolder.read import read_samples
 from edgebench.runfolder.records import SampleRecord
 from edgebench.runner.engine import RunInterrupted
-from tests.conftest import RunFake
 from tests.helpers.cpu_times import CLEAN, CONTENDED, STOLEN, FakeCpuTimes, always, scripted
 from tests.helpers.fakes import RIGHT
+from tests.helpers.run_fake import RunFake
 
 SLOW, FAST = 0.1, 0.01  # seconds per output token: a disturbed pass, a clean one
 

@@ -19,9 +19,9 @@ from edgebench.report.table import RichProgress
 from edgebench.runfolder.read import read_manifest, read_samples
 from edgebench.runner.engine import RunInterrupted
 from edgebench.summary import load_run
-from tests.conftest import RunFake
 from tests.helpers.fakes import example
 from tests.helpers.faults import echo_examples
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import sample_content
 from tests.helpers.waits import FakeTime
 

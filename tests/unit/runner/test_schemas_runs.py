@@ -30,9 +30,9 @@ from edgebench.runner.prepare import load_examples
 from edgebench.runner.rescore import rescore
 from edgebench.summary import load_run
 from edgebench.tasks.schemas import SchemasTask
-from tests.conftest import RunFake
 from tests.helpers.cli import run_cli
 from tests.helpers.cli_model import use_fake_model
+from tests.helpers.run_fake import RunFake
 from tests.helpers.run_folder import manifest_of
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

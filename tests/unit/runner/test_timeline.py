@@ -16,9 +16,9 @@ from edgebench.runfolder.read import read_manifest, read_rows, read_samples
 from edgebench.runfolder.records import PowerReading, TimelineRow
 from edgebench.runner.timeline import Timeline
 from edgebench.system.power import PowerChoice
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT
 from tests.helpers.power import FakePower, wave, wave_integral
+from tests.helpers.run_fake import RunFake
 
 HEAT = {"temp_c": 48.5, "temp_source": "fake", "freq_mhz": [1500, 2400], "throttled": None}
 

@@ -13,8 +13,8 @@ from edgebench.scoring.patterns import PATTERN_TIMEOUT_S
 from edgebench.scoring.schema import SchemaChecker
 from edgebench.tasks.base import Example
 from edgebench.tasks.edgejson import EdgeJSONTask
-from tests.conftest import RunFake
 from tests.helpers.faults import break_edgejson_scoring
+from tests.helpers.run_fake import RunFake
 
 PATHOLOGICAL = "^(a+)+$"
 # What a match cut at the library's own bound says (scoring/patterns.py).

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from edgebench.tasks.base import Example
-from tests.conftest import RunFake
 from tests.helpers.fakes import OBJECT_SCHEMA, RIGHT, examples, fake_model
+from tests.helpers.run_fake import RunFake
 
 
 def test_an_arm_the_runtime_cannot_run_has_no_figures(run_fake: RunFake) -> None:

@@ -20,9 +20,9 @@ from edgebench.runfolder.records import (
 from edgebench.summary import summarize
 from edgebench.summary.energy import arm_throttled, example_energy, power_samples, throttled
 from edgebench.system.power import PowerSample
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.power import wave, wave_integral
+from tests.helpers.run_fake import RunFake
 
 T0 = 1_800_000_000.0
 RECORD = PowerRecord("fake-meter", "external", "exact", "a function", None, True, 1.0)

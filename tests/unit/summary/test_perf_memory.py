@@ -9,7 +9,7 @@ from dataclasses import replace
 from edgebench.runfolder.read import read_manifest, read_samples
 from edgebench.runfolder.records import MemoryRecord
 from edgebench.summary.perf import perf_summary
-from tests.conftest import RunFake
+from tests.helpers.run_fake import RunFake
 
 
 def test_an_arm_whose_memory_was_never_read_has_no_peak(run_fake: RunFake) -> None:

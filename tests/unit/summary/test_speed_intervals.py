@@ -16,8 +16,8 @@ from edgebench.cli.app import main
 from edgebench.report.table import render_summary
 from edgebench.summary import load_run
 from edgebench.summary.uncertainty import median_ci, paired_median_ratio
-from tests.conftest import RunFake
 from tests.helpers.fakes import RIGHT, WRONG
+from tests.helpers.run_fake import RunFake
 
 
 def test_median_of_two_examples_spans_both() -> None:

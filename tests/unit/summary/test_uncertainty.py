@@ -6,16 +6,16 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from edgebench.cli.app import main
-from edgebench.summary.uncertainty import bootstrap_ci, paired_difference
-from tests.conftest import RunFake
+from edgebench.summary.uncertainty import RESAMPLES, bootstrap_ci, paired_difference
 from tests.helpers.fakes import RIGHT, WRONG
+from tests.helpers.run_fake import RunFake
 
 
 def test_two_examples_one_right_span_zero_to_one() -> None:
@@ -60,13 +60,29 @@ def test_paired_difference_keeps_what_the_arms_share() -> None:
         paired_difference([1], [1, 0])
 
 
-def test_fast_enough_for_a_run() -> None:
+def test_an_interval_is_one_draw_of_every_resample_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fast enough for a run whatever its size: each interval draws all its resamples as
+    one (RESAMPLES, n) array and works on it whole, never one resample at a time in
+    Python (counted: one generator and one draw per interval)."""
+    draws: list[tuple[int, ...]] = []
+    real = np.random.default_rng
+
+    class Counted:
+        def __init__(self, seed: int) -> None:
+            self.rng = real(seed)
+
+        def integers(self, *args: Any, size: tuple[int, ...], **kwargs: Any) -> np.ndarray:
+            draws.append(size)
+            return self.rng.integers(*args, size=size, **kwargs)
+
+    monkeypatch.setattr(np.random, "default_rng", Counted)
     scores = [i % 3 == 0 for i in range(200)]
-    start = time.perf_counter()
     for _ in range(6):
         bootstrap_ci(scores)
         paired_difference(scores, scores[::-1])
-    assert time.perf_counter() - start < 0.5
+    assert draws == [(RESAMPLES, 200)] * 12
 
 
 def test_summary_has_intervals_and_the_paired_mask_minus_none(run_fake: RunFake) -> None:

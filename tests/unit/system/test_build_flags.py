@@ -8,36 +8,7 @@ import pytest
 
 from edgebench.system import build_flags
 from edgebench.system.build_flags import choose
-
-# /proc/cpuinfo of a Raspberry Pi 5 (BCM2712, 4x Cortex-A76) under Raspberry Pi OS bookworm.
-PI5_CORE = """processor\t: {n}
-BogoMIPS\t: 108.00
-Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid {rest}
-CPU implementer\t: 0x41
-CPU architecture: 8
-CPU variant\t: 0x4
-CPU part\t: 0xd0b
-CPU revision\t: 1
-"""
-PI5 = "\n".join(PI5_CORE.format(n=n, rest="asimdrdm lrcpc dcpop asimddp") for n in range(4)) + (
-    "\nRevision\t: d04170\nSerial\t\t: 5c2d1f0e8a3b7c61\n"
-    "Model\t\t: Raspberry Pi 5 Model B Rev 1.0\n"
-)
-
-# A Raspberry Pi 4 (BCM2711, 4x Cortex-A72, ARMv8.0: no dotprod, no fp16 arithmetic).
-PI4_CORE = """processor\t: {n}
-BogoMIPS\t: 108.00
-Features\t: fp asimd evtstrm crc32 cpuid
-CPU implementer\t: 0x41
-CPU architecture: 8
-CPU variant\t: 0x0
-CPU part\t: 0xd08
-CPU revision\t: 3
-"""
-PI4 = "\n".join(PI4_CORE.format(n=n) for n in range(4)) + (
-    "\nRevision\t: c03114\nSerial\t\t: 10000000a1b2c3d4\n"
-    "Model\t\t: Raspberry Pi 4 Model B Rev 1.4\n"
-)
+from tests.helpers.cpuinfo import PI4, PI5, options
 
 # An ARMv8.6 core with int8 matrix multiply (e.g. a Cortex-A78-class phone SoC or Graviton3).
 I8MM = "processor\t: 0\nFeatures\t: fp asimd asimdhp asimddp i8mm bf16 sve cpuid\n"
@@ -66,12 +37,6 @@ AMX = " amx_bf16 avx512_fp16 amx_tile amx_int8 avx_vnni"
 
 def x86(flags: str, model: str = "AMD EPYC", vendor: str = "AuthenticAMD") -> str:
     return "\n".join(X86_CORE.format(n=n, model=model, vendor=vendor, flags=flags) for n in (0, 1))
-
-
-def options(cmake_args: str) -> dict[str, str]:
-    """-DNAME=VALUE ... as {NAME: VALUE}."""
-    pairs = (arg.removeprefix("-D").split("=", 1) for arg in cmake_args.split())
-    return {name: value for name, value in pairs}
 
 
 def test_raspberry_pi_5_gets_dotprod_and_fp16() -> None:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from edgebench.system.device import (
-    SystemTree,
     current_thermal_state,
     decode_throttled,
     device_info,
     virtualised,
 )
+from edgebench.system.tree import SystemTree
 from tests.helpers.device_trees import laptop_tree, pi5_tree, write
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.system.device import SystemTree
 from edgebench.system.heat import heat_sample
+from edgebench.system.tree import SystemTree
 from tests.helpers.device_trees import (
     FakeVcgencmd,
     amd_desktop_tree,

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from edgebench.errors import UserError
-from edgebench.system.device import SystemTree, device_info
+from edgebench.system.device import device_info
 from edgebench.system.identity import ENV_NAME, read_identity, refresh, requested_name
+from edgebench.system.tree import SystemTree
 from tests.helpers.device_trees import (
     LAPTOP_DMI_IDS,
     PI5_SERIAL,

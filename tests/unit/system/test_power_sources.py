@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.system.device import SystemTree
 from edgebench.system.power import PowerChoice, choose_power_source, energy_between
 from edgebench.system.power.sample import PowerSample
+from edgebench.system.tree import SystemTree
 from tests.helpers.device_trees import (
     PI5_RAILS,
     RAPL_MAX_UJ,

@@ -15,7 +15,7 @@ from edgebench.runfolder.records import RunSettings
 from edgebench.runner.prepare import load_examples
 from edgebench.tasks import get_task
 from edgebench.tasks.roundtrip import RoundtripTask, describe
-from tests.conftest import RunFake
+from tests.helpers.run_fake import RunFake
 
 
 def test_description_is_deterministic_depth_first_and_free_of_json_syntax() -> None:
