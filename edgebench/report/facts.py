@@ -18,6 +18,7 @@ from edgebench.runfolder.records import (
     Perf,
     Summary,
 )
+from edgebench.runtimes import version_of
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
 
@@ -262,7 +263,7 @@ def runtime_of(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
 
 def runtime_label(runtime: dict[str, Any]) -> str | None:
     """ "llama.cpp 0.3.36" or "onnxruntime 1.31.1": the runtime's name and version."""
-    version = runtime.get("llama_cpp_python") or runtime.get("onnxruntime")
+    version = version_of(runtime)
     return " ".join(str(v) for v in (runtime.get("name"), version) if v) or None
 
 

@@ -20,6 +20,7 @@ from edgebench.runfolder.records import (
     RunSettings,
 )
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.runtimes import RUNTIMES
 from edgebench.tasks.base import Example, Task
 from edgebench.tasks.expected import split_invalid
 
@@ -108,7 +109,7 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
     entry = resolved.entry
     details: dict[str, Any] = {
         "registry_name": entry.name if entry else provenance.get("base_model"),
-        "format": "onnx",
+        "format": RUNTIMES[resolved.runtime].model_format,
         "architecture": source.get("architecture"),
         "quantization": provenance.get("precision"),
         "parameters": source.get("parameters"),
@@ -128,7 +129,7 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
             eos_token=prompt.get("eos_token"),
         ),
         n_ctx_train=provenance.get("context_length"),
-        backend="onnx",
+        backend=resolved.runtime,
         kv_bytes_per_token=_onnx_kv_bytes(provenance),
         tuning=tuning_of(entry, prompt.get("chat_template") is not None),
         details=details,
