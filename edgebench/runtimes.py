@@ -6,7 +6,8 @@ tests' `fake`. Every module that used to check one of those names reads its `Run
 instead: the backend classes and the constraint modes each decodes (and why it cannot
 decode the others), `--prefix-cache`, the memory the load holds, fidelity, the model
 card's library, the runtime block's version key, the packages `--version` and the
-manifest name, the install extra a fleet host needs. Pure data and a leaf of the
+manifest name, the install extra a fleet host needs, the
+`models convert` target that makes its files. Pure data and a leaf of the
 layers, so the command line, reports and `--version` read it without importing a
 runtime (docs/contributing/extending.md: adding a backend).
 """
@@ -42,6 +43,7 @@ class Runtime:
     package: str | None = None  # the pip distribution; --version and the manifest name it
     version_key: str | None = None  # the key of its version in a run's runtime block
     install_extra: str | None = None  # pyproject extra a host adds (None: always installed)
+    conversion: str | None = None  # the `models convert --to` target that makes its files
 
 
 def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, Any]:
@@ -87,6 +89,7 @@ ONNX = Runtime(
     package="onnxruntime",
     version_key="onnxruntime",
     install_extra="onnx",
+    conversion="onnx",
 )
 # The tests' scripted backend: every mode, no runtime to install.
 FAKE = Runtime(
@@ -117,6 +120,11 @@ def runtime_for_format(model_format: str) -> Runtime:
 def runtime_packages() -> tuple[str, ...]:
     """The pip distributions of the runtimes a run's numbers depend on, in registry order."""
     return tuple(r.package for r in RUNTIMES.values() if r.package)
+
+
+def conversions() -> tuple[str, ...]:
+    """The `models convert --to` targets, in registry order."""
+    return tuple(r.conversion for r in RUNTIMES.values() if r.conversion)
 
 
 def version_of(runtime: Mapping[str, Any]) -> Any:

@@ -22,6 +22,8 @@ EDGEJSON_SEED = 17
 EDGEJSON_EXAMPLES_PER_SCHEMA = 8
 # edgebench.db.schema
 DEFAULT_DB = Path("edgebench.db")
+# edgebench.runtimes.conversions()
+CONVERSIONS = ("onnx",)
 # edgebench.models.onnx_model
 PRECISIONS = ("fp32", "int4")
 GRAPHS = ("gqa", "optimum")

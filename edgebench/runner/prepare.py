@@ -20,7 +20,7 @@ from edgebench.runfolder.records import (
     RunSettings,
 )
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runtimes import RUNTIMES
+from edgebench.runtimes import LLAMA, RUNTIMES
 from edgebench.tasks.base import Example, Task
 from edgebench.tasks.expected import split_invalid
 
@@ -88,14 +88,14 @@ def quantized_from(model: QuantizedModel | None) -> QuantizedFrom | None:
     if model is None:
         return None
     source = model.source
-    version = (model.provenance.get("tools") or {}).get("llama-cpp-python")
+    version = (model.provenance.get("tools") or {}).get(LLAMA.package)  # the quantizer
     return QuantizedFrom(
         source=str(source.get("name")),
         source_quantization=source.get("quantization"),
         requantized=model.requantized,
         note=model.note,
         source_sha256=source.get("sha256"),
-        quantizer=f"llama-cpp-python {version}" if version else None,
+        quantizer=f"{LLAMA.package} {version}" if version else None,
     )
 
 

@@ -12,6 +12,7 @@ from edgebench.metrics import family_names
 from edgebench.models.onnx_model import GRAPHS, LM_HEADS, PRECISIONS
 from edgebench.runfolder import records
 from edgebench.runner.doctor import PROBE_SECONDS
+from edgebench.runtimes import conversions
 from edgebench.scoring.extract import PARSE_MODES
 from edgebench.system.cpu_share import CONTENDED_SHARE
 
@@ -31,6 +32,7 @@ def test_the_help_texts_values_are_the_codes() -> None:
     assert choices.EDGEJSON_EXAMPLES_PER_SCHEMA == edgejson.DEFAULT_EXAMPLES_PER_SCHEMA
     assert choices.DEFAULT_DB == DEFAULT_DB
     assert choices.PROBE_SECONDS == PROBE_SECONDS
+    assert conversions() == choices.CONVERSIONS
     assert (
         tuple(PRECISIONS),
         tuple(GRAPHS),
