@@ -26,6 +26,7 @@ from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Mani
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
 from edgebench.summary.consistency import FAMILY as CONSISTENCY
+from edgebench.tasks import reference_of
 
 Read = Callable[[ArmSummary], Any]
 
@@ -139,7 +140,7 @@ def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], .
 
 def parse_label(summary: Summary) -> str:
     """How the run took the JSON from its answers (`--parse`)."""
-    return describe_parse(summary.parse, summary.task)
+    return describe_parse(summary.parse, summary.task, reference_of(summary.task))
 
 
 def _cell(value: Any, digits: int) -> str:

@@ -21,6 +21,7 @@ from edgebench.runfolder.records import (
 from edgebench.runtimes import version_of
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
+from edgebench.tasks import reference_of
 
 METRIC_LABELS = {
     "json_exact": "JSONExact",
@@ -334,7 +335,8 @@ def examples_run(run: LoadedRun) -> int:
 
 def parse_label(run: LoadedRun) -> str:
     """How the scored JSON was taken from the answers: `lenient`, or `reference (NAME)`."""
-    return describe_parse(run.manifest.settings.parse, run.manifest.task.name)
+    task = run.manifest.task.name
+    return describe_parse(run.manifest.settings.parse, task, reference_of(task))
 
 
 # What each `--prompt` style is, for the title over the task's prompt template.
