@@ -13,6 +13,12 @@ CLOSE_SUFFIX = "+close"
 CLOSABLE_MODES = ("mask",)
 # edgebench.metrics.family_names()
 FAMILY_NAMES = ("edgejson", "deepjson", "structure", "sted", "sobench", "schemas")
+# edgebench.metrics.FAMILIES: each family's note
+FAMILY_NOTES = {
+    "structure": "CSA, NTED",
+    "sobench": "FMA, FSMA",
+    "schemas": "JSONSchemaBench compliance",
+}
 # edgebench.scoring.extract
 PARSE_MODES = ("lenient", "reference")
 # edgebench.system.cpu_share

@@ -19,6 +19,7 @@ from edgebench.cli.choices import (
     DEFAULT_MAX_CRASHES,
     DEFAULT_RETIME_MAX,
     FAMILY_NAMES,
+    FAMILY_NOTES,
     MODES,
     PARSE_MODES,
     RETIME_MODES,
@@ -40,11 +41,6 @@ def listing(names: list[str] | tuple[str, ...], notes: dict[str, str] | None = N
 
 # Notes beside the values the registries hold (a value without a note is listed bare).
 TASK_NOTES = {name: info.note for name, info in TASKS.items()}
-FAMILY_NOTES = {
-    "structure": "CSA, NTED",
-    "sobench": "FMA, FSMA",
-    "schemas": "JSONSchemaBench compliance",
-}
 PARSE_NOTES = {
     "lenient": "the whole text, a fenced block, or the first complete JSON value",
     "reference": "what the task's published scorer accepts: DeepJSONEval, the EdgeJSON "

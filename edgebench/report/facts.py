@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.metrics import FAMILIES
 from edgebench.report.rundata import Arm, LoadedRun, flatten
 from edgebench.runfolder.records import (
     ArmSummary,
@@ -23,27 +24,11 @@ from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
 from edgebench.tasks import reference_of
 
+# A figure's label in tables and cards, as its family declares it (metrics/__init__.py);
+# the consistency summary's own figure beside them.
 METRIC_LABELS = {
-    "json_exact": "JSONExact",
-    "field_f1": "Field F1",
-    "field_precision": "Precision",
-    "field_recall": "Recall",
-    "schema_compliance": "Schema",
-    "valid_json": "Valid JSON",
-    "syntax": "Syntax",
-    "key_matching": "Key match",
-    "strict": "Strict",
-    "csa": "CSA",
-    "nted": "NTED",
-    "sted": "STED",
-    "sted_structural": "STED struct",
-    "sted_semantic": "STED sem",
+    **{figure: label for info in FAMILIES.values() for figure, label in info.labels.items()},
     "sted_mean": "STED mean",
-    "schema_validation_accuracy": "Schema valid",
-    "fma_exact": "FMA",
-    "fma_fuzzy": "FMA fuzzy",
-    "fsma_exact": "FSMA",
-    "fsma_fuzzy": "FSMA fuzzy",
 }
 
 Figure = Callable[[ArmSummary], float | int | None]

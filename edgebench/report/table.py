@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.table import Column, Table
 
+from edgebench.metrics import FAMILIES
 from edgebench.report.coverage import coverage_table
 from edgebench.report.facts import (
     INDICATIVE,
@@ -50,9 +51,13 @@ _SECOND_GROUP = {
 _ROW_ORDER = {group: rows for info in TASKS.values() for group, rows in info.row_order.items()}
 # Tables of their own, not breakdowns of the headline table.
 _OWN_TABLES = ("element_type",)
-# The score the progress bar shows, by the name a task's scores have it under; else the
-# task's first score (round trip: CSA).
-_HEADLINE = {"json_exact": "exact", "key_matching": "km"}
+# The score the progress bar shows, by the name a task's scores have it under, with its
+# short header, as its family declares it; else the task's first score (round trip: CSA).
+_HEADLINE = {
+    info.progress: dict((key, header) for header, key in info.headline)[info.progress]
+    for info in FAMILIES.values()
+    if info.progress
+}
 
 
 def _header(name: str) -> str:
