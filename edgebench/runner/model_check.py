@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgebench.backends import backend_for
 from edgebench.backends.base import DecodeSettings
 from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
 from edgebench.models.gguf import read_gguf
+from edgebench.runtimes import runtime_for_format
 
 CHECK_N_CTX = 64
 CHECK_TIMEOUT_S = 60.0
@@ -70,14 +72,16 @@ def check_models(
 def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, CheckResult]:
     results: dict[Path, CheckResult] = {}
     worker: BackendWorker | None = None
+    runtime = runtime_for_format("gguf")  # the runtime that loads GGUF files
+    backend, mode_options = backend_for(runtime.name, "none")
     try:
         for path, n_ctx in files:
-            options = {"model_path": str(path), "n_threads": 1}
+            options = {"model_path": str(path), "n_threads": 1, **mode_options}
             try:
                 if worker is None:
-                    worker = BackendWorker("llama", options)
+                    worker = BackendWorker(backend, options)
                 else:
-                    worker.reopen("llama", options)
+                    worker.reopen(backend, options)
                 worker.load(n_ctx, timeout=timeout)
                 gen = worker.generate("Hello", DecodeSettings(max_tokens=2), timeout=timeout)
                 detail = f"loads and decodes ({gen.output_tokens} tokens)"
@@ -85,7 +89,7 @@ def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, Chec
             except WorkerError as exc:
                 results[path] = CheckResult(path, REFUSED, str(exc))
             except WorkerDied as exc:
-                detail = f"llama.cpp crashed: the worker {describe_exit(exc.exitcode)}"
+                detail = f"{runtime.label} crashed: the worker {describe_exit(exc.exitcode)}"
                 results[path] = CheckResult(path, CRASHED, f"{detail} during {exc.during}")
                 worker.close()  # type: ignore[union-attr]
                 worker = None
