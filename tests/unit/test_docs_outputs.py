@@ -54,3 +54,48 @@ def test_a_marked_block_is_replaced_and_cut(monkeypatch: pytest.MonkeyPatch) -> 
         "<!-- output: COLUMNS=80 edgebench compare runs | head -2 -->\n"
         "```\n$ COLUMNS=80 edgebench compare runs\ncompare runs at 80\nline 2\n...\n```\n"
     )
+
+
+def test_a_command_may_keep_a_span_of_its_lines() -> None:
+    def fake(args: list[str], env: dict[str, str]) -> str:
+        return "".join(f"line {n}\n" for n in range(1, 6))
+
+    assert docs_outputs.output_of("edgebench score run | sed -n 2,3p", fake) == (
+        "$ edgebench score run\n...\nline 2\nline 3\n..."
+    )
+
+
+def test_a_file_block_shows_the_file_and_keeps_its_language() -> None:
+    text = "<!-- file: docs/examples/plans/plan.toml -->\n```toml\nold\n```\n"
+    plan = (ROOT / "docs" / "examples" / "plans" / "plan.toml").read_text(encoding="utf-8")
+    assert docs_outputs.regenerate(text) == (
+        f"<!-- file: docs/examples/plans/plan.toml -->\n```toml\n{plan.rstrip()}\n```\n"
+    )
+
+
+def test_a_copied_run_is_what_the_command_reads() -> None:
+    def fake(args: list[str], env: dict[str, str]) -> str:
+        return f"{args[1]} holds {sorted(p.name for p in Path(args[1]).iterdir())[0]}\n"
+
+    command = "cp -r docs/examples/runs/none-vs-mask $TMP/run && edgebench score $TMP/run"
+    assert docs_outputs.output_of(command, fake) == (
+        "$ cp -r docs/examples/runs/none-vs-mask $TMP/run\n"
+        "$ edgebench score $TMP/run\n$TMP/run holds manifest.json"
+    )
+
+
+def test_a_query_prints_as_the_sqlite3_shell_does(tmp_path: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        conn.execute("CREATE TABLE t (name TEXT, rss REAL, n INT)")
+        conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [("vm", 2500.0, None), (None, 1e20, 3)])
+    conn.close()
+    (tmp_path / "q.sql").write_text("SELECT name, rss AS peak_rss, n FROM t ORDER BY rss;\n")
+    command = f"sqlite3 -header -column {tmp_path}/r.db < {tmp_path}/q.sql"
+    assert docs_outputs.output_of(command).splitlines()[1:] == [
+        "name  peak_rss  n",
+        "----  --------  -",
+        "vm    2500.0",
+        "      1.0e+20   3",
+    ]
