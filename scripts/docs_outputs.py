@@ -176,18 +176,21 @@ def output_of_part(command: str, run: Callable[[list[str], dict[str, str]], str]
     return "\n".join([f"$ {shown}", *lines])
 
 
+def block(
+    match: re.Match[str], run: Callable[[list[str], dict[str, str]], str] = run_edgebench
+) -> str:
+    """A marked block as it should read: its marker, then the file or the command's output."""
+    fence, kind, command = match["fence"], match["kind"], match["cmd"]
+    if kind == "file":
+        body = (ROOT / command).read_text(encoding="utf-8").rstrip("\n")
+    else:
+        body = output_of(command, run)
+    return f"<!-- {kind}: {command} -->\n{fence}{match['info']}\n{body}\n{fence}"
+
+
 def regenerate(text: str, run: Callable[[list[str], dict[str, str]], str] = run_edgebench) -> str:
     """`text` with every marked block's body replaced by its command's output."""
-
-    def block(match: re.Match[str]) -> str:
-        fence, kind, command = match["fence"], match["kind"], match["cmd"]
-        if kind == "file":
-            body = (ROOT / command).read_text(encoding="utf-8").rstrip("\n")
-        else:
-            body = output_of(command, run)
-        return f"<!-- {kind}: {command} -->\n{fence}{match['info']}\n{body}\n{fence}"
-
-    return MARK.sub(block, text)
+    return MARK.sub(lambda match: block(match, run), text)
 
 
 def make_example_run(out: Path) -> None:
