@@ -9,8 +9,9 @@ A block to regenerate is an HTML comment naming the command, then a fenced block
 
 The command runs from the repository root (COLUMNS=100 unless it sets its own, no
 colour), and its stdout and stderr replace the block's body, under a `$ COMMAND` line; a
-trailing `| head -N` keeps its first N lines. Commands read stored run
-folders (docs/examples/runs/), never a model, so the outputs are the same on any machine.
+trailing `| head -N` keeps its first N lines. Commands read what docs/examples/ stores
+(run folders, plans, queries, a broken dataset) and the built-in data, never a model, so
+the outputs are the same on any machine.
 
 A command that writes files writes them under `$TMP`, a fresh temporary folder per block
 (shown as `$TMP` in the output), and `&&` chains it with a look at what it wrote:
@@ -128,6 +129,8 @@ def sqlite_columns(argv: list[str], query_file: str) -> str:
         cursor = conn.execute(Path(query_file).read_text(encoding="utf-8"))
         header = [column[0] for column in cursor.description]
         rows = [[cell(value) for value in row] for row in cursor.fetchall()]
+    except (OSError, sqlite3.Error) as exc:
+        raise SystemExit(f"{query_file}: {exc}") from None
     finally:
         conn.close()
     widths = [max(len(text) for text in column) for column in zip(header, *rows, strict=False)]

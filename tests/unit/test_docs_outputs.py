@@ -140,3 +140,12 @@ def test_a_query_prints_as_the_sqlite3_shell_does(tmp_path: Path) -> None:
         "vm    2500.0",
         "      1.0e+20   3",
     ]
+
+
+def test_a_bad_query_is_one_line_naming_its_file(tmp_path: Path) -> None:
+    import sqlite3
+
+    sqlite3.connect(tmp_path / "r.db").close()
+    (tmp_path / "q.sql").write_text("SELECT x FROM nowhere;\n")
+    with pytest.raises(SystemExit, match=r"q\.sql: no such table: nowhere$"):
+        docs_outputs.output_of(f"sqlite3 -header -column {tmp_path}/r.db < {tmp_path}/q.sql")
