@@ -1,4 +1,6 @@
-"""Backends by name, imported lazily so a missing runtime only matters when it is used."""
+"""Backends by name, imported lazily so a missing runtime only matters when it is used.
+Which backends exist and which constraint modes each decodes is declared per runtime in
+`edgebench.runtimes`."""
 
 from __future__ import annotations
 
@@ -7,37 +9,16 @@ from typing import Any
 
 from edgebench.backends.base import Backend
 from edgebench.errors import UserError
+from edgebench.runtimes import RUNTIMES
 
 # name -> (module, class); a backend whose runtime is missing says how to install it
 _BACKENDS: dict[str, tuple[str, str]] = {
-    "llama": ("edgebench.backends.llama_cpp", "LlamaCppBackend"),
-    "llama-outlines": ("edgebench.backends.llama_outlines", "OutlinesLlamaBackend"),
-    "onnx": ("edgebench.backends.onnx_runtime", "OnnxBackend"),
-    "fake": ("edgebench.backends.fake", "FakeBackend"),
+    name: where for runtime in RUNTIMES.values() for name, where in runtime.backends.items()
 }
 
 
 def backend_names() -> list[str]:
     return sorted(_BACKENDS)
-
-
-# Which backend runs a constraint mode for a model's runtime, and with what options.
-# A mode missing here is not available for that runtime.
-_CONSTRAINT_BACKENDS: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
-    **{("llama", m): ("llama", {"constraint_mode": m}) for m in ("none", "json", "gbnf", "mask")},
-    ("llama", "outlines"): ("llama-outlines", {}),
-    **{("onnx", m): ("onnx", {"constraint_mode": m}) for m in ("none", "json", "mask")},
-    **{("fake", m): ("fake", {}) for m in ("none", "json", "gbnf", "outlines", "mask")},
-}
-
-# Combinations that cannot work, and why: a run records them as skipped arms.
-_UNSUPPORTED: dict[tuple[str, str], str] = {
-    ("onnx", "gbnf"): "GBNF grammars run inside llama.cpp's sampler; onnxruntime has none",
-    ("onnx", "outlines"): (
-        "Outlines 1.x has no onnxruntime model type (it drives transformers, llama.cpp and "
-        "others itself); use `mask` for the schema on ONNX models"
-    ),
-}
 
 
 class UnsupportedConstraint(UserError):
@@ -46,13 +27,15 @@ class UnsupportedConstraint(UserError):
 
 def backend_for(runtime: str, mode: str) -> tuple[str, dict[str, Any]]:
     """The backend name and extra options that decode `runtime` models under `mode`."""
-    try:
-        return _CONSTRAINT_BACKENDS[(runtime, mode)]
-    except KeyError:
-        reason = _UNSUPPORTED.get((runtime, mode), "not implemented for this runtime")
+    info = RUNTIMES.get(runtime)
+    if info is None or mode not in info.modes:
+        reason = info.unsupported.get(mode) if info is not None else None
         raise UnsupportedConstraint(
-            f"constraint '{mode}' is not available for {runtime} models: {reason}"
+            f"constraint '{mode}' is not available for {runtime} models: "
+            f"{reason or 'not implemented for this runtime'}"
         ) from None
+    backend, options = info.modes[mode]
+    return backend, dict(options)
 
 
 def create_backend(name: str, **options: Any) -> Backend:

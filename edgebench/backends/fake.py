@@ -250,7 +250,12 @@ class FakeLogits:
     path (`logits`: model path -> rows); a path not listed gets uniform logits."""
 
     def __init__(
-        self, model_path: str, logits: dict[str, list[list[float]]] | None = None, vocab: int = 3
+        self,
+        model_path: str,
+        logits: dict[str, list[list[float]]] | None = None,
+        vocab: int = 3,
+        *,
+        n_threads: int = 1,  # logits_model's contract; the fake has no threads to set
     ) -> None:
         self.rows = (logits or {}).get(model_path) or [[0.0] * vocab]
         self.loaded_n_ctx: int | None = None

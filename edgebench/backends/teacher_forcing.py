@@ -13,6 +13,7 @@ and only per-position figures cross to the parent.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ import numpy.typing as npt
 from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.errors import UserError
 from edgebench.isolation import ProcessWorker
+from edgebench.runtimes import runtime_info
 from edgebench.scoring.fidelity import PositionScores, compare_logits
 from edgebench.system.memory import MemoryPeak, MemorySampler
 
@@ -144,13 +146,12 @@ class TeacherForcing:
 def logits_model(backend: str, model_path: str, n_threads: int, **options: Any) -> LogitsModel:
     """The logits of `model_path` under the run's runtime: llama.cpp (`n_batch` an option,
     for benchmarks), or the tests' fake."""
-    if backend == "llama":
-        return LlamaLogits(model_path, n_threads, **options)
-    if backend == "fake":
-        from edgebench.backends.fake import FakeLogits
-
-        return FakeLogits(model_path, **options)
-    raise UserError(f"fidelity needs GGUF models run by llama.cpp, not the {backend} runtime")
+    info = runtime_info(backend)
+    if info is None or info.logits is None:
+        raise UserError(f"fidelity needs GGUF models run by llama.cpp, not the {backend} runtime")
+    module_name, class_name = info.logits
+    model = getattr(importlib.import_module(module_name), class_name)
+    return model(model_path, n_threads=n_threads, **options)  # type: ignore[no-any-return]
 
 
 def serve_teacher_forcing(

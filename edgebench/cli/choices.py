@@ -13,6 +13,12 @@ CLOSE_SUFFIX = "+close"
 CLOSABLE_MODES = ("mask",)
 # edgebench.metrics.family_names()
 FAMILY_NAMES = ("edgejson", "deepjson", "structure", "sted", "sobench", "schemas")
+# edgebench.metrics.FAMILIES: each family's note
+FAMILY_NOTES = {
+    "structure": "CSA, NTED",
+    "sobench": "FMA, FSMA",
+    "schemas": "JSONSchemaBench compliance",
+}
 # edgebench.scoring.extract
 PARSE_MODES = ("lenient", "reference")
 # edgebench.system.cpu_share
@@ -22,6 +28,8 @@ EDGEJSON_SEED = 17
 EDGEJSON_EXAMPLES_PER_SCHEMA = 8
 # edgebench.db.schema
 DEFAULT_DB = Path("edgebench.db")
+# edgebench.runtimes.conversions()
+CONVERSIONS = ("onnx",)
 # edgebench.models.onnx_model
 PRECISIONS = ("fp32", "int4")
 GRAPHS = ("gqa", "optimum")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from edgebench.cli.choices import GRAPHS, LM_HEADS, PRECISIONS
+from edgebench.cli.choices import CONVERSIONS, GRAPHS, LM_HEADS, PRECISIONS
 from edgebench.cli.console import escape, stdout_console
 from edgebench.cli.options import JsonOpt, ThreadsOpt, default_threads, listing
 from edgebench.errors import UserError
@@ -206,6 +206,7 @@ def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[Any, ...]]:
     """One row per converted ONNX folder in the cache, described by its provenance
     (None: not known; the size in MB as a number)."""
     from edgebench.models.onnx_model import (
+        RUNTIME,
         converted_variants,
         onnx_state,
         read_provenance,
@@ -213,21 +214,23 @@ def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[Any, ...]]:
         variant_name,
     )
     from edgebench.models.registry import tuning_of
+    from edgebench.runtimes import RUNTIMES
 
+    onnx_format = RUNTIMES[RUNTIME].model_format  # the files the runtime loads
     rows = []
     for base, precision in converted_variants():
         state = onnx_state(base, precision)
         try:
             model = read_provenance(variant_dir(base, precision))
         except UserError:
-            rows.append((variant_name(base, precision), "onnx", *[None] * 7, state))
+            rows.append((variant_name(base, precision), onnx_format, *[None] * 7, state))
             continue
         entry = registry.get(base)
         quant = "int4 (MatMulNBits)" if precision == "int4" else precision
         rows.append(
             (
                 model.name,
-                "onnx",
+                onnx_format,
                 entry.family if entry else None,
                 entry.params if entry else None,
                 quant,
@@ -371,8 +374,13 @@ _GRAPH_NOTES = {
 def convert_model(
     name: Annotated[str, typer.Argument(help="Registry name, see `edgebench models list`.")],
     to: Annotated[
-        str, typer.Option("--to", metavar="FORMAT", help="Target format (only `onnx`).")
-    ] = "onnx",
+        str,
+        typer.Option(
+            "--to",
+            metavar="FORMAT",
+            help=f"Target format (only {', '.join(f'`{c}`' for c in CONVERSIONS)}).",
+        ),
+    ] = CONVERSIONS[0],
     precision: Annotated[
         str,
         typer.Option(
@@ -412,8 +420,10 @@ def convert_model(
 
     from edgebench.models.convert import convert
 
-    if to != "onnx":
-        raise UserError(f"--to: {to!r} is not a supported target (supported: onnx)")
+    if to not in CONVERSIONS:
+        raise UserError(
+            f"--to: {to!r} is not a supported target (supported: {', '.join(CONVERSIONS)})"
+        )
     say = Console(file=sys.stderr, soft_wrap=True, highlight=False, markup=False).print
     model = convert(
         name, precision, force=force, threads=threads, graph=graph, lm_head=lm_head, say=say

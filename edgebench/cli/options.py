@@ -19,12 +19,13 @@ from edgebench.cli.choices import (
     DEFAULT_MAX_CRASHES,
     DEFAULT_RETIME_MAX,
     FAMILY_NAMES,
+    FAMILY_NOTES,
     MODES,
     PARSE_MODES,
     RETIME_MODES,
 )
 from edgebench.errors import UserError
-from edgebench.tasks import task_names
+from edgebench.tasks import DEFAULT_TASK, TASKS, task_names
 from edgebench.tasks.base import PROMPT_STYLES
 
 if TYPE_CHECKING:
@@ -39,17 +40,7 @@ def listing(names: list[str] | tuple[str, ...], notes: dict[str, str] | None = N
 
 
 # Notes beside the values the registries hold (a value without a note is listed bare).
-TASK_NOTES = {
-    "edgejson": "extraction",
-    "deepjson": "nested extraction, accuracy by depth",
-    "roundtrip": "reproduce a JSON object",
-    "schemas": "JSONSchemaBench: any answer valid against the schema",
-}
-FAMILY_NOTES = {
-    "structure": "CSA, NTED",
-    "sobench": "FMA, FSMA",
-    "schemas": "JSONSchemaBench compliance",
-}
+TASK_NOTES = {name: info.note for name, info in TASKS.items()}
 PARSE_NOTES = {
     "lenient": "the whole text, a fenced block, or the first complete JSON value",
     "reference": "what the task's published scorer accepts: DeepJSONEval, the EdgeJSON "
@@ -197,9 +188,9 @@ StratifyOpt = Annotated[
     typer.Option(
         "--stratify",
         metavar="GROUP",
-        help="Spread --sample evenly over this group: depth, difficulty, domain (deepjson), "
-        "complexity, schema (edgejson), depth (roundtrip), subset (schemas); the remainder "
-        "goes to groups in sorted order.",
+        help="Spread --sample evenly over this group: "
+        + ", ".join(f"{', '.join(i.groups)} ({i.name})" for i in TASKS.values() if i.groups)
+        + "; the remainder goes to groups in sorted order.",
     ),
 ]
 SampleSeedOpt = Annotated[
@@ -247,7 +238,7 @@ TaskOpt = Annotated[
     typer.Option(
         "--task",
         metavar="TASK",
-        help=f"Task: {listing(task_names(), TASK_NOTES)} (default: edgejson).",
+        help=f"Task: {listing(task_names(), TASK_NOTES)} (default: {DEFAULT_TASK}).",
     ),
 ]
 DatasetOpt = Annotated[
@@ -620,10 +611,11 @@ def reference_pipeline(given: dict[str, Any]) -> dict[str, Any]:
     well is a one-line error."""
     from edgebench.runfolder.records import RunSettings
     from edgebench.scoring.extract import LENIENT, extraction_for
+    from edgebench.tasks import reference_of
 
     task = given.get("task", RunSettings.task)
     chosen = [name for name in ("parse", "prompt") if given.get(name) == "reference"]
-    if not chosen or extraction_for("reference", task) is LENIENT:
+    if not chosen or extraction_for("reference", reference_of(task)) is LENIENT:
         return given
     for name, flag in _NOT_IN_REFERENCE.items():
         if given.get(name):

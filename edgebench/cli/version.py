@@ -7,10 +7,11 @@ from __future__ import annotations
 from importlib import metadata
 
 from edgebench import __version__
+from edgebench.runtimes import runtime_packages
 from edgebench.system.versions import package_versions
 
 # The runtimes a run's numbers depend on, named by `--version` beside edgebench's own.
-RUNTIMES = ("llama-cpp-python", "onnxruntime")
+RUNTIMES = runtime_packages()
 
 
 def version_line() -> str:

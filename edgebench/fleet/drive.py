@@ -42,6 +42,8 @@ from edgebench.fleet.status import (
 )
 from edgebench.fleet.unpack import UNPACK_ERRORS, Refused, unpack_results
 from edgebench.io import write_json_atomic
+from edgebench.models.onnx_model import RUNTIME as ONNX_RUNTIME
+from edgebench.runtimes import RUNTIMES
 
 PACKAGE = Path(__file__).parent
 PLAYBOOK = PACKAGE / "playbook.yml"
@@ -90,8 +92,8 @@ def stage(
         "fleet_plan_name": plan.name,
         "fleet_push_models": [[relative, str(path.resolve())] for relative, path in pushed],
         "fleet_pull_models": [] if push_models else registry_bases(payload.models),
-        # ONNX models run on onnxruntime: install.sh's extras then include `onnx`.
-        "fleet_install_extras": "onnx" if onnx else "",
+        # ONNX models need their runtime's extra on top of install.sh's default.
+        "fleet_install_extras": (RUNTIMES[ONNX_RUNTIME].install_extra or "") if onnx else "",
         "fleet_incoming": str((work / "incoming").resolve()),
     }
 

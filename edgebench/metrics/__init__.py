@@ -13,6 +13,8 @@ import dataclasses
 import difflib
 import importlib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from edgebench.errors import UserError
@@ -28,14 +30,113 @@ __all__ = [
     "select_families",
 ]
 
+
+@dataclass(frozen=True)
+class FamilyInfo:
+    """What views and help texts say of a family without loading it: the label of each
+    figure, the headline columns of a comparison of runs of its task, the score the
+    live progress bar shows."""
+
+    name: str
+    module: str
+    class_name: str
+    note: str | None = None  # beside the name in --metrics' help (cli/choices.py copies it)
+    labels: Mapping[str, str] = field(default_factory=dict)  # figure -> label in tables
+    # (short header, figure) of `compare`'s accuracy columns for runs of its task;
+    # `coverage.X` is the schema engine's coverage count X (compiled, refused, crashed).
+    headline: tuple[tuple[str, str], ...] = ()
+    progress: str | None = None  # the figure the progress bar shows (else the first score)
+
+
+_VALID = ("valid", "valid_json")
+_INFOS = (
+    FamilyInfo(
+        "edgejson",
+        "edgebench.metrics.edgejson",
+        "EdgeJSONFamily",
+        labels=MappingProxyType(
+            {
+                "json_exact": "JSONExact",
+                "field_f1": "Field F1",
+                "field_precision": "Precision",
+                "field_recall": "Recall",
+                "schema_compliance": "Schema",
+                "valid_json": "Valid JSON",
+            }
+        ),
+        headline=(
+            _VALID,
+            ("schema", "schema_compliance"),
+            ("exact", "json_exact"),
+            ("F1", "field_f1"),
+        ),
+        progress="json_exact",
+    ),
+    FamilyInfo(
+        "deepjson",
+        "edgebench.metrics.deepjson",
+        "DeepJSONFamily",
+        labels=MappingProxyType(
+            {
+                "syntax": "Syntax",
+                "key_matching": "Key match",
+                "strict": "Strict",
+                "valid_json": "Valid JSON",
+            }
+        ),
+        headline=(_VALID, ("syntax", "syntax"), ("km", "key_matching"), ("strict", "strict")),
+        progress="key_matching",
+    ),
+    FamilyInfo(
+        "structure",
+        "edgebench.metrics.structure",
+        "StructureFamily",
+        note="CSA, NTED",
+        labels=MappingProxyType({"csa": "CSA", "nted": "NTED", "valid_json": "Valid JSON"}),
+    ),
+    FamilyInfo(
+        "sted",
+        "edgebench.metrics.sted",
+        "StedFamily",
+        labels=MappingProxyType(
+            {"sted": "STED", "sted_structural": "STED struct", "sted_semantic": "STED sem"}
+        ),
+    ),
+    FamilyInfo(
+        "sobench",
+        "edgebench.metrics.sobench",
+        "SOBenchFamily",
+        note="FMA, FSMA",
+        labels=MappingProxyType(
+            {
+                "schema_validation_accuracy": "Schema valid",
+                "fma_exact": "FMA",
+                "fma_fuzzy": "FMA fuzzy",
+                "fsma_exact": "FSMA",
+                "fsma_fuzzy": "FSMA fuzzy",
+            }
+        ),
+    ),
+    FamilyInfo(
+        "schemas",
+        "edgebench.metrics.schemas",
+        "SchemasFamily",
+        note="JSONSchemaBench compliance",
+        labels=MappingProxyType({"schema_compliance": "Schema", "valid_json": "Valid JSON"}),
+        # no expected answers: the schema engine's coverage instead
+        headline=(
+            _VALID,
+            ("schema", "schema_compliance"),
+            ("compiled", "coverage.compiled"),
+            ("refused", "coverage.refused"),
+            ("crashed", "coverage.crashed"),
+        ),
+    ),
+)
+FAMILIES: Mapping[str, FamilyInfo] = MappingProxyType({info.name: info for info in _INFOS})
 # name -> (module, class)
 _FAMILIES: dict[str, tuple[str, str]] = {
-    "edgejson": ("edgebench.metrics.edgejson", "EdgeJSONFamily"),
-    "deepjson": ("edgebench.metrics.deepjson", "DeepJSONFamily"),
-    "structure": ("edgebench.metrics.structure", "StructureFamily"),
-    "sted": ("edgebench.metrics.sted", "StedFamily"),
-    "sobench": ("edgebench.metrics.sobench", "SOBenchFamily"),
-    "schemas": ("edgebench.metrics.schemas", "SchemasFamily"),
+    info.name: (info.module, info.class_name) for info in _INFOS
 }
 
 

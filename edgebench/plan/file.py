@@ -38,7 +38,7 @@ from edgebench.models.registry import load_registry, unknown_model_error
 from edgebench.readback import MAX_PLAN_BYTES, MAX_PLAN_NESTING, check_regular, read_toml
 from edgebench.runfolder.records import RETIME_MODES
 from edgebench.scoring.extract import check_parse_mode
-from edgebench.tasks import task_names
+from edgebench.tasks import DEFAULT_TASK, TASKS, task_names
 from edgebench.tasks.base import PROMPT_STYLES
 
 HF_PREFIX = "hf:"
@@ -459,7 +459,7 @@ def _tasks(
     source: _Source, raw: Any, run_options: dict[str, Any], base: Path
 ) -> tuple[TaskEntry, ...]:
     if raw is None:
-        return (TaskEntry("edgejson", "edgejson", None, None, run_options),)
+        return (TaskEntry(DEFAULT_TASK, DEFAULT_TASK, None, None, run_options),)
     if not isinstance(raw, list) or not raw:
         raise source.error("tasks", source.line_of(None, "tasks"), "give [[tasks]] tables")
     entries: list[TaskEntry] = []
@@ -469,7 +469,7 @@ def _tasks(
         if "task" not in table.data:
             raise table.error("task", f"missing (known: {', '.join(task_names())})")
         task = table.value("task", _choice(tuple(task_names())))
-        dataset = _file(table, "dataset", base, folder=task == "schemas")
+        dataset = _file(table, "dataset", base, folder=TASKS[task].dataset_folder)
         schemas = _file(table, "schemas", base, folder=True)
         label = table.value("name", TEXT) if "name" in table.data else task
         if dataset is not None and "name" not in table.data:

@@ -42,6 +42,7 @@ from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
 from edgebench.report.sweep_plot import sweep_plots
 from edgebench.runfolder.identity import device_tag, identity_of
 from edgebench.runfolder.records import ArmSummary, ModelRecord
+from edgebench.runtimes import runtime_info
 
 TASK_TYPE = "text-generation"
 # model-index metric types for what a mode cost, from one arm's summary.
@@ -63,7 +64,12 @@ SPEED_METRICS = (
     "time_to_first_token_seconds_p50",
     "latency_seconds_p50",
 )
-LIBRARY_BY_BACKEND = {"llama": "gguf", "onnx": "onnx"}
+
+
+def _hub_library(backend: str) -> str | None:
+    """The Hub's `library_name` for the runtime's model files (none for the fake)."""
+    info = runtime_info(backend)
+    return info.hub_library if info is not None else None
 
 
 def speed_published(arm: ArmSummary, allow_contended: bool) -> bool:
@@ -236,7 +242,7 @@ def card_data(
     return hub.ModelCardData(
         model_name=label,
         license=record.license or None,
-        library_name=LIBRARY_BY_BACKEND.get(record.backend),
+        library_name=_hub_library(record.backend),
         tags=tags,
         eval_results=eval_results(run, model_arms, allow_contended) or None,
         **extra,

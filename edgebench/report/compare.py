@@ -10,6 +10,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.metrics import FAMILIES
 from edgebench.report import energy
 from edgebench.report.facts import (
     DIFFERENCE_HEADERS,
@@ -26,6 +27,7 @@ from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Mani
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
 from edgebench.summary.consistency import FAMILY as CONSISTENCY
+from edgebench.tasks import reference_of
 
 Read = Callable[[ArmSummary], Any]
 
@@ -38,28 +40,26 @@ def _ms(seconds: float | None) -> float | None:
     return seconds * 1000 if seconds is not None else None
 
 
-# (header, JSON key, how to read it from one arm's summary, digits)
-ACCURACY: tuple[tuple[str, str, Read, int], ...] = (
-    ("valid", "valid_json", _metric("valid_json"), 3),
-    ("schema", "schema_compliance", _metric("schema_compliance"), 3),
-    ("exact", "json_exact", _metric("json_exact"), 3),
-    ("F1", "field_f1", _metric("field_f1"), 3),
-)
-# DeepJSONEval runs show their own scores in place of EdgeJSON's four.
-DEEPJSON_ACCURACY: tuple[tuple[str, str, Read, int], ...] = (
-    ("valid", "valid_json", _metric("valid_json"), 3),
-    ("syntax", "syntax", _metric("syntax"), 3),
-    ("km", "key_matching", _metric("key_matching"), 3),
-    ("strict", "strict", _metric("strict"), 3),
-)
-# JSONSchemaBench runs: no expected answers; coverage of the schema engine instead.
-SCHEMAS_ACCURACY: tuple[tuple[str, str, Read, int], ...] = (
-    ("valid", "valid_json", _metric("valid_json"), 3),
-    ("schema", "schema_compliance", _metric("schema_compliance"), 3),
-    ("compiled", "compiled", lambda a: a.coverage.overall.compiled if a.coverage else None, 0),
-    ("refused", "refused", lambda a: a.coverage.overall.refused if a.coverage else None, 0),
-    ("crashed", "crashed", lambda a: a.coverage.overall.crashed if a.coverage else None, 0),
-)
+def _coverage(count: str) -> Read:
+    return lambda arm: getattr(arm.coverage.overall, count) if arm.coverage else None
+
+
+def _headline(family: str) -> tuple[tuple[str, str, Read, int], ...]:
+    """(header, JSON key, how to read it from one arm's summary, digits) of the accuracy
+    columns the family declares: a figure of its own, or a coverage count."""
+    return tuple(
+        (header, key.removeprefix("coverage."), _coverage(key[9:]), 0)
+        if key.startswith("coverage.")
+        else (header, key, _metric(key), 3)
+        for header, key in FAMILIES[family].headline
+    )
+
+
+# The columns by the task's family: EdgeJSON's (the default task's) when runs mix
+# families; DeepJSONEval runs show their own scores in their place.
+_KNOWN = {name: _headline(name) for name, info in FAMILIES.items() if info.headline}
+ACCURACY = _KNOWN["edgejson"]
+DEEPJSON_ACCURACY = _KNOWN["deepjson"]
 COST: tuple[tuple[str, str, Read, int], ...] = (
     ("TTFT s", "ttft_s_p50", lambda a: a.perf.ttft_s.p50, 2),
     ("tok/s", "decode_tok_s_p50", lambda a: a.perf.decode_tok_s.p50, 1),
@@ -96,7 +96,6 @@ CONSISTENCY_COLUMNS: tuple[tuple[str, str, Read, int], ...] = (
 )
 # Their intervals: the consistency family's figure of each column.
 _CONSISTENCY_FIGURES = {"consistency": "score", "sted_mean": "sted_mean"}
-_KNOWN = {"edgejson": ACCURACY, "deepjson": DEEPJSON_ACCURACY, "schemas": SCHEMAS_ACCURACY}
 
 
 def _task_columns(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], ...]:
@@ -139,7 +138,7 @@ def columns_for(summaries: list[Summary]) -> tuple[tuple[str, str, Read, int], .
 
 def parse_label(summary: Summary) -> str:
     """How the run took the JSON from its answers (`--parse`)."""
-    return describe_parse(summary.parse, summary.task)
+    return describe_parse(summary.parse, summary.task, reference_of(summary.task))
 
 
 def _cell(value: Any, digits: int) -> str:

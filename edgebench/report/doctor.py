@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from edgebench.report.bench_table import flags
+from edgebench.runtimes import LLAMA
 from edgebench.system.device import throttle_events
 
 Section = tuple[str, list[tuple[str, str]]]
@@ -87,7 +88,7 @@ def build_section(device: dict[str, Any], build_error: str | None) -> Section:
     runtime = device.get("runtime")
     if runtime is None:
         return "llama.cpp build", [("error", build_error or "unknown")]
-    version = f"llama-cpp-python {runtime.get('llama_cpp_python')}"
+    version = f"{LLAMA.package} {runtime.get(LLAMA.version_key)}"  # doctor asks llama.cpp
     if runtime.get("ggml_version"):
         version += f", ggml {runtime['ggml_version']} ({runtime.get('ggml_commit')})"
     missing = device.get("build_missing")

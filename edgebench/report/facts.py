@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.metrics import FAMILIES
 from edgebench.report.rundata import Arm, LoadedRun, flatten
 from edgebench.runfolder.records import (
     ArmSummary,
@@ -18,30 +19,16 @@ from edgebench.runfolder.records import (
     Perf,
     Summary,
 )
+from edgebench.runtimes import version_of
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
+from edgebench.tasks import reference_of
 
+# A figure's label in tables and cards, as its family declares it (metrics/__init__.py);
+# the consistency summary's own figure beside them.
 METRIC_LABELS = {
-    "json_exact": "JSONExact",
-    "field_f1": "Field F1",
-    "field_precision": "Precision",
-    "field_recall": "Recall",
-    "schema_compliance": "Schema",
-    "valid_json": "Valid JSON",
-    "syntax": "Syntax",
-    "key_matching": "Key match",
-    "strict": "Strict",
-    "csa": "CSA",
-    "nted": "NTED",
-    "sted": "STED",
-    "sted_structural": "STED struct",
-    "sted_semantic": "STED sem",
+    **{figure: label for info in FAMILIES.values() for figure, label in info.labels.items()},
     "sted_mean": "STED mean",
-    "schema_validation_accuracy": "Schema valid",
-    "fma_exact": "FMA",
-    "fma_fuzzy": "FMA fuzzy",
-    "fsma_exact": "FSMA",
-    "fsma_fuzzy": "FSMA fuzzy",
 }
 
 Figure = Callable[[ArmSummary], float | int | None]
@@ -262,7 +249,7 @@ def runtime_of(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
 
 def runtime_label(runtime: dict[str, Any]) -> str | None:
     """ "llama.cpp 0.3.36" or "onnxruntime 1.31.1": the runtime's name and version."""
-    version = runtime.get("llama_cpp_python") or runtime.get("onnxruntime")
+    version = version_of(runtime)
     return " ".join(str(v) for v in (runtime.get("name"), version) if v) or None
 
 
@@ -333,7 +320,8 @@ def examples_run(run: LoadedRun) -> int:
 
 def parse_label(run: LoadedRun) -> str:
     """How the scored JSON was taken from the answers: `lenient`, or `reference (NAME)`."""
-    return describe_parse(run.manifest.settings.parse, run.manifest.task.name)
+    task = run.manifest.task.name
+    return describe_parse(run.manifest.settings.parse, task, reference_of(task))
 
 
 # What each `--prompt` style is, for the title over the task's prompt template.

@@ -30,6 +30,7 @@ from edgebench.errors import UserError
 from edgebench.report import facts
 from edgebench.report.rundata import LoadedRun
 from edgebench.report.sweep import Sweep, SweepRow, build_sweep
+from edgebench.runtimes import runtime_info
 from edgebench.summary.pareto import OBJECTIVES, dominated_by
 
 MIB = 1024 * 1024
@@ -45,8 +46,6 @@ _UNITS = {
     "tib": 1024**4,
 }
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$", re.IGNORECASE)
-# Backends whose KV cache is allocated for n_ctx at load, inside the peak RSS.
-KV_AT_LOAD = ("llama",)
 # Peak RSS readings of one model's arms differ by allocator noise (a fraction of a MiB):
 # less than this share apart is no measurable difference.
 MEMORY_NOISE = 0.01
@@ -126,7 +125,8 @@ def _kv(run: LoadedRun, row: SweepRow) -> tuple[float | None, bool]:
     record = run.manifest.model(row.model)
     check = record.plan.memory_check if record.plan is not None else None
     kv = check.kv_bytes / MIB if check is not None and check.kv_bytes is not None else None
-    return kv, record.backend in KV_AT_LOAD
+    info = runtime_info(record.backend)  # is the KV cache for n_ctx inside the peak RSS?
+    return kv, info is not None and info.kv_at_load
 
 
 def need_mb(row: SweepRow, kv_mb: float | None, kv_in_peak: bool) -> float | None:

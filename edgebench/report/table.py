@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.table import Column, Table
 
+from edgebench.metrics import FAMILIES
 from edgebench.report.coverage import coverage_table
 from edgebench.report.facts import (
     INDICATIVE,
@@ -34,18 +35,29 @@ from edgebench.report.fit import fitted, natural_width
 from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, SampleRecord, Summary
 from edgebench.system.cpu_share import CONTENDED_SHARE
+from edgebench.tasks import TASKS
 
-# The group an accuracy table breaks results down by, when the run has it.
-_PREFERRED_GROUPS = ("depth", "complexity", "subset")
-# A second breakdown shown under the first one in the same table (DeepJSONEval's tiers),
-# its rows in reading order rather than the summary's alphabetical one.
-_SECOND_GROUP = {"depth": "difficulty"}
-_ROW_ORDER = {"difficulty": ("medium", "hard")}
+# The group an accuracy table breaks results down by, when the run has it, then a second
+# breakdown shown under the first one in the same table (DeepJSONEval's tiers), its rows
+# in reading order rather than the summary's alphabetical one: as each task declares them.
+_PREFERRED_GROUPS = tuple(
+    dict.fromkeys(info.table_groups[0] for info in TASKS.values() if info.table_groups)
+)
+_SECOND_GROUP = {
+    info.table_groups[0]: info.table_groups[1]
+    for info in TASKS.values()
+    if len(info.table_groups) > 1
+}
+_ROW_ORDER = {group: rows for info in TASKS.values() for group, rows in info.row_order.items()}
 # Tables of their own, not breakdowns of the headline table.
 _OWN_TABLES = ("element_type",)
-# The score the progress bar shows, by the name a task's scores have it under; else the
-# task's first score (round trip: CSA).
-_HEADLINE = {"json_exact": "exact", "key_matching": "km"}
+# The score the progress bar shows, by the name a task's scores have it under, with its
+# short header, as its family declares it; else the task's first score (round trip: CSA).
+_HEADLINE = {
+    info.progress: dict((key, header) for header, key in info.headline)[info.progress]
+    for info in FAMILIES.values()
+    if info.progress
+}
 
 
 def _header(name: str) -> str:

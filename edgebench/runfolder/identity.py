@@ -4,6 +4,7 @@ the stored one, or for a run written before format 2.8 one derived from its devi
 from __future__ import annotations
 
 from edgebench.runfolder.records import Device, DeviceIdentity
+from edgebench.runtimes import LLAMA
 from edgebench.system.build_flags import describe_build
 from edgebench.system.identity import model_of, refresh, short_hash
 
@@ -38,7 +39,7 @@ def identity_of(device: Device) -> DeviceIdentity:
     facts = device.to_json()
     runtime = device.runtime or {}
     if runtime.get("edgebench_build"):  # the llama.cpp it loaded, as a new run records it
-        version = runtime.get("llama_cpp_python") or "unknown version"
+        version = runtime.get(LLAMA.version_key) or "unknown version"
         build = describe_build(version, runtime["edgebench_build"], runtime.get("cmake_args"))
         facts["llama_cpp_build"] = build
     stable = [facts.get(key) for key in _STABLE_FACTS]

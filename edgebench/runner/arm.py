@@ -81,6 +81,7 @@ from edgebench.runner.workers import ExampleFailure, Worker, example_failure
 from edgebench.scoring.extract import extraction_for
 from edgebench.system.cpu_share import CpuMeter, CpuSnapshot, CpuTimes
 from edgebench.system.memory import MemoryPeak
+from edgebench.tasks import reference_of
 
 WARMUP_TOKENS = 8
 
@@ -171,7 +172,7 @@ class Arm:
         if engine_mode(self.mode) != "none":  # a grammar ends the JSON itself
             self.stop = ()
         self.end = end_policy(self.settings, self.mode)
-        self.extraction = extraction_for(self.settings.parse, self.settings.task)
+        self.extraction = extraction_for(self.settings.parse, reference_of(self.settings.task))
         self.meter = CpuMeter(self._our_pids, self.cpu_times)
 
     def _our_pids(self) -> tuple[int, ...]:

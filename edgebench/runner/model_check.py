@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgebench.backends import backend_for
 from edgebench.backends.base import DecodeSettings
 from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
 from edgebench.failures import WorkerDied, WorkerError, WorkerTimeout, worker_failure
 from edgebench.models.gguf import read_gguf
+from edgebench.runtimes import runtime_for_format
 
 CHECK_N_CTX = 64
 CHECK_TIMEOUT_S = 60.0
@@ -70,14 +72,16 @@ def check_models(
 def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, CheckResult]:
     results: dict[Path, CheckResult] = {}
     worker: BackendWorker | None = None
+    runtime = runtime_for_format("gguf")  # the runtime that loads GGUF files
+    backend, mode_options = backend_for(runtime.name, "none")
     try:
         for path, n_ctx in files:
-            options = {"model_path": str(path), "n_threads": 1}
+            options = {"model_path": str(path), "n_threads": 1, **mode_options}
             try:
                 if worker is None:
-                    worker = BackendWorker("llama", options)
+                    worker = BackendWorker(backend, options)
                 else:
-                    worker.reopen("llama", options)
+                    worker.reopen(backend, options)
                 worker.load(n_ctx, timeout=timeout)
                 gen = worker.generate("Hello", DecodeSettings(max_tokens=2), timeout=timeout)
                 detail = f"loads and decodes ({gen.output_tokens} tokens)"
@@ -86,7 +90,7 @@ def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, Chec
                 results[path] = CheckResult(path, REFUSED, str(exc))
             except WorkerDied as exc:
                 died = worker_failure(exc, f"during {exc.during}", who="the worker").line
-                results[path] = CheckResult(path, CRASHED, f"llama.cpp crashed: {died}")
+                results[path] = CheckResult(path, CRASHED, f"{runtime.label} crashed: {died}")
                 worker.close()  # type: ignore[union-attr]
                 worker = None
             except WorkerTimeout as exc:

@@ -15,6 +15,7 @@ from edgebench.constraints import engine_mode
 from edgebench.errors import UserError
 from edgebench.prompts import PromptFormat
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.runtimes import RUNTIMES
 from edgebench.tasks.base import DEFAULT_STYLE, Example, PromptingTask
 
 _MARKER = "\x1eEDGEBENCH-TEXT\x1e"
@@ -55,12 +56,14 @@ def grouped_by_prefix(
 
 
 def check_prefix_cache(models: list[ModelUnderTest], modes: tuple[str, ...]) -> None:
-    """Refuse `--prefix-cache` where no backend keeps a prefix: ONNX models, and the
-    `outlines` mode (llama-cpp-python's own completion loop)."""
+    """Refuse `--prefix-cache` where no backend keeps a prefix: models of a runtime that
+    declares none (ONNX), and the `outlines` mode (llama-cpp-python's own completion loop)."""
+    keeping = [r for r in RUNTIMES.values() if r.prefix_cache]
+    built_for = ", ".join(f"{r.label} ({r.model_format.upper()})" for r in keeping)
     for model in models:
-        if model.backend != "llama":
+        if model.backend not in {r.name for r in keeping}:
             raise UserError(
-                f"--prefix-cache is built for llama.cpp (GGUF) models; {model.label} runs on "
+                f"--prefix-cache is built for {built_for} models; {model.label} runs on "
                 f"{model.backend}"
             )
     if any(engine_mode(mode) == "outlines" for mode in modes):

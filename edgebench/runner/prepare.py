@@ -20,6 +20,7 @@ from edgebench.runfolder.records import (
     RunSettings,
 )
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.runtimes import LLAMA, RUNTIMES
 from edgebench.tasks.base import Example, Task
 from edgebench.tasks.expected import split_invalid
 
@@ -87,14 +88,14 @@ def quantized_from(model: QuantizedModel | None) -> QuantizedFrom | None:
     if model is None:
         return None
     source = model.source
-    version = (model.provenance.get("tools") or {}).get("llama-cpp-python")
+    version = (model.provenance.get("tools") or {}).get(LLAMA.package)  # the quantizer
     return QuantizedFrom(
         source=str(source.get("name")),
         source_quantization=source.get("quantization"),
         requantized=model.requantized,
         note=model.note,
         source_sha256=source.get("sha256"),
-        quantizer=f"llama-cpp-python {version}" if version else None,
+        quantizer=f"{LLAMA.package} {version}" if version else None,
     )
 
 
@@ -108,7 +109,7 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
     entry = resolved.entry
     details: dict[str, Any] = {
         "registry_name": entry.name if entry else provenance.get("base_model"),
-        "format": "onnx",
+        "format": RUNTIMES[resolved.runtime].model_format,
         "architecture": source.get("architecture"),
         "quantization": provenance.get("precision"),
         "parameters": source.get("parameters"),
@@ -128,7 +129,7 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
             eos_token=prompt.get("eos_token"),
         ),
         n_ctx_train=provenance.get("context_length"),
-        backend="onnx",
+        backend=resolved.runtime,
         kv_bytes_per_token=_onnx_kv_bytes(provenance),
         tuning=tuning_of(entry, prompt.get("chat_template") is not None),
         details=details,

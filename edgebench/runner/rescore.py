@@ -39,7 +39,7 @@ from edgebench.runner.samples import SCORING_FAILED, score_text
 from edgebench.scoring.extract import LENIENT, Extraction, check_parse_mode, extraction_for
 from edgebench.summary import summarize
 from edgebench.system.versions import git_commit, utc_now
-from edgebench.tasks import get_task
+from edgebench.tasks import get_task, reference_of
 from edgebench.tasks.base import Example, Task
 
 
@@ -114,7 +114,7 @@ def _rescored(
 def cut_answers_note(manifest: Manifest, samples: Sequence[SampleRecord], mode: str) -> str | None:
     """Why a reference re-score of a run decoded with edgebench's stop at the JSON is not
     the benchmark's score: some answers ended where their first JSON value closed."""
-    if mode != "reference" or extraction_for(mode, manifest.task.name) is LENIENT:
+    if mode != "reference" or extraction_for(mode, reference_of(manifest.task.name)) is LENIENT:
         return None
     cut = sum(1 for sample in samples if sample.finish_reason == FINISH_JSON_COMPLETE)
     if not cut:
@@ -143,7 +143,7 @@ def rescore(
     if not samples:
         raise UserError(f"{run_dir}: the run has no samples to score")
     mode = check_parse_mode(parse or manifest.settings.parse)
-    extraction = extraction_for(mode, manifest.task.name)
+    extraction = extraction_for(mode, reference_of(manifest.task.name))
     caveat = cut_answers_note(manifest, samples, mode)
     if caveat is not None:
         note(caveat)

@@ -8,6 +8,7 @@ from typing import Any
 
 from edgebench.prompts import PromptFormat
 from edgebench.runfolder.records import ModelRecord, PromptFormatRecord
+from edgebench.runtimes import DEFAULT_RUNTIME
 
 # RunSettings a `--resume` may change: how trouble is handled, and where things are (the
 # model and the dataset are compared by content hash instead).
@@ -40,7 +41,7 @@ class ModelUnderTest:
     size_bytes: int
     prompt_format: PromptFormat
     n_ctx_train: int | None
-    backend: str = "llama"
+    backend: str = DEFAULT_RUNTIME
     # What the model file says of itself: registry_name, format, architecture,
     # quantization ... (the optional fields of ModelRecord).
     details: dict[str, Any] = field(default_factory=dict)

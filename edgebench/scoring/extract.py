@@ -1,7 +1,8 @@
 """Which extraction turns a task's raw outputs into the JSON value it scores: `--parse`.
 
 `lenient` (the default) is edgebench's own rule (scoring/parse.py); `reference` is what
-the task's published reference scorer accepts (scoring/reference.py), keyed by task name.
+the task's published reference scorer accepts (scoring/reference.py), keyed by the
+scorer's name, which the task declares (tasks/__init__.py).
 A task with no published scorer (roundtrip) is scored leniently in both modes, and says so.
 Valid JSON is the same in both modes: the answer's own top-level value parses.
 """
@@ -41,24 +42,27 @@ class Extraction:
 
 LENIENT = Extraction("lenient", "docs/metrics.md, Shared rules", parse_json_output)
 
-# task name -> its published scorer's extraction
-REFERENCE_BY_TASK = {
-    "deepjson": Extraction(
-        "deepjsoneval",
-        "GTS-AI-Infra-Lab-SotaS/DeepJSONEval utils.py json_evaluation_new",
-        deepjsoneval_parse,
-    ),
-    "edgejson": Extraction(
-        "edgejson-harness",
-        "CycleCore-Technologies/slmbench benchmarks/edge_json/scripts/eval.py "
-        "extract_json_from_text",
-        edgejson_harness_parse,
-    ),
-    "schemas": Extraction(
-        "jsonschemabench",
-        "guidance-ai/jsonschemabench eval.py validation_process",
-        jsonschemabench_parse,
-    ),
+# scorer name -> its extraction; a task names its published scorer (tasks/__init__.py)
+REFERENCES = {
+    e.name: e
+    for e in (
+        Extraction(
+            "deepjsoneval",
+            "GTS-AI-Infra-Lab-SotaS/DeepJSONEval utils.py json_evaluation_new",
+            deepjsoneval_parse,
+        ),
+        Extraction(
+            "edgejson-harness",
+            "CycleCore-Technologies/slmbench benchmarks/edge_json/scripts/eval.py "
+            "extract_json_from_text",
+            edgejson_harness_parse,
+        ),
+        Extraction(
+            "jsonschemabench",
+            "guidance-ai/jsonschemabench eval.py validation_process",
+            jsonschemabench_parse,
+        ),
+    )
 }
 
 
@@ -69,18 +73,19 @@ def check_parse_mode(mode: str) -> str:
     return mode
 
 
-def extraction_for(mode: str, task: str) -> Extraction:
-    """The extraction `--parse MODE` means for `task`."""
+def extraction_for(mode: str, reference: str | None) -> Extraction:
+    """The extraction `--parse MODE` means for a task whose published scorer is
+    `reference` (None: it has none)."""
     if check_parse_mode(mode) == "reference":
-        return REFERENCE_BY_TASK.get(task, LENIENT)
+        return REFERENCES.get(reference or "", LENIENT)
     return LENIENT
 
 
-def describe_parse(mode: str, task: str) -> str:
+def describe_parse(mode: str, task: str, reference: str | None) -> str:
     """How a run's outputs were extracted, in a few words for tables and cards."""
     if mode not in PARSE_MODES:  # a record written by another version: shown as is
         return mode
-    extraction = extraction_for(mode, task)
+    extraction = extraction_for(mode, reference)
     if mode == "lenient":
         return "lenient"
     if extraction is LENIENT:

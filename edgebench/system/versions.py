@@ -9,10 +9,10 @@ from typing import Any
 
 from edgebench import __version__
 from edgebench.resources import repo_root
+from edgebench.runtimes import runtime_packages
 
 _PACKAGES = (
-    "llama-cpp-python",
-    "onnxruntime",
+    *runtime_packages(),
     "tokenizers",
     "jsonschema",
     "numpy",

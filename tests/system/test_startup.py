@@ -106,6 +106,7 @@ def test_version_loads_neither_typer_nor_rich(tmp_path: Path) -> None:
         "edgebench.cli",
         "edgebench.cli.version",
         "edgebench.resources",
+        "edgebench.runtimes",
         "edgebench.system",
         "edgebench.system.versions",
     }, own

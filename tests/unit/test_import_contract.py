@@ -10,7 +10,8 @@
     7  runfolder, isolation                 the run-folder format; worker processes
     8  io, system                           atomic files; what the machine is
     9  readback, failures                   the bounded reader; what a failure is and says
-   10  errors, resources, paths, environ    leaves
+   10  errors, resources, paths, environ,   leaves
+       runtimes
 
 A module may import its own package and any package of a higher number (lower layer);
 never one of the same number (siblings stay independent) or a lower number. Imports
@@ -45,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runfolder", "isolation"),
     ("io", "system"),
     ("readback", "failures"),
-    ("errors", "resources", "paths", "environ", "__init__"),
+    ("errors", "resources", "paths", "environ", "runtimes", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 PACKAGE_ROOT = Path(edgebench.__file__).parent

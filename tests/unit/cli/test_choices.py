@@ -8,10 +8,11 @@ from edgebench.cli import choices
 from edgebench.constraints.spec import CLOSABLE_MODES, CLOSE_SUFFIX, MODES
 from edgebench.datagen import edgejson
 from edgebench.db.schema import DEFAULT_DB
-from edgebench.metrics import family_names
+from edgebench.metrics import FAMILIES, family_names
 from edgebench.models.onnx_model import GRAPHS, LM_HEADS, PRECISIONS
 from edgebench.runfolder import records
 from edgebench.runner.doctor import PROBE_SECONDS
+from edgebench.runtimes import conversions
 from edgebench.scoring.extract import PARSE_MODES
 from edgebench.system.cpu_share import CONTENDED_SHARE
 
@@ -21,6 +22,7 @@ def test_the_help_texts_values_are_the_codes() -> None:
     assert choices.CLOSE_SUFFIX == CLOSE_SUFFIX
     assert tuple(CLOSABLE_MODES) == choices.CLOSABLE_MODES
     assert tuple(family_names()) == choices.FAMILY_NAMES
+    assert {n: i.note for n, i in FAMILIES.items() if i.note} == choices.FAMILY_NOTES
     assert tuple(PARSE_MODES) == choices.PARSE_MODES
     assert choices.CONTENDED_SHARE == CONTENDED_SHARE
     assert tuple(records.RETIME_MODES) == choices.RETIME_MODES
@@ -31,6 +33,7 @@ def test_the_help_texts_values_are_the_codes() -> None:
     assert choices.EDGEJSON_EXAMPLES_PER_SCHEMA == edgejson.DEFAULT_EXAMPLES_PER_SCHEMA
     assert choices.DEFAULT_DB == DEFAULT_DB
     assert choices.PROBE_SECONDS == PROBE_SECONDS
+    assert conversions() == choices.CONVERSIONS
     assert (
         tuple(PRECISIONS),
         tuple(GRAPHS),

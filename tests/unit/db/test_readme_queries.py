@@ -1,5 +1,6 @@
-"""The SQL queries the database guide (docs/guides/database.md) shows run on a database
-of two devices' runs and answer what they say they answer."""
+"""The SQL queries the database guide (docs/guides/database.md) shows, stored as
+docs/examples/sql/*.sql, run on a database of two devices' runs and answer what they say
+they answer."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ from edgebench.db.schema import open_db
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
 
-GUIDE = Path(__file__).parents[3] / "docs" / "guides" / "database.md"
+ROOT = Path(__file__).parents[3]
+GUIDE = ROOT / "docs" / "guides" / "database.md"
+QUERIES = ROOT / "docs" / "examples" / "sql"
 
 
 def guide_queries() -> dict[str, str]:
-    """The guide's SQL blocks, by their first comment line."""
-    blocks = re.findall(r"```sql\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+    """The queries the guide shows, by their first comment line."""
+    shown = re.findall(r"<!-- file: (docs/examples/sql/\S+) -->", GUIDE.read_text(encoding="utf-8"))
+    assert sorted(ROOT / name for name in shown) == sorted(QUERIES.glob("*.sql"))
+    blocks = [(ROOT / name).read_text(encoding="utf-8") for name in shown]
     return {block.splitlines()[0]: block for block in blocks}
 
 

@@ -12,7 +12,7 @@ import pytest
 from edgebench.errors import UserError
 from edgebench.scoring.extract import (
     LENIENT,
-    REFERENCE_BY_TASK,
+    REFERENCES,
     check_parse_mode,
     describe_parse,
     extraction_for,
@@ -23,6 +23,7 @@ from edgebench.scoring.reference import (
     edgejson_harness_parse,
     jsonschemabench_parse,
 )
+from edgebench.tasks import reference_of
 
 OBJ = {"title": "Dune", "year": 1965, "tags": ["sf", "desert"]}
 BARE = json.dumps(OBJ)
@@ -125,8 +126,8 @@ def test_deepjsoneval_reference_and_lenient_differ_where_the_issue_says(
     name: str, path: str | None
 ) -> None:
     raw = CASES[name]
-    reference = extraction_for("reference", "deepjson").parse(raw)
-    lenient = extraction_for("lenient", "deepjson").parse(raw)
+    reference = extraction_for("reference", reference_of("deepjson")).parse(raw)
+    lenient = extraction_for("lenient", reference_of("deepjson")).parse(raw)
     assert lenient.ok and lenient.valid_json  # the lenient rule takes every one of them
     assert reference.path == (path or "none")
     assert reference.ok == (path is not None)
@@ -144,7 +145,7 @@ def test_deepjsoneval_reference_takes_the_last_block_the_lenient_rule_the_last_g
 
 def test_the_edgejson_harness_takes_an_inner_object_of_a_deep_answer_in_prose() -> None:
     raw = CASES["deep object in prose"]
-    reference = extraction_for("reference", "edgejson").parse(raw)
+    reference = extraction_for("reference", reference_of("edgejson")).parse(raw)
     # Its pattern matches objects nested two deep at most: the outer object is skipped.
     assert (reference.ok, reference.path) == (True, "brace_regex")
     assert reference.value == {"b": {"c": 1}}
@@ -169,26 +170,29 @@ CUT_OFF = [
 @pytest.mark.parametrize("mode", ["lenient", "reference"])
 def test_a_cut_off_answer_is_never_valid_json(raw: str, task: str, mode: str) -> None:
     """Its complete inner arrays and objects are fragments, not the answer."""
-    result = extraction_for(mode, task).parse(raw)
+    result = extraction_for(mode, reference_of(task)).parse(raw)
     assert not result.valid_json
     if mode == "lenient":
         assert not result.ok and result.value is None
 
 
 def test_the_harness_scores_a_fragment_of_a_cut_off_answer_but_it_is_not_valid_json() -> None:
-    result = extraction_for("reference", "edgejson").parse(CASES["cut off"])
+    result = extraction_for("reference", reference_of("edgejson")).parse(CASES["cut off"])
     assert (result.ok, result.path, result.value) == (True, "brace_regex", {"name": "Paul"})
     assert result.valid_json is False
 
 
 def test_modes_and_tasks() -> None:
-    assert extraction_for("lenient", "deepjson") is LENIENT
-    assert extraction_for("reference", "deepjson") is REFERENCE_BY_TASK["deepjson"]
-    assert extraction_for("reference", "schemas").name == "jsonschemabench"
-    assert extraction_for("reference", "roundtrip") is LENIENT  # no published scorer
-    assert describe_parse("lenient", "edgejson") == "lenient"
-    assert describe_parse("reference", "edgejson") == "reference (edgejson-harness)"
-    assert describe_parse("reference", "roundtrip") == (
+    assert extraction_for("lenient", reference_of("deepjson")) is LENIENT
+    assert extraction_for("reference", reference_of("deepjson")) is REFERENCES["deepjsoneval"]
+    assert extraction_for("reference", reference_of("schemas")).name == "jsonschemabench"
+    assert extraction_for("reference", reference_of("roundtrip")) is LENIENT  # no published scorer
+    assert describe_parse("lenient", "edgejson", reference_of("edgejson")) == "lenient"
+    assert (
+        describe_parse("reference", "edgejson", reference_of("edgejson"))
+        == "reference (edgejson-harness)"
+    )
+    assert describe_parse("reference", "roundtrip", reference_of("roundtrip")) == (
         "reference (no published scorer for roundtrip: lenient)"
     )
 

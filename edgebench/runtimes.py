@@ -1,0 +1,135 @@
+"""What each runtime can do, declared once: the one place that knows a runtime by name.
+
+A model runs on a runtime (`ModelUnderTest.backend`, the manifest's model `backend`):
+`llama` (llama.cpp, GGUF files), `onnx` (onnxruntime, converted ONNX folders), and the
+tests' `fake`. Every module that used to check one of those names reads its `Runtime`
+instead: the backend classes and the constraint modes each decodes (and why it cannot
+decode the others), `--prefix-cache`, the memory the load holds, fidelity, the model
+card's library, the runtime block's version key, the packages `--version` and the
+manifest name, the install extra a fleet host needs, the
+`models convert` target that makes its files. Pure data and a leaf of the
+layers, so the command line, reports and `--version` read it without importing a
+runtime (docs/contributing/extending.md: adding a backend).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+# Every constraint mode (edgebench.constraints.spec.MODES: the order help texts use).
+_MODES = ("none", "json", "gbnf", "outlines", "mask")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """One runtime's capabilities. `modes` maps a constraint mode to the backend that
+    decodes it and that backend's extra options; a mode missing there is a skipped arm
+    with the reason in `unsupported` (or "not implemented for this runtime")."""
+
+    name: str  # the runtime as runs record it: ModelUnderTest.backend
+    label: str  # as people say it: "llama.cpp"
+    model_format: str  # the files it loads: "gguf", "onnx"
+    backends: Mapping[str, tuple[str, str]]  # backend name -> (module, class)
+    modes: Mapping[str, tuple[str, Mapping[str, Any]]]
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+    prefix_cache: bool = False  # keeps a shared prompt prefix's KV (--prefix-cache)
+    kv_at_load: bool = False  # allocates the KV cache for n_ctx at load, inside peak RSS
+    # (module, class) of its teacher-forced logits for fidelity (backends/teacher_forcing.py)
+    logits: tuple[str, str] | None = None
+    hub_library: str | None = None  # the model card's `library_name`
+    package: str | None = None  # the pip distribution; --version and the manifest name it
+    version_key: str | None = None  # the key of its version in a run's runtime block
+    install_extra: str | None = None  # pyproject extra a host adds (None: always installed)
+    conversion: str | None = None  # the `models convert --to` target that makes its files
+
+
+def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, Any]:
+    """`names` decoded by `backend`, told the mode as `constraint_mode` if `per_mode`."""
+    return {
+        m: (backend, MappingProxyType({"constraint_mode": m} if per_mode else {})) for m in names
+    }
+
+
+LLAMA = Runtime(
+    name="llama",
+    label="llama.cpp",
+    model_format="gguf",
+    backends={
+        "llama": ("edgebench.backends.llama_cpp", "LlamaCppBackend"),
+        "llama-outlines": ("edgebench.backends.llama_outlines", "OutlinesLlamaBackend"),
+    },
+    modes={
+        **_modes("llama", ("none", "json", "gbnf", "mask"), per_mode=True),
+        **_modes("llama-outlines", ("outlines",), per_mode=False),
+    },
+    prefix_cache=True,
+    kv_at_load=True,
+    logits=("edgebench.backends.teacher_forcing", "LlamaLogits"),
+    hub_library="gguf",
+    package="llama-cpp-python",
+    version_key="llama_cpp_python",
+)
+ONNX = Runtime(
+    name="onnx",
+    label="onnxruntime",
+    model_format="onnx",
+    backends={"onnx": ("edgebench.backends.onnx_runtime", "OnnxBackend")},
+    modes=_modes("onnx", ("none", "json", "mask"), per_mode=True),
+    unsupported={
+        "gbnf": "GBNF grammars run inside llama.cpp's sampler; onnxruntime has none",
+        "outlines": (
+            "Outlines 1.x has no onnxruntime model type (it drives transformers, llama.cpp and "
+            "others itself); use `mask` for the schema on ONNX models"
+        ),
+    },
+    hub_library="onnx",
+    package="onnxruntime",
+    version_key="onnxruntime",
+    install_extra="onnx",
+    conversion="onnx",
+)
+# The tests' scripted backend: every mode, no runtime to install.
+FAKE = Runtime(
+    name="fake",
+    label="fake",
+    model_format="fake",
+    backends={"fake": ("edgebench.backends.fake", "FakeBackend")},
+    modes=_modes("fake", _MODES, per_mode=False),
+    logits=("edgebench.backends.fake", "FakeLogits"),
+)
+
+RUNTIMES: Mapping[str, Runtime] = MappingProxyType({r.name: r for r in (LLAMA, ONNX, FAKE)})
+# The runtime of a model named without one (a GGUF: registry names, paths, hf: files).
+DEFAULT_RUNTIME = LLAMA.name
+
+
+def runtime_info(name: str) -> Runtime | None:
+    """The declaration of runtime `name`; None for one this edgebench does not know (a
+    run folder written by another version may name one)."""
+    return RUNTIMES.get(name)
+
+
+def runtime_for_format(model_format: str) -> Runtime:
+    """The runtime that loads `model_format` files ("gguf" -> llama.cpp)."""
+    return next(r for r in RUNTIMES.values() if r.model_format == model_format)
+
+
+def runtime_packages() -> tuple[str, ...]:
+    """The pip distributions of the runtimes a run's numbers depend on, in registry order."""
+    return tuple(r.package for r in RUNTIMES.values() if r.package)
+
+
+def conversions() -> tuple[str, ...]:
+    """The `models convert --to` targets, in registry order."""
+    return tuple(r.conversion for r in RUNTIMES.values() if r.conversion)
+
+
+def version_of(runtime: Mapping[str, Any]) -> Any:
+    """The runtime's version in a run's runtime block (whichever runtime wrote it)."""
+    for info in RUNTIMES.values():
+        if info.version_key and runtime.get(info.version_key):
+            return runtime[info.version_key]
+    return None
