@@ -10,7 +10,6 @@ one line at a time, flushed and fsynced; a crash can tear only the last line, wh
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import tempfile
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench import readback
-from edgebench.errors import UserError
+from edgebench.errors import RunFailure, UserError
 
 
 def read_text_file(path: Path, what: str) -> str:
@@ -59,33 +58,22 @@ def json_line(record: Any, **dump_options: Any) -> str:
     return text
 
 
-# A disk, or the user's quota on it, that is full.
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) and exc.errno in DISK_FULL
-
-
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
-class WriteFailed(UserError, OSError):
+class WriteFailed(RunFailure, OSError):
     """A file could not be written (no permission, a read-only file system, a full disk):
-    one line naming the file. Still an OSError with its errno and strerror, so the run
-    engine's disk-error handling (a RunFailure naming the run folder) sees it as before;
-    a full disk is exit code 1 like any run failure, anything else a user's mistake."""
+    one line naming the file, exit code 1 whatever the reason (failures.py: a refused
+    write is never the user's typing mistake). Still an OSError with its errno and
+    strerror, so the run engine's disk-error handling (a RunFailure naming the run
+    folder, failures.run_failure) sees it as any other refused write."""
 
     def __init__(self, path: Path, exc: OSError) -> None:
         super().__init__(exc.errno, exc.strerror or str(exc), str(path))
         self.path = path
-
-    @property
-    def exit_code(self) -> int:  # type: ignore[override]
-        return 1 if self.errno in DISK_FULL else 2
 
     def __str__(self) -> str:
         return f"{self.path}: cannot write ({self.strerror})"

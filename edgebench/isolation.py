@@ -7,8 +7,9 @@ Two shapes:
   that dies (SIGSEGV in native code, SIGILL from a llama.cpp built for another CPU, the
   OOM killer) becomes `WorkerDied` naming the signal, a request that outlives its timeout
   becomes `WorkerTimeout` (the child is then killed: its answer can no longer be trusted
-  to arrive), and an exception raised in the child becomes `WorkerError`. The parent
-  samples the child's memory throughout (`system.memory`).
+  to arrive), and an exception raised in the child becomes `WorkerError` (the three are
+  defined, classified and described in failures.py). The parent samples the child's
+  memory throughout (`system.memory`).
 - `call_isolated`: one function call in a throwaway child with a memory cap and a time
   limit (rendering a chat template from a stranger's model file).
 
@@ -28,57 +29,12 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from edgebench.errors import UserError
+from edgebench.failures import OutOfMemory, WorkerDied, WorkerError, WorkerTimeout
 from edgebench.system.memory import MemoryPeak, MemorySampler
 
 _PR_SET_PDEATHSIG = 1
 # Requests a served object may not receive: the loop's own words.
 _CONTROL = ("close", "reopen")
-
-
-class WorkerDied(Exception):
-    """The worker process ended without answering."""
-
-    def __init__(self, exitcode: int | None, during: str) -> None:
-        self.exitcode = exitcode
-        self.during = during
-        super().__init__(f"the model worker {describe_exit(exitcode)} during {during}")
-
-
-class WorkerTimeout(Exception):
-    """The worker did not answer in time (not an OSError, unlike TimeoutError)."""
-
-    def __init__(self, op: str, timeout: float) -> None:
-        self.op = op
-        self.timeout = timeout
-        super().__init__(f"the model worker did not answer {op} within {timeout:g} s")
-
-
-class WorkerError(Exception):
-    """The served object raised inside the worker; `remote_type` names the exception
-    class (a `UserError` there is the user's mistake here too)."""
-
-    def __init__(self, remote_type: str, message: str, remote_traceback: str) -> None:
-        self.remote_type = remote_type
-        self.remote_traceback = remote_traceback
-        super().__init__(message)
-
-
-def describe_exit(exitcode: int | None) -> str:
-    """How a child ended, for a one-line message: the signal's name and a likely cause."""
-    if exitcode is None:
-        return "stopped answering"
-    if exitcode < 0:
-        try:
-            sig = signal.Signals(-exitcode)
-        except ValueError:
-            return f"was killed by signal {-exitcode}"
-        hint = ""
-        if sig == signal.SIGILL:
-            hint = " (llama-cpp-python built for another CPU? reinstall with ./install.sh)"
-        elif sig == signal.SIGKILL:
-            hint = " (out of memory?)"
-        return f"was killed by {sig.name} ({signal.strsignal(sig)}){hint}"
-    return f"exited with code {exitcode}"
 
 
 def _die_with_parent() -> None:
@@ -210,14 +166,6 @@ class ProcessWorker:
             self.process.join(5)
         self._conn.close()
         return peak
-
-
-class OutOfMemory(Exception):
-    """The isolated call needed more than its memory cap."""
-
-    def __init__(self, limit_bytes: int) -> None:
-        self.limit_bytes = limit_bytes
-        super().__init__(f"needed more than {limit_bytes / 2**20:,.0f} MB")
 
 
 def call_isolated(

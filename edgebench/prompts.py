@@ -19,7 +19,8 @@ from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from edgebench.errors import UserError
-from edgebench.isolation import OutOfMemory, WorkerDied, WorkerTimeout, call_isolated, describe_exit
+from edgebench.failures import OutOfMemory, WorkerDied, WorkerTimeout, worker_failure
+from edgebench.isolation import call_isolated
 from edgebench.tasks.base import Prompt
 
 STYLE_CHAT = "chat"
@@ -143,9 +144,8 @@ def render_isolated(
     except OutOfMemory as exc:
         raise UserError(f"{what} {exc} to render") from None
     except WorkerDied as exc:
-        raise UserError(
-            f"{what} failed to render: the rendering process {describe_exit(exc.exitcode)}"
-        ) from None
+        died = worker_failure(exc, "", who="the rendering process").line
+        raise UserError(f"{what} failed to render: {died}") from None
 
 
 def render_all(

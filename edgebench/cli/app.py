@@ -9,7 +9,6 @@ not finish (a crashed model, a full disk) 1, Ctrl-C 130; never a traceback.
 from __future__ import annotations
 
 import contextlib
-import errno
 import sys
 
 import typer
@@ -42,6 +41,7 @@ from edgebench.cli.command_tree import (
 from edgebench.cli.console import escape, stderr_console
 from edgebench.cli.version import version_line
 from edgebench.errors import RunFailure, UserError
+from edgebench.failures import classify
 
 app = typer.Typer(
     name="edgebench",
@@ -109,19 +109,12 @@ def main(argv: list[str] | None = None) -> None:
         interrupted_line()
         code = 130
     except OSError as exc:
-        if exc.errno not in DISK_FULL:
+        failure = classify(exc)
+        if failure is None or failure.kind != "disk_full":
             raise  # a bug's traceback, not a disk's
-        _error_line(disk_full_line(exc), 1)
+        line = f"{failure.line}; {failure.hint}, then run the command again"
+        _error_line(line, failure.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
-
-
-# A disk (or the user's quota) that is full.
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
-
-
-def disk_full_line(exc: OSError) -> str:
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}cannot write ({exc.strerror}); free space, then run the command again"
 
 
 def interrupted_line() -> None:

@@ -93,7 +93,7 @@ def run_plan(
 
     Example: edgebench plan run plan.toml --out results/pi5 --device-name pi5-shelf-1
     """
-    from edgebench.io import is_disk_full
+    from edgebench.failures import classify
     from edgebench.plan.execute import PlanInterrupted, PlanRun
     from edgebench.plan.state import STATUS_FILE
     from edgebench.system.identity import requested_name
@@ -118,10 +118,12 @@ def run_plan(
         )
         raise typer.Exit(130) from None
     except OSError as exc:  # plan-status.json, the plan's copy, a log: the disk is full
-        if not is_disk_full(exc):
+        failure = classify(exc)
+        if failure is None or failure.kind != "disk_full":
             raise
         raise RunFailure(
-            f"{exc}; the done cells are kept in {root}; free space, then the same command continues"
+            f"{failure.line}; the done cells are kept in {root}; {failure.hint}, then the same "
+            "command continues"
         ) from None
     counts = status.counts()
     summary = f"{counts['done']} of {len(status.cells)} cells done"

@@ -27,9 +27,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from edgebench.errors import UserError
+from edgebench.errors import RunFailure, UserError
+from edgebench.failures import WorkerDied, worker_failure
 from edgebench.io import write_json_atomic
-from edgebench.isolation import WorkerDied, call_isolated, describe_exit
+from edgebench.isolation import call_isolated
 from edgebench.models.fetch import cache_workdir
 from edgebench.models.gguf import GGUFFile, read_gguf
 from edgebench.models.hashing import hash_file, remember_sha256
@@ -222,9 +223,9 @@ def run_quantizer(job: QuantizeJob, child: Callable[[QuantizeJob], None] | None 
     try:
         call_isolated(child or quantize_in_child, (job,), timeout=None, memory_bytes=None)
     except WorkerDied as exc:
-        raise UserError(
-            f"quantizing to {job.quant_type} failed: the quantizer process "
-            f"{describe_exit(exc.exitcode)}; nothing was kept"
+        died = worker_failure(exc, "", who="the quantizer process").line  # crashed: exit 1
+        raise RunFailure(
+            f"quantizing to {job.quant_type} failed: {died}; nothing was kept"
         ) from None
 
 

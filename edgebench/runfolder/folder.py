@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.io import WriteFailed, is_disk_full, json_line, write_json_atomic
+from edgebench.failures import is_disk_full
+from edgebench.io import WriteFailed, json_line, write_json_atomic
 from edgebench.readback import decode_json
 from edgebench.runfolder.read import FIDELITY, MANIFEST, SAMPLES, SUMMARY, read_manifest
 from edgebench.runfolder.records import FidelityRecord, Manifest, Summary
@@ -45,10 +46,8 @@ class RunLock:
     def acquire(self) -> RunLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            if is_disk_full(exc):
-                raise WriteFailed(self.path, exc) from None  # the engine says what to do
-            raise UserError(f"cannot write in {self.path.parent}: {exc.strerror}") from None
+        except OSError as exc:  # a full disk or not: the engine says what to do
+            raise WriteFailed(self.path, exc) from None
         _check_regular_lock(fd, self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -154,10 +153,8 @@ class RunFolder:
                 raise UserError(f"--out {run_dir} is a file, not a folder")
             try:
                 run_dir.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                if is_disk_full(exc):
-                    raise WriteFailed(run_dir, exc) from None
-                raise UserError(f"cannot create {run_dir}: {exc.strerror}") from None
+            except OSError as exc:  # a full disk or not: the engine says what to do
+                raise WriteFailed(run_dir, exc) from None
             lock = RunLock(run_dir).acquire()
             if any(p.name != LOCK_FILE for p in run_dir.iterdir()):
                 lock.release()

@@ -46,7 +46,13 @@ from edgebench.constraints import (
     engine_mode,
     request_for,
 )
-from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
+from edgebench.failures import (
+    WORKER_FAILURES,
+    WorkerDied,
+    WorkerError,
+    WorkerTimeout,
+    worker_failure,
+)
 from edgebench.metrics.base import Family
 from edgebench.runfolder.records import (
     ArmRecord,
@@ -71,7 +77,7 @@ from edgebench.runner.samples import (
     wall_clock,
 )
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runner.workers import Failure, Worker, example_failure
+from edgebench.runner.workers import ExampleFailure, Worker, example_failure
 from edgebench.scoring.extract import extraction_for
 from edgebench.system.cpu_share import CpuMeter, CpuSnapshot, CpuTimes
 from edgebench.system.memory import MemoryPeak
@@ -228,12 +234,12 @@ class Arm:
             paused = self.record.paused_s + self.waits.clock() - start
             self.record = replace(self.record, paused_s=paused)
 
-    def run_job(self, job: Job) -> tuple[SampleRecord, Failure | None]:
+    def run_job(self, job: Job) -> tuple[SampleRecord, ExampleFailure | None]:
         """The per-job step: decode (unless skipped or the constraint is unsupported),
         score, and say whether the worker failed on it."""
         request = self.requests[job.index]
         report = self.reports.get(request.key) if request is not None else None
-        failure: Failure | None = None
+        failure: ExampleFailure | None = None
         wall: WallClock | None = None
         cpu: CpuUse | None = None
         if job.skip_reason is not None:
@@ -253,7 +259,7 @@ class Arm:
 
     def _decode(
         self, job: Job, request: ConstraintRequest | None
-    ) -> tuple[Generation, Failure | None, CpuUse]:
+    ) -> tuple[Generation, ExampleFailure | None, CpuUse]:
         """One decode of `job`, with who had the CPU meanwhile."""
         before = self.meter.snapshot()
         gen, failure = self._generate(job, request)
@@ -270,7 +276,7 @@ class Arm:
 
     def _generate(
         self, job: Job, request: ConstraintRequest | None
-    ) -> tuple[Generation, Failure | None]:
+    ) -> tuple[Generation, ExampleFailure | None]:
         assert self.worker is not None
         draw = job.sampling
         decode = DecodeSettings(
@@ -284,7 +290,7 @@ class Arm:
         )
         try:
             gen = self.worker.generate(job.prompt, decode, timeout=self.settings.timeout)
-        except (WorkerDied, WorkerTimeout, WorkerError) as exc:
+        except WORKER_FAILURES as exc:
             failure = example_failure(exc, f"on example '{job.example.id}' ({self.describe()})")
             return nothing_decoded(failure.finish_reason, failure.message), failure
         self.failures_in_a_row = 0
@@ -305,7 +311,7 @@ class Arm:
             if self.worker is None:  # lost on the arm's last job
                 try:
                     self._start(job, first_session=False)
-                except (WorkerDied, WorkerTimeout, WorkerError) as exc:
+                except WORKER_FAILURES as exc:
                     self.note(f"re-timing stopped for {self.describe()}: {exc}")
                     return
             retimed = self._retime(job, first)
@@ -365,7 +371,7 @@ class Arm:
             cpu_disturbed=[c for _, c in disturbed],
         )
 
-    def _after_failure(self, job: Job, failure: Failure, upcoming: Job | None) -> None:
+    def _after_failure(self, job: Job, failure: ExampleFailure, upcoming: Job | None) -> None:
         """Record the failure; give up after too many in a row, else replace a lost
         worker (warmed up on the next job, not on the one that failed)."""
         self.failures_in_a_row += 1
@@ -387,10 +393,10 @@ class Arm:
             self.record = replace(self.record, restarts=self.record.restarts + 1)
             try:
                 self._start(upcoming, first_session=False)
-            except (WorkerDied, WorkerTimeout, WorkerError) as exc:
+            except WORKER_FAILURES as exc:
                 raise ArmGaveUp(
                     f"could not restart the model worker for {self.describe()}: {exc}",
-                    crashed=not isinstance(exc, WorkerError),
+                    crashed=worker_failure(exc, "").worker_lost,
                 ) from None
 
     # -- worker lifecycle ----------------------------------------------------------
@@ -461,10 +467,7 @@ class Arm:
     def _compile_killed_worker(
         self, request: ConstraintRequest, exc: WorkerDied | WorkerTimeout
     ) -> CompileReport:
-        if isinstance(exc, WorkerDied):
-            what = f"the model worker {describe_exit(exc.exitcode)} compiling it"
-        else:
-            what = f"compiling it took longer than --compile-timeout {exc.timeout:g} s"
+        what = worker_failure(exc, "compiling it", timeout_option="--compile-timeout").line
         self.note(f"constraint for schema '{request.label}' ({self.describe()}): {what}")
         return CompileReport.new(request, CRASHED_SOURCE, error=what)
 
@@ -481,10 +484,7 @@ class Arm:
         except WorkerError as exc:
             self.record = replace(self.record, warmup_error=f"{exc.remote_type}: {exc}")
         except (WorkerDied, WorkerTimeout) as exc:
-            if isinstance(exc, WorkerDied):
-                message = f"the model worker {describe_exit(exc.exitcode)} during the warm-up"
-            else:
-                message = f"the warm-up took longer than --timeout {exc.timeout:g} s"
+            message = worker_failure(exc, "during the warm-up").line
             self.record = replace(self.record, warmup_error=message)
             self.note(f"{message} ({self.describe()}); continuing without it")
             self._retire_worker()

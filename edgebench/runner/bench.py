@@ -29,14 +29,14 @@ from edgebench.backends.base import LoadInfo, now
 from edgebench.backends.speed_test import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
 from edgebench.environ import temporary_environ
 from edgebench.errors import RunFailure, UserError
+from edgebench.failures import WorkerDied, WorkerError, is_user_error
 from edgebench.io import write_json_atomic
-from edgebench.isolation import WorkerDied, WorkerError
 from edgebench.runfolder.records import SCHEMA_VERSION
 from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.sustained import sustained_figures
-from edgebench.runner.workers import is_user_error, start_worker
+from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import current_thermal_state, device_info
 from edgebench.system.memory import MemoryPeak

@@ -19,14 +19,14 @@ from edgebench.backends.llama_cpp import installed_build
 from edgebench.backends.speed_test import GENERATION, SpeedPlan, SpeedResult, SpeedTest
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
-from edgebench.isolation import (
+from edgebench.failures import (
+    WORKER_FAILURES,
     OutOfMemory,
     WorkerDied,
-    WorkerError,
     WorkerTimeout,
-    call_isolated,
-    describe_exit,
+    worker_failure,
 )
+from edgebench.isolation import call_isolated
 from edgebench.models.registry import DEFAULT_MODEL, load_registry
 from edgebench.models.resolve import resolve_model
 from edgebench.runner.bench import SpeedWorker, bench_context, pin_environment
@@ -93,7 +93,7 @@ def llama_build(
     except UserError as exc:  # not installed
         return None, str(exc)
     except WorkerDied as exc:
-        return None, f"loading llama.cpp {describe_exit(exc.exitcode)}"
+        return None, worker_failure(exc, "", who="loading llama.cpp").line
     except (WorkerTimeout, OutOfMemory) as exc:
         return None, f"loading llama.cpp failed: {exc}"
 
@@ -125,7 +125,7 @@ def speed_probe(
     try:
         _, probe.load_s = worker.load(n_ctx)
         result = _repeat(worker, started + seconds)
-    except (WorkerDied, WorkerTimeout, WorkerError) as exc:
+    except WORKER_FAILURES as exc:
         probe.status, probe.message = "failed", _failure(exc)
         return probe
     finally:
@@ -152,7 +152,7 @@ def _repeat(worker: SpeedWorker, deadline: float) -> SpeedResult:
 
 def _failure(exc: BaseException) -> str:
     if isinstance(exc, WorkerDied):
-        return f"the model worker {describe_exit(exc.exitcode)} during the speed probe"
+        return worker_failure(exc, "during the speed probe").line
     return f"the speed probe failed: {exc}"
 
 

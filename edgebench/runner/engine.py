@@ -43,8 +43,15 @@ from edgebench.backends.answer_end import LoopRule
 from edgebench.backends.base import now
 from edgebench.constraints import FREE_MODES, closes
 from edgebench.errors import RunFailure, UserError
-from edgebench.io import JsonlAppender, is_disk_full, write_jsonl_atomic
-from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
+from edgebench.failures import (
+    WorkerDied,
+    WorkerError,
+    WorkerTimeout,
+    is_user_error,
+    run_failure,
+    write_failure,
+)
+from edgebench.io import JsonlAppender, write_jsonl_atomic
 from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families
@@ -116,8 +123,6 @@ from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline, lost_not
 from edgebench.runner.workers import (
     Worker,
     WorkerFactory,
-    is_user_error,
-    run_failure,
     skip_reason,
     start_worker,
 )
@@ -310,8 +315,9 @@ def execute(
 def _open_folder(
     settings: RunSettings, kind: RunKind, labels: list[str], resume: bool
 ) -> RunFolder:
-    """The run folder, new or reopened, locked. A full disk here (the lock file, the
-    folder) is one line: nothing was written, or for --resume the folder is unchanged."""
+    """The run folder, new or reopened, locked. A refused write here (the lock file, the
+    folder; a full disk or not) is one line: nothing was written, or for --resume the
+    folder is unchanged."""
     try:
         if resume:
             if settings.out is None:
@@ -319,19 +325,13 @@ def _open_folder(
             return RunFolder.reopen(settings.out)
         name = settings.task if kind.name == "run" else f"{kind.name}-{settings.task}"
         return RunFolder.create(settings.out, " + ".join(labels), name, utc_now())
-    except OSError as exc:
+    except OSError as exc:  # io.WriteFailed too: every refused write is exit 1
         where = settings.out if settings.out is not None else Path("runs")
-        if isinstance(exc, UserError):  # io.WriteFailed: a refusal other than a full disk
-            if not is_disk_full(exc):
-                raise
-        elif not is_disk_full(exc):  # no permission, a read-only file system
-            raise UserError(f"cannot write in {where}: {exc.strerror or exc}") from None
         if resume:
-            again = resume_command(kind.name, where)
-            then = f"the run folder is unchanged; free space, then continue with `{again}`"
-        else:
-            then = "nothing was written; free space, then run the same command again"
-        raise RunFailure(f"could not write to {where}: {exc.strerror or exc}; {then}") from None
+            again = f"continue with `{resume_command(kind.name, where)}`"
+            raise write_failure(exc, where, "the run folder is unchanged", again) from None
+        again = "run the same command again"
+        raise write_failure(exc, where, "nothing was written", again) from None
 
 
 def _remove_if_empty(path: Path, made: bool) -> None:
@@ -802,12 +802,9 @@ class _Run:
         if isinstance(exc, KeyboardInterrupt):
             resume = self.resume if written else None
             return RunInterrupted(self.folder.path, len(self.samples), resume)
-        if not written:
-            return RunFailure(
-                f"could not write to {self.folder.path}: "
-                f"{getattr(exc, 'strerror', None) or exc}; nothing was written; free space, "
-                "then run the same command again"
-            )
+        if not written and isinstance(exc, OSError):
+            again = "run the same command again"
+            return write_failure(exc, self.folder.path, "nothing was written", again)
         return run_failure(exc, self.folder.path, len(self.samples), self.resume)
 
     # -- arms ------------------------------------------------------------------------
@@ -1089,10 +1086,9 @@ class _Run:
         except OSError as exc:
             if path != self.folder.manifest_path:  # it may say `completed` by now
                 self._mark_stopped(exc, over=("running", "completed"))
-            raise RunFailure(
-                f"could not write {path.name} in {run_dir}: {exc.strerror or exc}; the "
-                f"previous {path.name} is unchanged and samples.jsonl holds "
-                f"{len(self.samples)} examples; free space, then continue with "
-                f"`{self.resume}`"
-            ) from None
+            kept = (
+                f"the previous {path.name} is unchanged and samples.jsonl holds "
+                f"{len(self.samples)} examples"
+            )
+            raise write_failure(exc, path, kept, f"continue with `{self.resume}`") from None
         return summary

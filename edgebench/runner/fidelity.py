@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from edgebench.backends.base import now
 from edgebench.backends.teacher_forcing import TeacherForcingWorker
 from edgebench.errors import UserError
-from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
+from edgebench.failures import WORKER_FAILURES
 from edgebench.models.quant_types import QUANT_TYPES, precision_rank
 from edgebench.runfolder.folder import RunFolder
 from edgebench.runfolder.read import read_manifest, read_samples
@@ -45,7 +45,7 @@ from edgebench.system.memory import MemoryPeak
 from edgebench.system.versions import utc_now
 
 # What a failed variant costs: itself only (recorded with its error); anything else stops.
-_VARIANT_FAILURES = (WorkerDied, WorkerTimeout, WorkerError, UserError)
+_VARIANT_FAILURES = (*WORKER_FAILURES, UserError)
 _CTX_STEP = 64
 
 

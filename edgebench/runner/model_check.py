@@ -18,7 +18,7 @@ from edgebench.backends import backend_for
 from edgebench.backends.base import DecodeSettings
 from edgebench.backends.worker import BackendWorker
 from edgebench.errors import UserError
-from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
+from edgebench.failures import WorkerDied, WorkerError, WorkerTimeout, worker_failure
 from edgebench.models.gguf import read_gguf
 from edgebench.runtimes import runtime_for_format
 
@@ -89,8 +89,8 @@ def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, Chec
             except WorkerError as exc:
                 results[path] = CheckResult(path, REFUSED, str(exc))
             except WorkerDied as exc:
-                detail = f"{runtime.label} crashed: the worker {describe_exit(exc.exitcode)}"
-                results[path] = CheckResult(path, CRASHED, f"{detail} during {exc.during}")
+                died = worker_failure(exc, f"during {exc.during}", who="the worker").line
+                results[path] = CheckResult(path, CRASHED, f"{runtime.label} crashed: {died}")
                 worker.close()  # type: ignore[union-attr]
                 worker = None
             except WorkerTimeout as exc:

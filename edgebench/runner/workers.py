@@ -1,16 +1,15 @@
 """Starting a worker for (model, constraint mode), and what its failures mean.
 
-Every command that decodes (run, consistency, bench) starts its workers here, and every
-worker failure is translated here: per example (`example_failure`: the example is
-recorded as crashed, timeout or error and a fresh worker goes on) or for the run
-(`run_failure`: a one-line error naming the run folder).
+Every command that decodes (run, consistency, bench) starts its workers here. A worker
+failure on one example is recorded here (`example_failure`: crashed, timeout or error,
+in the words of failures.py, and a fresh worker goes on); a run's ending is
+failures.run_failure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from edgebench.backends import UnsupportedConstraint, backend_for
@@ -24,9 +23,7 @@ from edgebench.backends.base import (
 )
 from edgebench.backends.worker import BackendWorker
 from edgebench.constraints import CompileReport, ConstraintRequest, engine_mode
-from edgebench.errors import RunFailure, UserError
-from edgebench.io import is_disk_full
-from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout, describe_exit
+from edgebench.failures import WorkerDied, WorkerError, WorkerTimeout, worker_failure
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.system.memory import MemoryPeak
 
@@ -71,7 +68,7 @@ def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool)
 
 
 @dataclass(frozen=True)
-class Failure:
+class ExampleFailure:
     """What a worker failure on one example means for it and for the worker."""
 
     finish_reason: str  # crashed, timeout or error
@@ -79,39 +76,12 @@ class Failure:
     worker_lost: bool  # the worker is dead (or was killed) and must be replaced
 
 
-def example_failure(exc: WorkerDied | WorkerTimeout | WorkerError, where: str) -> Failure:
+# A failure's kind -> the finish reason of the example it cost (a refusal: error).
+_FINISH = {"crashed": FINISH_CRASHED, "timeout": FINISH_TIMEOUT}
+
+
+def example_failure(exc: WorkerDied | WorkerTimeout | WorkerError, where: str) -> ExampleFailure:
     """The record of an example the worker did not answer; `where` names the example."""
-    if isinstance(exc, WorkerDied):
-        return Failure(
-            FINISH_CRASHED, f"the model worker {describe_exit(exc.exitcode)} {where}", True
-        )
-    if isinstance(exc, WorkerTimeout):
-        message = f"no answer within --timeout {exc.timeout:g} s {where}; worker killed"
-        return Failure(FINISH_TIMEOUT, message, True)
-    return Failure(FINISH_ERROR, f"the backend failed {where}: {exc.remote_type}: {exc}", False)
-
-
-def is_user_error(exc: BaseException) -> bool:
-    """A `UserError` here, or one raised inside the worker (a refused model file)."""
-    return isinstance(exc, UserError) or (
-        isinstance(exc, WorkerError) and exc.remote_type in ("UserError", "UnsupportedConstraint")
-    )
-
-
-def run_failure(exc: BaseException, run_dir: Path, kept: int, resume: str) -> Exception:
-    """The one-line error a run ends with: the user's mistake stays a `UserError`; a
-    crashed, hung or failing model or a full disk is a `RunFailure` naming the folder.
-    `resume` is the command that continues the run."""
-    if isinstance(exc, OSError):  # io.WriteFailed too, though it is also a UserError
-        fix = "free space" if is_disk_full(exc) else "fix it"
-        return RunFailure(
-            f"could not write to {run_dir}: {exc.strerror or exc}; {kept} completed examples "
-            f"are safe in samples.jsonl; {fix}, then continue with `{resume}`"
-        )
-    if is_user_error(exc):
-        return exc if isinstance(exc, UserError) else UserError(str(exc))
-    if isinstance(exc, WorkerError):
-        what = f"the model worker failed: {exc.remote_type}: {exc}"
-    else:
-        what = str(exc) or type(exc).__name__
-    return RunFailure(f"{what}; {kept} completed examples kept in {run_dir}")
+    failure = worker_failure(exc, where)
+    finish = _FINISH.get(failure.kind, FINISH_ERROR)
+    return ExampleFailure(finish, failure.line, failure.worker_lost)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.errors import UserError
+from edgebench.errors import RunFailure, UserError
 from edgebench.models.quantize import quantize, run_quantizer
 from edgebench.models.quantized import quantized_root
 from tests.helpers.gguf_factory import setup_tiny_model
@@ -28,7 +28,7 @@ def left_in_cache() -> list[Path]:
 
 def test_a_quantizer_killed_midway_is_one_line_and_leaves_nothing() -> None:
     killed = functools.partial(run_quantizer, child=dies_midway)
-    with pytest.raises(UserError) as info:
+    with pytest.raises(RunFailure) as info:
         quantize("tiny", "Q8_0", say=lambda _: None, quantizer=killed)
     assert str(info.value) == (
         "quantizing to Q8_0 failed: the quantizer process was killed by SIGKILL (Killed) "

@@ -9,7 +9,7 @@
     6  scoring                              pure per-sample scores
     7  runfolder, isolation                 the run-folder format; worker processes
     8  io, system                           atomic files; what the machine is
-    9  readback                             the bounded reader of every file read back
+    9  readback, failures                   the bounded reader; what a failure is and says
    10  errors, resources, paths, environ,   leaves
        runtimes
 
@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring",),
     ("runfolder", "isolation"),
     ("io", "system"),
-    ("readback",),
+    ("readback", "failures"),
     ("errors", "resources", "paths", "environ", "runtimes", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

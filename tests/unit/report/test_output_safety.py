@@ -16,6 +16,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from edgebench import io
+from edgebench.errors import RunFailure, UserError
 from edgebench.report.card import write_card
 from edgebench.summary import load_run
 from tests.helpers.cli import assert_one_line_error, run_cli
@@ -142,16 +143,18 @@ def test_card_on_a_read_only_run_folder_is_one_line(
 ) -> None:
     _refuse(monkeypatch, ro_run, errno.EACCES)
     code, err = run_cli(capsys, "card", str(ro_run))
-    assert_one_line_error(code, err, str(ro_run), "cannot write (Permission denied)")
+    # A refused write is exit 1 whatever the reason (failures.py), as in a run.
+    said = "cannot write (Permission denied)"
+    assert_one_line_error(code, err, str(ro_run), said, exit_code=1)
     assert not list(ro_run.glob(".*tmp"))
 
 
 @pytest.mark.parametrize(
     ("command", "option", "name", "code", "said", "exit_code"),
     [
-        ("card", "--out", "c.md", errno.EACCES, "cannot write (Permission denied)", 2),
-        ("report", "--html", "r.html", errno.EACCES, "cannot write (Permission denied)", 2),
-        # A full disk is not the user's mistake: the run failure's exit code.
+        # A refused write is never the user's typing mistake: exit 1, full disk or not.
+        ("card", "--out", "c.md", errno.EACCES, "cannot write (Permission denied)", 1),
+        ("report", "--html", "r.html", errno.EACCES, "cannot write (Permission denied)", 1),
         ("report", "--html", "r.html", errno.ENOSPC, "cannot write (No space left", 1),
     ],
 )
@@ -191,11 +194,14 @@ def test_an_output_under_a_file_is_one_line(
     assert_one_line_error(code, err, str(blocker), "not a folder")
 
 
-def test_write_failed_names_the_file_and_stays_an_os_error(tmp_path: Path) -> None:
+def test_write_failed_names_the_file_is_a_run_failure_and_stays_an_os_error(
+    tmp_path: Path,
+) -> None:
     blocker = tmp_path / "f"
     blocker.write_text("x")
     with pytest.raises(io.WriteFailed) as failed:
         io.write_text_atomic(blocker / "sub" / "card.md", "text")
     assert isinstance(failed.value, OSError) and failed.value.errno is not None
     assert str(failed.value).startswith(f"{blocker / 'sub' / 'card.md'}: cannot write (")
-    assert failed.value.exit_code == 2
+    assert isinstance(failed.value, RunFailure) and not isinstance(failed.value, UserError)
+    assert failed.value.exit_code == 1

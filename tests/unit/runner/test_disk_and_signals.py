@@ -8,6 +8,7 @@ full file system is in tests/system/test_full_disk.py."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.errors import RunFailure, UserError
+from edgebench import io
+from edgebench.errors import RunFailure
 from edgebench.io import JsonlAppender, read_jsonl
 from edgebench.runfolder.folder import LOCK_FILE, RESERVE_FILE
 from edgebench.runner import engine
@@ -116,11 +118,43 @@ def test_a_run_folder_made_by_the_run_is_removed_when_nothing_was_written(
 def test_a_run_folder_that_cannot_be_made_is_one_line(
     run_fake: RunFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A refused write is exit 1 whatever the reason, as everywhere (failures.py)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs").write_text("a file where the runs folder goes")
-    with pytest.raises(UserError) as info:
+    with pytest.raises(RunFailure) as info:
         run_fake([RIGHT], n=1, out=None)
-    assert str(info.value).startswith("cannot write in runs: ")
+    assert info.value.exit_code == 1
+    assert str(info.value).startswith("could not write to runs: ")
+    assert str(info.value).endswith(
+        "; nothing was written; fix it, then run the same command again"
+    )
+
+
+def test_a_refused_write_that_is_not_a_full_disk_ends_a_run_with_exit_1(
+    run_fake: RunFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's path of a refused write (no permission on the summary): exit 1 as the
+    `card --out` path (tests/unit/report/test_output_safety.py), with what is kept and
+    the resume hint; fixed, the hint finishes the run."""
+    run_dir = tmp_path / "run"
+    real = io.tempfile.mkstemp
+
+    def mkstemp(*args: object, prefix: str = "", **kwargs: object) -> object:
+        if prefix.startswith(".summary.json."):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        return real(*args, prefix=prefix, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(io.tempfile, "mkstemp", mkstemp)
+    with pytest.raises(RunFailure) as info:
+        run_fake([RIGHT] * 2, n=2)
+    assert info.value.exit_code == 1
+    assert str(info.value) == (
+        f"could not write to {run_dir / 'summary.json'}: Permission denied; the previous "
+        "summary.json is unchanged and samples.jsonl holds 2 examples; fix it, then "
+        f"continue with `edgebench run --resume {run_dir}`"
+    )
+    monkeypatch.setattr(io.tempfile, "mkstemp", real)
+    assert run_fake([RIGHT] * 2, n=2, resume=True).summary.arms[0].n_examples == 2
 
 
 # -- later stages: the manifest is marked, the hint given --------------------------------
@@ -158,7 +192,7 @@ def test_a_full_disk_at_a_sample_write_stops_the_run_with_the_hint_and_resumes(
 def test_a_full_disk_at_a_manifest_write_between_arms_gives_the_resume_hint(
     run_fake: RunFake, tmp_path: Path, disk: FullDisk
 ) -> None:
-    """The manifest write that fails is an io.WriteFailed (also a UserError): the run's
+    """The manifest write that fails is an io.WriteFailed (a RunFailure of its own): the run's
     ending still names the folder, what is kept and how to continue."""
     disk.fill(".manifest.json.", after=4, times=1)  # the arm's end; the next write works
     with pytest.raises(RunFailure) as info:

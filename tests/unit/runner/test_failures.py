@@ -74,7 +74,7 @@ def test_enospc_on_the_summary_write_leaves_the_old_summary_intact(
         run_fake([RIGHT] * 3, resume=True)
     assert calls  # the write was attempted
     assert str(info.value) == (
-        f"could not write summary.json in {run_dir}: No space left on device; the previous "
+        f"could not write to {run_dir / 'summary.json'}: No space left on device; the previous "
         f"summary.json is unchanged and samples.jsonl holds 3 examples; free space, then "
         f"continue with `edgebench run --resume {run_dir}`"
     )
