@@ -5,6 +5,7 @@ the folder alone gives its energy (the log may move or grow after the run)."""
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ def check_power_settings(settings: RunSettings) -> None:
         raise UserError(f"--idle-baseline: {idle} is not a number of seconds >= 0")
     log = settings.power_log
     if log is not None:
-        if not log.is_file():
+        if not os.path.lexists(log):  # a FIFO or a device is there: _open names it
             raise UserError(f"--power-log: no such file: {log}")
         check_power_log(log)  # a bad first row is a one-line error naming file:line, now
 

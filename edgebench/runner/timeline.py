@@ -13,6 +13,7 @@ run appends after the earlier sessions' complete rows (a torn last line is dropp
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -107,7 +108,7 @@ class Timeline:
             return None, f"the source raised {type(exc).__name__}"
         if reading is None:
             return None, "no reading"
-        return reading, None
+        return _checked(reading)
 
     def sample(self) -> TimelineRow:
         """One row now, appended."""
@@ -184,6 +185,22 @@ class Timeline:
                 except OSError as exc:  # a full disk: the run's own writes report it
                     self.error = f"timeline.jsonl: {exc.strerror or exc}"
             self._log = None
+
+
+def _checked(reading: PowerSample) -> tuple[PowerSample | None, str | None]:
+    """A reading whose numbers can be summed: finite, watts >= 0 (a sensor's garbage, an
+    INA reader's sign or a 1e999 from a PMIC line is a reading lost, not an energy of
+    infinity); else why it was lost."""
+    watts, joules = reading.watts, reading.joules
+    if watts is not None and not (isinstance(watts, int | float) and math.isfinite(watts)):
+        return None, "gave watts that are not a number"
+    if watts is not None and watts < 0:
+        return None, "gave negative watts"
+    if joules is not None and not (isinstance(joules, int | float) and math.isfinite(joules)):
+        return None, "gave an energy that is not a number"
+    if not (isinstance(reading.t, int | float) and math.isfinite(reading.t)):
+        return None, "gave a time that is not a number"
+    return reading, None
 
 
 def lost_note(lost: Counter[str]) -> str | None:

@@ -9,9 +9,12 @@ are only filled for the real root.
 
 from __future__ import annotations
 
+import errno
+import math
 import os
 import platform
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -116,6 +119,13 @@ THROTTLE_WORDS = {
 CommandRunner = Callable[[list[str]], str | None]
 
 
+# At most this much of a /proc or /sys file is read (/proc/cpuinfo of a many-core
+# machine is a few hundred KiB; an attribute is a page).
+READ_LIMIT = 4 << 20
+_CHUNK = 65536
+_MAX_NUMBER_CHARS = 24  # a 64-bit integer with its sign, and some room
+
+
 class SystemTree:
     """Reads the kernel's files below `root`; unreadable files are None."""
 
@@ -123,8 +133,26 @@ class SystemTree:
         self.root = root
 
     def read(self, path: str) -> str:
-        """The file's text; OSError (PermissionError for a root-only file) when unreadable."""
-        return (self.root / path).read_text(encoding="utf-8", errors="replace").strip()
+        """The file's text; OSError (PermissionError for a root-only file) when unreadable.
+
+        Read as the timeline reads it once a second, so nothing here may block or grow
+        without end: a FIFO or a device (a link to /dev/zero) is refused, not read, and
+        at most READ_LIMIT bytes are taken (kernel attributes are a page or two; a
+        longer file is refused, not cut)."""
+        fd = os.open(self.root / path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(self.root / path))
+            os.set_blocking(fd, True)
+            data = b""
+            # a page at a time: /proc/sys refuses (ENOMEM) a read of megabytes at once
+            while len(data) <= READ_LIMIT and (chunk := os.read(fd, _CHUNK)):
+                data += chunk
+        finally:
+            os.close(fd)
+        if len(data) > READ_LIMIT:
+            raise OSError(errno.EFBIG, "larger than a kernel file", str(self.root / path))
+        return data.decode("utf-8", errors="replace").strip()
 
     def text(self, path: str) -> str | None:
         try:
@@ -133,11 +161,17 @@ class SystemTree:
             return None
 
     def number(self, path: str) -> int | None:
+        """The file's integer; None when it is unreadable, not an integer, or out of the
+        64-bit range a kernel attribute holds (a 4,000-digit "temperature" would be an
+        OverflowError wherever it is divided)."""
         text = self.text(path)
+        if text is None or len(text) > _MAX_NUMBER_CHARS:
+            return None
         try:
-            return int(text) if text is not None else None
+            value = int(text)
         except ValueError:
             return None
+        return value if -(2**64) < value < 2**64 else None
 
     def glob(self, pattern: str) -> list[Path]:
         return sorted(self.root.glob(pattern))
@@ -378,10 +412,17 @@ def _throttling_vcgencmd(runner: CommandRunner | None) -> dict[str, Any] | None:
     out = runner(["vcgencmd", "get_throttled"]) if runner is not None else None
     if out and "=" in out:  # "throttled=0x50000"
         try:
-            return decode_throttled(int(out.split("=", 1)[1], 16), "vcgencmd get_throttled")
+            return decode_throttled(_flags(out.split("=", 1)[1]), "vcgencmd get_throttled")
         except ValueError:
             pass
     return None
+
+
+def _flags(text: str) -> int:
+    """The firmware's throttling word (hex); ValueError for anything longer than 64 bits."""
+    if len(text.strip()) > 18:  # "0x" and 16 digits
+        raise ValueError(text)
+    return int(text, 16)
 
 
 def _throttling_file(tree: SystemTree) -> dict[str, Any] | None:
@@ -392,7 +433,7 @@ def _throttling_file(tree: SystemTree) -> dict[str, Any] | None:
         for path in tree.glob(pattern):
             text = tree.text(tree.relative(path))
             try:
-                return decode_throttled(int(text or "", 16), "/" + tree.relative(path))
+                return decode_throttled(_flags(text or ""), "/" + tree.relative(path))
             except ValueError:
                 continue
     return None
@@ -408,8 +449,17 @@ def thermal_state(tree: SystemTree, runner: CommandRunner | None = None) -> dict
         "cpu_temp_sensor": sensor,
         "throttling": throttling(tree, runner),
         "cpu_cur_mhz": round(cur_khz / 1000) if cur_khz else None,
-        "load_avg_1m": float(load[0]) if load else None,
+        "load_avg_1m": _load(load[0]) if load else None,
     }
+
+
+def _load(text: str) -> float | None:
+    """The 1-minute load average; None when /proc/loadavg says something else."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def current_thermal_state(

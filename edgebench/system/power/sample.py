@@ -87,9 +87,9 @@ def read_counters(
     summed; None when one is unreadable or was reset."""
     try:
         raws = [int(tree.read(path)) for path, _ in counters]
-    except (OSError, ValueError):
+        totals = [counter.update(raw) for (_, counter), raw in zip(counters, raws, strict=True)]
+    except (OSError, ValueError, OverflowError):  # OverflowError: a counter past a float
         return None
-    totals = [counter.update(raw) for (_, counter), raw in zip(counters, raws, strict=True)]
     if any(total is None for total in totals):
         return None
     return PowerSample(t=time.time(), watts=None, joules=sum(total or 0.0 for total in totals))

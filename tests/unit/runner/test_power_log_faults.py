@@ -6,8 +6,10 @@ with its reason in the arm's energy, and never the end of the run."""
 
 from __future__ import annotations
 
+import os
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -142,3 +144,77 @@ def test_a_log_swapped_for_a_fifo_or_device_is_refused_not_waited_on(tmp_path: P
     link.symlink_to("/dev/zero")
     with pytest.raises(UserError, match="not a regular file"):
         list(scan_power_log(link))
+
+
+def _gone(log: Path) -> None:
+    log.unlink()
+
+
+def _fifo(log: Path) -> None:
+    log.unlink()
+    os.mkfifo(log)
+
+
+def _device(log: Path) -> None:
+    log.unlink()
+    log.symlink_to("/dev/zero")
+
+
+def _folder(log: Path) -> None:
+    log.unlink()
+    log.mkdir()
+
+
+def _emptied(log: Path) -> None:
+    log.write_bytes(b"")
+
+
+def _rotated(log: Path) -> None:  # logrotate: the rows moved aside, a new log begun
+    log.rename(log.with_suffix(".1"))
+    log.write_text("time,watts\n")
+
+
+def _unreadable(log: Path) -> None:
+    log.chmod(0)
+
+
+class Spoiling(FakeBackend):
+    """The fake model, with something happening to the meter's log at the second example."""
+
+    def __init__(self, log: Path, spoil: Callable[[Path], None]) -> None:
+        super().__init__([RIGHT] * 3, delay_s=0.01)
+        self.log, self.spoil, self.calls = log, spoil, 0
+
+    def generate(self, prompt, settings):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls == 2:
+            self.spoil(self.log)
+        return super().generate(prompt, settings)
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [_gone, _fifo, _device, _folder, _emptied, _rotated],
+    ids=["deleted", "a FIFO", "a link to /dev/zero", "a folder", "emptied", "rotated"],
+)
+def test_a_log_that_goes_away_during_the_run_costs_the_energy_not_the_run(
+    run_fake: RunFake, tmp_path: Path, spoil: Callable[[Path], None]
+) -> None:
+    t0 = time.time()
+    log = tmp_path / "meter.csv"
+    log.write_text("time,watts\n" + "".join(f"{t0 - 5 + 0.5 * i:.3f},4.0\n" for i in range(9)))
+    result = run_fake(
+        Spoiling(log, spoil),
+        n=3,
+        power=PowerChoice(None, log, None),
+        power_log=log,
+        idle_baseline=0.0,
+    )
+    manifest = read_manifest(result.run_dir)
+    assert manifest.status == "completed"
+    assert (result.run_dir / "summary.json").is_file()
+    assert len(result.summary.arms) == 1 and result.summary.arms[0].n_examples == 3
+    if spoil in (_gone, _fifo, _device, _folder):
+        assert manifest.power is not None and (manifest.power.reason or "").startswith(
+            "--power-log: "
+        )
