@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -134,6 +135,8 @@ STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
 # The room held for the manifest's last write (runfolder.folder.RunFolder.reserve).
 RESERVE_MIN_BYTES = 32 * 1024
 RESERVE_FACTOR = 4
+# the idle baseline's wait asks whether the run was stopped this often, seconds
+IDLE_STEP_S = 0.25
 
 
 def answer_end_plan(settings: RunSettings) -> AnswerEndPlan:
@@ -551,8 +554,16 @@ class _Run:
         if needs_idle(record, self.settings):
             seconds = self.settings.idle_baseline
             self.note(f"idle power baseline: {seconds:g} s with no model running")
-            record = measure_idle(record, seconds, self.timeline)
+            record = measure_idle(record, seconds, self.timeline, sleep=self._idle_sleep)
         self._write(replace(self.manifest, power=record))
+
+    def _idle_sleep(self, seconds: float) -> None:
+        """The idle baseline's wait, in short steps that ask whether the run was stopped
+        (a signal whose KeyboardInterrupt a finalizer swallowed still ends it now)."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, IDLE_STEP_S))
+            self.stop.check()
 
     def stop_timeline(self) -> None:
         if self.timeline is not None:
