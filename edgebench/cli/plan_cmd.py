@@ -117,11 +117,12 @@ def run_plan(
             f"{escape(str(root))}; the same command continues",
         )
         raise typer.Exit(130) from None
-    except OSError as exc:  # plan-status.json, the plan's copy, a log: the disk is full
-        if not is_disk_full(exc):
-            raise
+    except OSError as exc:  # plan-status.json, the plan's copy, a log: a refused write
+        # a full disk or quota, a file system remounted read-only, a failing disk
+        fix = "free space" if is_disk_full(exc) else "fix it"
         raise RunFailure(
-            f"{exc}; the done cells are kept in {root}; free space, then the same command continues"
+            f"{_refused(exc)}; the done cells are kept in {root}; {fix}, then the same "
+            "command continues"
         ) from None
     counts = status.counts()
     summary = f"{counts['done']} of {len(status.cells)} cells done"
@@ -190,3 +191,11 @@ def show_plan(
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _refused(exc: OSError) -> str:
+    """A refused write in words: io's own line, else the file and the system's reason."""
+    if isinstance(exc, UserError):  # io.WriteFailed: "FILE: cannot write (reason)"
+        return str(exc)
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}cannot write ({exc.strerror or exc})"
