@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         interrupted_line()
         code = 130
     except OSError as exc:
-        if exc.errno not in DISK_FULL:
+        if exc.errno not in DISK_FULL + DISK_FAULTS:
             raise  # a bug's traceback, not a disk's
         _error_line(disk_full_line(exc), 1)
     sys.exit(code if isinstance(code, int) else 0)
@@ -117,11 +117,15 @@ def main(argv: list[str] | None = None) -> None:
 
 # A disk (or the user's quota) that is full.
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# A disk that refuses writes for another reason: a file system remounted read-only (an
+# SD card's errors do that), a failing disk or a storage device pulled out.
+DISK_FAULTS = (errno.EROFS, errno.EIO)
 
 
 def disk_full_line(exc: OSError) -> str:
     where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}cannot write ({exc.strerror}); free space, then run the command again"
+    fix = "free space" if exc.errno in DISK_FULL else "fix it"
+    return f"{where}cannot write ({exc.strerror}); {fix}, then run the command again"
 
 
 def interrupted_line() -> None:
