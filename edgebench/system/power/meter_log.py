@@ -28,7 +28,7 @@ from typing import BinaryIO
 
 from edgebench.errors import UserError
 from edgebench.system.power.command import METER_COVERS
-from edgebench.system.power.sample import PowerSample
+from edgebench.system.power.sample import MAX_WATTS, PowerSample
 
 # unix seconds past this are milliseconds or microseconds (year 5138 in seconds)
 _MAX_SECONDS = 1e11
@@ -132,6 +132,9 @@ def _row(line_no: int, raw: bytes, last_t: float | None) -> PowerSample | BadLin
         )
     if watts < 0:
         return BadLine(line_no, "watts is negative", f"watts {_cut(fields[1])} is negative")
+    if watts > MAX_WATTS:
+        why = f"watts over {MAX_WATTS:g} W"
+        return BadLine(line_no, why, f"watts {_cut(fields[1])} is more than any device draws")
     if last_t is not None and t <= last_t:
         return BadLine(
             line_no,

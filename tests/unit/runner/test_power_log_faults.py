@@ -37,6 +37,7 @@ BAD_LINES = {
     b"1764129600,4,5\n": "not 2 columns time,watts",
     b"yesterday,4\n": "time is neither unix seconds nor ISO 8601",
     b"1764129600,-1\n": "watts is negative",
+    b"1764129600,1e308\n": "watts over 1e+06 W",
 }
 
 
