@@ -38,6 +38,8 @@ BAD_LINES = {
     b"yesterday,4\n": "time is neither unix seconds nor ISO 8601",
     b"1764129600,-1\n": "watts is negative",
     b"1764129600,1e308\n": "watts over 1e+06 W",
+    b"1764129000,4\n": "time is not after the row before it",  # a clock stepped back
+    b"1764129600\r1764129601,4\n": "time is neither unix seconds nor ISO 8601",  # a CR
 }
 
 
@@ -219,3 +221,33 @@ def test_a_log_that_goes_away_during_the_run_costs_the_energy_not_the_run(
         assert manifest.power is not None and (manifest.power.reason or "").startswith(
             "--power-log: "
         )
+
+
+@pytest.mark.parametrize(
+    ("data", "rows"),
+    [
+        (b"\xef\xbb\xbftime,watts\r\n1764129600,4\r\n1764129601,5\r\n", 2),  # Windows
+        (b"\xef\xbb\xbf1764129600,4\n", 1),  # a BOM, no header
+        (b'"time","watts"\n"1764129600","4.5"\n', 1),  # every field quoted
+        (b"time,watts\n\n1764129600 , 4\n,\n", 1),  # blank lines, spaces, empty fields
+    ],
+    ids=["BOM and CRLF", "BOM no header", "quoted", "blank lines"],
+)
+def test_logs_as_meters_write_them_are_read(tmp_path: Path, data: bytes, rows: int) -> None:
+    log = tmp_path / "meter.csv"
+    log.write_bytes(data)
+    check_power_settings(RunSettings(power_log=log))
+    assert len([r for r in scan_power_log(log) if not isinstance(r, BadLine)]) == rows
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"time,watts\n", b"", b"\n\n", b"\xef\xbb\xbf"],
+    ids=["header", "empty", "blank", "BOM"],
+)
+def test_a_log_without_rows_yet_is_one_line(tmp_path: Path, data: bytes) -> None:
+    log = tmp_path / "meter.csv"
+    log.write_bytes(data)
+    with pytest.raises(UserError) as caught:
+        check_power_settings(RunSettings(power_log=log))
+    assert str(caught.value) == f"--power-log {log}: no time,watts rows"
