@@ -258,6 +258,9 @@ def execute(
     if settings.prefix_cache:
         check_prefix_cache(models, settings.constraints)
     check_power_settings(settings)
+    # the source chosen (a --power-command polled once) before the folder is made: a
+    # meter that cannot give its first reading is one line and leaves nothing behind
+    choice = power or choose(settings)
     folder = _open_folder(settings, kind, labels, resume)
     run: _Run | None = None
     try:
@@ -284,7 +287,7 @@ def execute(
         with run.stop.installed():
             try:
                 run.begin(dataset_record, resume)
-                run.start_power(power or choose(settings), timeline_interval, heat)
+                run.start_power(choice, timeline_interval, heat)
                 first_worker, plans = run.plan()
             except OSError as exc:
                 raise run.stopped(exc) from None
