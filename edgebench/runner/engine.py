@@ -44,7 +44,7 @@ from edgebench.backends.answer_end import LoopRule
 from edgebench.backends.base import now
 from edgebench.constraints import FREE_MODES, closes
 from edgebench.errors import RunFailure, UserError
-from edgebench.io import JsonlAppender, is_disk_full, write_jsonl_atomic
+from edgebench.io import JsonlAppender, WriteFailed, is_disk_full, write_jsonl_atomic
 from edgebench.isolation import WorkerDied, WorkerError, WorkerTimeout
 from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
@@ -576,21 +576,26 @@ class _Run:
                 if message is not None:
                     self.note(message)
 
-    def _power_log_copied(self) -> None:
+    def _power_log_copied(self, failure: BaseException | None) -> BaseException | None:
         """The --power-log rows of the run into the folder; a log that cannot be read
-        now costs the energy figures (with the reason), never the run's records."""
+        now costs the energy figures (with the reason), never the run's records. A copy
+        the run folder's disk refuses stops the run as any refused write does (the
+        run's ending, returned: `--resume` copies the rows again)."""
         log, record = self.settings.power_log, self.manifest.power
         if log is None or record is None:
-            return
+            return failure
         try:
             lost = copy_power_log(log, self.folder.path, record, self.samples)
             if lost:
                 lines = "line" if lost == 1 else "lines"
                 self.note(f"--power-log: {lost} {lines} near the run could not be read (lost)")
+        except WriteFailed as exc:  # power-log.jsonl: the run folder's disk, not the log
+            return failure or exc
         except (UserError, OSError) as exc:
             message = f"--power-log: {exc}"
             self.note(message)
             self.manifest = replace(self.manifest, power=replace(record, reason=message))
+        return failure
 
     def _at(self, model: ModelUnderTest, mode: str, job: Job | None) -> None:
         if self.timeline is not None:
@@ -1054,7 +1059,7 @@ class _Run:
         A stop signal while they are written is held until both are whole, then the run
         ends as interrupted (its files written again as such)."""
         self.stop_timeline()
-        self._power_log_copied()
+        failure = self._power_log_copied(failure)
         wall_s = (self.manifest.wall_s or 0.0) + now() - self.t_start
         with self.stop.deferred():
             if self.stop.requested and not isinstance(failure, KeyboardInterrupt):

@@ -251,3 +251,32 @@ def test_a_log_without_rows_yet_is_one_line(tmp_path: Path, data: bytes) -> None
     with pytest.raises(UserError) as caught:
         check_power_settings(RunSettings(power_log=log))
     assert str(caught.value) == f"--power-log {log}: no time,watts rows"
+
+
+def test_a_full_disk_when_the_log_is_copied_stops_the_run_with_the_hint(
+    run_fake: RunFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """power-log.jsonl refused by the run folder's disk is the run's full disk, not the
+    meter's fault (before: the run `completed` with its energy lost for good)."""
+    from edgebench.errors import RunFailure
+    from tests.helpers.full_disk import full_disk
+
+    t0 = time.time()
+    log = tmp_path / "meter.csv"
+    log.write_text("time,watts\n" + "".join(f"{t0 - 5 + 0.5 * i:.3f},4.0\n" for i in range(60)))
+    disk = full_disk(monkeypatch)
+    disk.fill(".power-log.jsonl.")
+    run = {"n": 2, "power": PowerChoice(None, log, None), "power_log": log, "idle_baseline": 0}
+    with pytest.raises(RunFailure) as info:
+        run_fake([RIGHT] * 2, **run)
+    run_dir = tmp_path / "run"
+    assert str(info.value) == (
+        f"could not write to {run_dir}: No space left on device; 2 completed examples are "
+        f"safe in samples.jsonl; free space, then continue with `edgebench run --resume {run_dir}`"
+    )
+    assert read_manifest(run_dir).status == "failed"
+    disk.free()
+    result = run_fake([RIGHT] * 2, **run, resume=True)
+    assert read_manifest(run_dir).status == "completed"
+    energy = result.summary.arms[0].energy
+    assert energy is not None and energy.reason is None and energy.n_measured == 2
