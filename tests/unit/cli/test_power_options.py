@@ -20,6 +20,8 @@ from tests.helpers.gguf_factory import isolate
         (["--idle-baseline", "-1"], "'--idle-baseline'"),
         (["--idle-baseline", "ten"], "'--idle-baseline'"),
         (["--idle-baseline", "nan"], "'--idle-baseline'"),
+        (["--idle-baseline", "1e9"], "--idle-baseline: 1e+09 s is more than the 3600 s"),
+        (["--idle-baseline", "inf"], "--idle-baseline: inf is not a number of seconds"),
         (["--power-command", "  "], "--power-command: empty command"),
         (["--power-command", "meter", "--power-log", "good.csv"], "not both"),
         (["--power-log", "meter.fifo"], "--power-log meter.fifo: not a regular file (a FIFO"),
