@@ -53,6 +53,9 @@ EXIT_CODES: dict[str, int] = {
 }
 # A disk, or the user's quota on it, that is full.
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# A disk that refuses writes for another reason: a file system remounted read-only (an
+# SD card's errors do that), a failing disk or a storage device pulled out.
+DISK_FAULTS = (errno.EROFS, errno.EIO)
 # What a worker's exception is called there when it is the user's mistake here.
 _REFUSALS = ("UserError", "UnsupportedConstraint")
 
@@ -146,6 +149,11 @@ class Failure:
 
 def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in DISK_FULL
+
+
+def is_disk_fault(exc: BaseException) -> bool:
+    """A refused write that is the disk's doing (full, read-only, failing), not a bug."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL + DISK_FAULTS
 
 
 def is_user_error(exc: BaseException) -> bool:

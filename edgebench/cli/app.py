@@ -41,7 +41,7 @@ from edgebench.cli.command_tree import (
 from edgebench.cli.console import escape, stderr_console
 from edgebench.cli.version import version_line
 from edgebench.errors import RunFailure, UserError
-from edgebench.failures import classify
+from edgebench.failures import classify, is_disk_fault
 
 app = typer.Typer(
     name="edgebench",
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
         code = 130
     except OSError as exc:
         failure = classify(exc)
-        if failure is None or failure.kind != "disk_full":
+        if failure is None or not is_disk_fault(exc):
             raise  # a bug's traceback, not a disk's
         line = f"{failure.line}; {failure.hint}, then run the command again"
         _error_line(line, failure.exit_code)

@@ -93,7 +93,7 @@ def run_plan(
 
     Example: edgebench plan run plan.toml --out results/pi5 --device-name pi5-shelf-1
     """
-    from edgebench.failures import classify
+    from edgebench.failures import write_hint
     from edgebench.plan.execute import PlanInterrupted, PlanRun
     from edgebench.plan.state import STATUS_FILE
     from edgebench.system.identity import requested_name
@@ -117,12 +117,10 @@ def run_plan(
             f"{escape(str(root))}; the same command continues",
         )
         raise typer.Exit(130) from None
-    except OSError as exc:  # plan-status.json, the plan's copy, a log: the disk is full
-        failure = classify(exc)
-        if failure is None or failure.kind != "disk_full":
-            raise
+    except OSError as exc:  # plan-status.json, the plan's copy, a log: a refused write
+        # a full disk or quota, a file system remounted read-only, a failing disk
         raise RunFailure(
-            f"{failure.line}; the done cells are kept in {root}; {failure.hint}, then the same "
+            f"{_refused(exc)}; the done cells are kept in {root}; {write_hint(exc)}, then the same "
             "command continues"
         ) from None
     counts = status.counts()
@@ -192,3 +190,11 @@ def show_plan(
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _refused(exc: OSError) -> str:
+    """A refused write in words: io's own line, else the file and the system's reason."""
+    if isinstance(exc, UserError):  # io.WriteFailed: "FILE: cannot write (reason)"
+        return str(exc)
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}cannot write ({exc.strerror or exc})"

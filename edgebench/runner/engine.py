@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -51,7 +52,7 @@ from edgebench.failures import (
     run_failure,
     write_failure,
 )
-from edgebench.io import JsonlAppender, write_jsonl_atomic
+from edgebench.io import JsonlAppender, WriteFailed, write_jsonl_atomic
 from edgebench.metrics import select_families
 from edgebench.metrics.base import Family
 from edgebench.metrics.score import describe_families
@@ -139,6 +140,8 @@ STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
 # The room held for the manifest's last write (runfolder.folder.RunFolder.reserve).
 RESERVE_MIN_BYTES = 32 * 1024
 RESERVE_FACTOR = 4
+# the idle baseline's wait asks whether the run was stopped this often, seconds
+IDLE_STEP_S = 0.25
 
 
 def answer_end_plan(settings: RunSettings) -> AnswerEndPlan:
@@ -260,6 +263,9 @@ def execute(
     if settings.prefix_cache:
         check_prefix_cache(models, settings.constraints)
     check_power_settings(settings)
+    # the source chosen (a --power-command polled once) before the folder is made: a
+    # meter that cannot give its first reading is one line and leaves nothing behind
+    choice = power or choose(settings)
     folder = _open_folder(settings, kind, labels, resume)
     run: _Run | None = None
     try:
@@ -286,7 +292,7 @@ def execute(
         with run.stop.installed():
             try:
                 run.begin(dataset_record, resume)
-                run.start_power(power or choose(settings), timeline_interval, heat)
+                run.start_power(choice, timeline_interval, heat)
                 first_worker, plans = run.plan()
             except OSError as exc:
                 raise run.stopped(exc) from None
@@ -551,8 +557,16 @@ class _Run:
         if needs_idle(record, self.settings):
             seconds = self.settings.idle_baseline
             self.note(f"idle power baseline: {seconds:g} s with no model running")
-            record = measure_idle(record, seconds, self.timeline)
+            record = measure_idle(record, seconds, self.timeline, sleep=self._idle_sleep)
         self._write(replace(self.manifest, power=record))
+
+    def _idle_sleep(self, seconds: float) -> None:
+        """The idle baseline's wait, in short steps that ask whether the run was stopped
+        (a signal whose KeyboardInterrupt a finalizer swallowed still ends it now)."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, IDLE_STEP_S))
+            self.stop.check()
 
     def stop_timeline(self) -> None:
         if self.timeline is not None:
@@ -562,21 +576,26 @@ class _Run:
                 if message is not None:
                     self.note(message)
 
-    def _power_log_copied(self) -> None:
+    def _power_log_copied(self, failure: BaseException | None) -> BaseException | None:
         """The --power-log rows of the run into the folder; a log that cannot be read
-        now costs the energy figures (with the reason), never the run's records."""
+        now costs the energy figures (with the reason), never the run's records. A copy
+        the run folder's disk refuses stops the run as any refused write does (the
+        run's ending, returned: `--resume` copies the rows again)."""
         log, record = self.settings.power_log, self.manifest.power
         if log is None or record is None:
-            return
+            return failure
         try:
             lost = copy_power_log(log, self.folder.path, record, self.samples)
             if lost:
                 lines = "line" if lost == 1 else "lines"
                 self.note(f"--power-log: {lost} {lines} near the run could not be read (lost)")
+        except WriteFailed as exc:  # power-log.jsonl: the run folder's disk, not the log
+            return failure or exc
         except (UserError, OSError) as exc:
             message = f"--power-log: {exc}"
             self.note(message)
             self.manifest = replace(self.manifest, power=replace(record, reason=message))
+        return failure
 
     def _at(self, model: ModelUnderTest, mode: str, job: Job | None) -> None:
         if self.timeline is not None:
@@ -1037,7 +1056,7 @@ class _Run:
         A stop signal while they are written is held until both are whole, then the run
         ends as interrupted (its files written again as such)."""
         self.stop_timeline()
-        self._power_log_copied()
+        failure = self._power_log_copied(failure)
         wall_s = (self.manifest.wall_s or 0.0) + now() - self.t_start
         with self.stop.deferred():
             if self.stop.requested and not isinstance(failure, KeyboardInterrupt):

@@ -35,16 +35,23 @@ class StopRequest:
     @contextlib.contextmanager
     def installed(self) -> Iterator[StopRequest]:
         """Handle SIGINT while the block runs, if Python's default handler is in place
-        (a caller's own handler is left alone) and this is the main thread."""
-        main = threading.current_thread() is threading.main_thread()
-        if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        (a caller's own handler is left alone) and this is the main thread; SIGTERM and
+        SIGHUP too where the CLI made them stop the command (a Python handler), so they
+        are remembered as Ctrl-C is: one that lands in a finalizer is not lost."""
+        if threading.current_thread() is not threading.main_thread():
             yield self
             return
-        previous = signal.signal(signal.SIGINT, self._handle)
+        previous = {}
+        for signum in _STOP_SIGNALS:
+            handler = signal.getsignal(signum)
+            ours = handler is signal.default_int_handler if signum == signal.SIGINT else None
+            if ours or (ours is None and callable(handler)):
+                previous[signum] = signal.signal(signum, self._handle)
         try:
             yield self
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[StopRequest]:

@@ -5,6 +5,7 @@ the folder alone gives its energy (the log may move or grow after the run)."""
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -26,6 +27,8 @@ LOG_RESOLUTION = "the log's own rows (its meter's resolution and rate)"
 LOG_COVERS = "what the meter measures: the whole device at its plug or USB port"
 # the log rows kept around the run's examples and idle window, seconds
 LOG_MARGIN_S = 5.0
+# the longest idle baseline, seconds: an hour settles any device
+MAX_IDLE_S = 3600.0
 
 
 def check_power_settings(settings: RunSettings) -> None:
@@ -39,9 +42,14 @@ def check_power_settings(settings: RunSettings) -> None:
     idle = settings.idle_baseline
     if not math.isfinite(idle) or idle < 0:
         raise UserError(f"--idle-baseline: {idle} is not a number of seconds >= 0")
+    if idle > MAX_IDLE_S:  # 1e9 would wait 31 years before the first model loads
+        raise UserError(
+            f"--idle-baseline: {idle:g} s is more than the {MAX_IDLE_S:g} s an idle "
+            "baseline may take"
+        )
     log = settings.power_log
     if log is not None:
-        if not log.is_file():
+        if not os.path.lexists(log):  # a FIFO or a device is there: _open names it
             raise UserError(f"--power-log: no such file: {log}")
         check_power_log(log)  # a bad first row is a one-line error naming file:line, now
 

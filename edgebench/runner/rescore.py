@@ -33,6 +33,7 @@ from edgebench.runfolder.records import (
     SampleRecord,
 )
 from edgebench.runner.engine import RunResult
+from edgebench.runner.interrupt import StopRequest
 from edgebench.runner.jobs import sted_parameters
 from edgebench.runner.prepare import load_examples
 from edgebench.runner.samples import SCORING_FAILED, score_text
@@ -180,7 +181,11 @@ def rescore(
     )
     summary = summarize(manifest, rescored, records.timeline, records.power_log)
     folder = RunFolder(run_dir, None)
-    write_jsonl_atomic(folder.samples_path, [s.to_json() for s in rescored])
-    folder.write_manifest(manifest)
-    folder.write_summary(summary)
+    # the three files agree or none changed: a Ctrl-C while they are written waits for
+    # the last of them (samples rescored under a manifest of the old scoring would not)
+    with StopRequest().deferred() as stop:
+        write_jsonl_atomic(folder.samples_path, [s.to_json() for s in rescored])
+        folder.write_manifest(manifest)
+        folder.write_summary(summary)
+    stop.check()
     return RunResult(run_dir=run_dir, summary=summary)

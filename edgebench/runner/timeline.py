@@ -13,6 +13,7 @@ run appends after the earlier sessions' complete rows (a torn last line is dropp
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -27,6 +28,7 @@ from edgebench.runfolder.records import TimelineRow
 from edgebench.system.cpu_share import CpuMeter, CpuShare, CpuSnapshot, process_tree
 from edgebench.system.heat import heat_sample
 from edgebench.system.power import PowerSample, PowerSource, ReadingLost
+from edgebench.system.power.sample import MAX_WATTS
 
 INTERVAL_S = 1.0
 # rows between fsyncs: every row is flushed (a crash of edgebench loses none), the disk
@@ -107,7 +109,7 @@ class Timeline:
             return None, f"the source raised {type(exc).__name__}"
         if reading is None:
             return None, "no reading"
-        return reading, None
+        return _checked(reading)
 
     def sample(self) -> TimelineRow:
         """One row now, appended."""
@@ -184,6 +186,24 @@ class Timeline:
                 except OSError as exc:  # a full disk: the run's own writes report it
                     self.error = f"timeline.jsonl: {exc.strerror or exc}"
             self._log = None
+
+
+def _checked(reading: PowerSample) -> tuple[PowerSample | None, str | None]:
+    """A reading whose numbers can be summed: finite, watts >= 0 (a sensor's garbage, an
+    INA reader's sign or a 1e999 from a PMIC line is a reading lost, not an energy of
+    infinity, nor one of 1e308 W that makes every figure NaN); else why it was lost."""
+    watts, joules = reading.watts, reading.joules
+    if watts is not None and not (isinstance(watts, int | float) and math.isfinite(watts)):
+        return None, "gave watts that are not a number"
+    if watts is not None and watts < 0:
+        return None, "gave negative watts"
+    if watts is not None and watts > MAX_WATTS:
+        return None, f"gave watts over {MAX_WATTS:g} W"
+    if joules is not None and not (isinstance(joules, int | float) and math.isfinite(joules)):
+        return None, "gave an energy that is not a number"
+    if not (isinstance(reading.t, int | float) and math.isfinite(reading.t)):
+        return None, "gave a time that is not a number"
+    return reading, None
 
 
 def lost_note(lost: Counter[str]) -> str | None:

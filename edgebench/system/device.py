@@ -9,6 +9,7 @@ are only filled for the real root.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import shutil
@@ -331,10 +332,17 @@ def _throttling_vcgencmd(runner: CommandRunner | None) -> dict[str, Any] | None:
     out = runner(["vcgencmd", "get_throttled"]) if runner is not None else None
     if out and "=" in out:  # "throttled=0x50000"
         try:
-            return decode_throttled(int(out.split("=", 1)[1], 16), "vcgencmd get_throttled")
+            return decode_throttled(_flags(out.split("=", 1)[1]), "vcgencmd get_throttled")
         except ValueError:
             pass
     return None
+
+
+def _flags(text: str) -> int:
+    """The firmware's throttling word (hex); ValueError for anything longer than 64 bits."""
+    if len(text.strip()) > 18:  # "0x" and 16 digits
+        raise ValueError(text)
+    return int(text, 16)
 
 
 def _throttling_file(tree: SystemTree) -> dict[str, Any] | None:
@@ -345,7 +353,7 @@ def _throttling_file(tree: SystemTree) -> dict[str, Any] | None:
         for path in tree.glob(pattern):
             text = tree.text(tree.relative(path))
             try:
-                return decode_throttled(int(text or "", 16), "/" + tree.relative(path))
+                return decode_throttled(_flags(text or ""), "/" + tree.relative(path))
             except ValueError:
                 continue
     return None
@@ -361,8 +369,17 @@ def thermal_state(tree: SystemTree, runner: CommandRunner | None = None) -> dict
         "cpu_temp_sensor": sensor,
         "throttling": throttling(tree, runner),
         "cpu_cur_mhz": round(cur_khz / 1000) if cur_khz else None,
-        "load_avg_1m": float(load[0]) if load else None,
+        "load_avg_1m": _load(load[0]) if load else None,
     }
+
+
+def _load(text: str) -> float | None:
+    """The 1-minute load average; None when /proc/loadavg says something else."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def current_thermal_state(

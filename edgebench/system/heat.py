@@ -7,6 +7,7 @@ costs microseconds; `vcgencmd` (a process start) only where no file says it.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -20,14 +21,13 @@ from edgebench.system.device import (
 )
 from edgebench.system.tree import SystemTree
 
+_CPU = re.compile(r"cpu[0-9]+\Z")  # ASCII digits: "cpu²".isdigit() is true, int() refuses it
 _TEMP = re.compile(r"temp=(?P<celsius>[-+0-9.]+)'C")  # vcgencmd measure_temp: "temp=51.6'C"
 
 
 def core_frequencies(tree: SystemTree) -> list[int | None]:
     """Each CPU's current clock (MHz) in CPU order; None for one without cpufreq."""
-    cpus = [
-        path for path in tree.glob("sys/devices/system/cpu/cpu[0-9]*") if path.name[3:].isdigit()
-    ]
+    cpus = [path for path in tree.glob("sys/devices/system/cpu/cpu[0-9]*") if _CPU.match(path.name)]
     freqs: list[int | None] = []
     for cpu in sorted(cpus, key=lambda path: int(path.name[3:])):
         khz = tree.number(tree.relative(cpu / "cpufreq/scaling_cur_freq"))
@@ -36,9 +36,14 @@ def core_frequencies(tree: SystemTree) -> list[int | None]:
 
 
 def vcgencmd_temperature(runner: CommandRunner | None) -> float | None:
+    """`vcgencmd measure_temp`'s °C; None when it prints no such number ("temp=--'C")."""
     out = runner(["vcgencmd", "measure_temp"]) if runner is not None else None
     match = _TEMP.search(out or "")
-    return float(match["celsius"]) if match else None
+    try:
+        celsius = float(match["celsius"]) if match else None
+    except ValueError:
+        return None
+    return celsius if celsius is not None and math.isfinite(celsius) else None
 
 
 def heat_sample(tree: SystemTree | None = None, runner: CommandRunner | None = None) -> dict:

@@ -31,6 +31,7 @@ class FullDisk:
     after: int = 0
     times: int | None = None
     room_from: str | None = None
+    error: int = errno.ENOSPC  # what a refused write raises: EDQUOT, EROFS, EIO too
     writes: int = 0
     failed: list[str] = field(default_factory=list)
 
@@ -57,8 +58,8 @@ class FullDisk:
         return True
 
 
-def _enospc() -> OSError:
-    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+def _refused(code: int) -> OSError:
+    return OSError(code, os.strerror(code))
 
 
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> FullDisk:
@@ -67,17 +68,17 @@ def full_disk(monkeypatch: pytest.MonkeyPatch) -> FullDisk:
 
     def write(fd: int, data: bytes) -> int:
         if disk.refuses(fd, counts=True):
-            raise _enospc()
+            raise _refused(disk.error)
         return real_write(fd, data)
 
     def pwrite(fd: int, data: bytes, offset: int) -> int:
         if disk.refuses(fd, counts=True):
-            raise _enospc()
+            raise _refused(disk.error)
         return real_pwrite(fd, data, offset)
 
     def fsync(fd: int) -> None:
         if disk.refuses(fd, counts=_target(fd).endswith(".tmp")):
-            raise _enospc()
+            raise _refused(disk.error)
         real_fsync(fd)
 
     real_unlink = os.unlink

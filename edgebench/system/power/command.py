@@ -19,7 +19,7 @@ import time
 
 from edgebench.errors import UserError
 from edgebench.system.bounded_command import run_bounded
-from edgebench.system.power.sample import PowerSample, ReadingLost
+from edgebench.system.power.sample import MAX_WATTS, PowerSample, ReadingLost, plausible_watts
 
 _TIMEOUT_S = 5.0
 _NUMBER = re.compile(r"(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[mk]?W\b)?")
@@ -113,6 +113,9 @@ class CommandSource:
         except OSError as err:
             why = f"could not start ({err.strerror or err})"
             raise ReadingLost(why, f"could not start: {err.strerror or err}") from None
+        if done.returncode < 0:  # killed: the OOM killer, a watchdog, itself
+            why = f"ended by signal {-done.returncode}"
+            raise ReadingLost(why, why)
         if done.returncode != 0:
             said = _last_line(done.stderr.decode("utf-8", errors="replace")) or _last_line(
                 done.stdout.decode("utf-8", errors="replace")
@@ -129,7 +132,10 @@ class CommandSource:
             shown = _last_line(text)[:80]
             said = f"it printed {shown!r}" if shown else "it printed nothing"
             raise ReadingLost("printed no number of watts", f"printed no number of watts ({said})")
-        if not math.isfinite(watts) or watts < 0:
+        if not plausible_watts(watts):
+            if math.isfinite(watts) and watts > 0:  # no device's draw: the meter's garbage
+                why = f"printed watts over {MAX_WATTS:g} W"
+                raise ReadingLost(why, f"printed {watts:g} W: more than any device draws")
             why = "printed watts that are not a number >= 0"
             raise ReadingLost(why, f"printed {watts:g} W: watts must be a number >= 0")
         return watts

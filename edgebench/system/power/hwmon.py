@@ -50,9 +50,10 @@ class HwmonSource:
             return read_counters(self.tree, counters)
         try:
             micro_watts = sum(int(self.tree.read(sensor.path)) for sensor in self.sensors)
-        except (OSError, ValueError):
+            watts = micro_watts / 1e6
+        except (OSError, ValueError, OverflowError):  # OverflowError: a number past a float
             return None
-        return PowerSample(t=time.time(), watts=micro_watts / 1e6, joules=None)
+        return PowerSample(t=time.time(), watts=watts, joules=None)
 
 
 def _sensors(tree: SystemTree, chip_dir: str, kind: str) -> list[Sensor]:

@@ -28,13 +28,14 @@ from typing import BinaryIO
 
 from edgebench.errors import UserError
 from edgebench.system.power.command import METER_COVERS
-from edgebench.system.power.sample import PowerSample
+from edgebench.system.power.sample import MAX_WATTS, PowerSample
 
 # unix seconds past this are milliseconds or microseconds (year 5138 in seconds)
 _MAX_SECONDS = 1e11
 MAX_LINE_BYTES = 4096  # a longer line is a bad line, read past without being kept
 HEAD_ROWS = 1000  # rows checked when the run starts
 _BOM = "\ufeff".encode()
+_SHOWN = 40  # characters of a bad field an error shows
 
 
 def _number(text: str) -> float | None:
@@ -86,6 +87,16 @@ def _fields(text: str) -> list[str] | BadLine:
     return [field.strip() for field in row]
 
 
+def _cut(field: str) -> str:
+    """A field as an error shows it: at most _SHOWN characters."""
+    return field if len(field) <= _SHOWN else field[:_SHOWN] + "..."
+
+
+def _shown(field: str) -> str:
+    """A field that is no number as an error shows it: quoted and escaped, cut short."""
+    return repr(_cut(field))
+
+
 def _row(line_no: int, raw: bytes, last_t: float | None) -> PowerSample | BadLine | None:
     """One line: its sample, why it gives none, or None (blank, or the header)."""
     if line_no == 1 and raw.startswith(_BOM):
@@ -109,19 +120,26 @@ def _row(line_no: int, raw: bytes, last_t: float | None) -> PowerSample | BadLin
         return None  # the header
     if t is None or not math.isfinite(t):
         why = "time is neither unix seconds nor ISO 8601"
-        return BadLine(line_no, why, f"time {fields[0]!r} is neither unix seconds nor ISO 8601")
+        return BadLine(
+            line_no, why, f"time {_shown(fields[0])} is neither unix seconds nor ISO 8601"
+        )
     if t > _MAX_SECONDS:
         why = "time is not unix seconds (milliseconds?)"
-        return BadLine(line_no, why, f"time {fields[0]} is not unix seconds (milliseconds?)")
+        return BadLine(line_no, why, f"time {_cut(fields[0])} is not unix seconds (milliseconds?)")
     if watts is None or not math.isfinite(watts):
-        return BadLine(line_no, "watts is not a number", f"watts {fields[1]!r} is not a number")
+        return BadLine(
+            line_no, "watts is not a number", f"watts {_shown(fields[1])} is not a number"
+        )
     if watts < 0:
-        return BadLine(line_no, "watts is negative", f"watts {fields[1]} is negative")
+        return BadLine(line_no, "watts is negative", f"watts {_cut(fields[1])} is negative")
+    if watts > MAX_WATTS:
+        why = f"watts over {MAX_WATTS:g} W"
+        return BadLine(line_no, why, f"watts {_cut(fields[1])} is more than any device draws")
     if last_t is not None and t <= last_t:
         return BadLine(
             line_no,
             "time is not after the row before it",
-            f"time {fields[0]} is not after the row before it: rows must go forward in time",
+            f"time {_cut(fields[0])} is not after the row before it: rows must go forward in time",
         )
     return PowerSample(t=t, watts=watts, joules=None)
 

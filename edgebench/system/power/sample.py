@@ -3,12 +3,22 @@ counter, and the description the run record carries (name, tier, resolution, cov
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from edgebench.system.tree import SystemTree
+
+# A reading above this is no device's draw but a meter's garbage (1e308 W would make
+# every energy figure infinite or NaN): a megawatt, far above any machine edgebench runs on.
+MAX_WATTS = 1e6
+
+
+def plausible_watts(watts: float) -> bool:
+    """Watts a reading may hold: a finite number from 0 to MAX_WATTS."""
+    return math.isfinite(watts) and 0 <= watts <= MAX_WATTS
 
 
 @dataclass(frozen=True)
@@ -87,9 +97,9 @@ def read_counters(
     summed; None when one is unreadable or was reset."""
     try:
         raws = [int(tree.read(path)) for path, _ in counters]
-    except (OSError, ValueError):
+        totals = [counter.update(raw) for (_, counter), raw in zip(counters, raws, strict=True)]
+    except (OSError, ValueError, OverflowError):  # OverflowError: a counter past a float
         return None
-    totals = [counter.update(raw) for (_, counter), raw in zip(counters, raws, strict=True)]
     if any(total is None for total in totals):
         return None
     return PowerSample(t=time.time(), watts=None, joules=sum(total or 0.0 for total in totals))

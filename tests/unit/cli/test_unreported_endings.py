@@ -1,6 +1,7 @@
 """What no command turned into its own line still ends in one: a Ctrl-C anywhere in a
-command (click's Abort) is `interrupted` and 130, a full disk is one line and 1; any
-other OSError is a bug and keeps its traceback."""
+command (click's Abort) is `interrupted` and 130, a full disk (or one that refuses
+writes: read-only, failing) is one line and 1; any other OSError is a bug and keeps its
+traceback."""
 
 from __future__ import annotations
 
@@ -46,6 +47,27 @@ def test_a_full_disk_no_command_reported_is_one_line_and_1(
         err,
         "error: /data/out/x.json: cannot write (No space left on device); free space, then "
         "run the command again",
+        exit_code=1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("number", "reason"),
+    [(errno.EROFS, "Read-only file system"), (errno.EIO, "Input/output error")],
+)
+def test_a_disk_that_refuses_writes_no_command_reported_is_one_line_and_1(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, number: int, reason: str
+) -> None:
+    """An SD card remounted read-only, a failing disk: the disk's fault, not a bug
+    (before: a traceback)."""
+    from edgebench.cli import app
+
+    monkeypatch.setattr(app, "build", raising(OSError(number, reason, "/data/out/x.json")))
+    code, err = run_cli(capsys, "compare", "x")
+    assert_one_line_error(
+        code,
+        err,
+        f"error: /data/out/x.json: cannot write ({reason}); fix it, then run the command again",
         exit_code=1,
     )
 

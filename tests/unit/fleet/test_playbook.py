@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from edgebench.fleet.drive import PLAYBOOK, close_connections, playbook_env
-from edgebench.fleet.status import RUN_STEP, STEPS
+from edgebench.fleet.status import RUN_STEP, STEPS, parse_event
 
 yaml = pytest.importorskip("yaml")
 
@@ -132,3 +132,58 @@ def test_edgebench_root_reaches_the_host_as_a_folder_name_never_as_shell(
     assert done.stdout.strip() == str(tmp_path / made)
     assert (tmp_path / made).is_dir()
     assert not (tmp_path / "pwned").exists() and not (home / "pwned").exists()
+
+
+# An inventory value per host, and whether the play's first check lets the host go on.
+HOSTILE_VALUES = {
+    "good": ({"edgebench_root": "~/eb", "edgebench_venv_site_packages": ["/opt/pkgs"]}, True),
+    "defaults": ({}, True),
+    "root with a line break": ({"edgebench_root": "x\n/tmp/elsewhere"}, False),
+    "root with a carriage return": ({"edgebench_root": "x\r/tmp/elsewhere"}, False),
+    "root with an escape": ({"edgebench_root": "x\x1b]0;t\x07"}, False),
+    "pth import line": ({"edgebench_venv_site_packages": ["import os; os.system('id')"]}, False),
+    "pth line break": ({"edgebench_venv_site_packages": ["/opt/a\nimport os"]}, False),
+    "pth relative": ({"edgebench_venv_site_packages": ["pkgs"]}, False),
+    "pth a string": ({"edgebench_venv_site_packages": "/opt/pkgs"}, False),
+}
+
+
+def test_inventory_values_that_would_change_the_folder_or_run_code_fail_the_host(
+    tmp_path: Path,
+) -> None:
+    """The shipped playbook's `inventory values` check, run by Ansible on local hosts:
+    before it, `x\\n/tmp/elsewhere` as edgebench_root made the play work in
+    /tmp/elsewhere (the last line `connect` printed), and a site-packages entry became a
+    .pth line that Python runs at every start of the host's venv."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    ansible = shutil.which("ansible-playbook")
+    if ansible is None:
+        pytest.skip("ansible-playbook is not installed")
+    (play,) = yaml.safe_load(PLAYBOOK.read_text())
+    (check,) = [task for task in play["tasks"] if task["name"] == "inventory values"]
+    assert play["tasks"][0] is check  # before anything is made on the host
+    mini = [{"hosts": "all", "gather_facts": False, "vars": play["vars"], "tasks": [check]}]
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(mini))
+    names = {f"h{i}": case for i, case in enumerate(HOSTILE_VALUES)}
+    hosts = {
+        name: {"ansible_connection": "local", **HOSTILE_VALUES[case][0]}
+        for name, case in names.items()
+    }
+    (tmp_path / "hosts.yml").write_text(json.dumps({"all": {"hosts": hosts}}))
+    done = subprocess.run(
+        [ansible, "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")],
+        capture_output=True,
+        text=True,
+        env=playbook_env(dict(os.environ)),  # the edgebench_status callback's JSON lines
+        check=False,
+        timeout=120,
+    )
+    events = [parse_event(line) for line in done.stdout.splitlines()]
+    checked = {e["host"]: e["event"] for e in events if e and e.get("task") == "inventory values"}
+    for name, case in names.items():
+        expected = "ok" if HOSTILE_VALUES[case][1] else "failed"
+        assert checked.get(name) == expected, (case, done.stdout[-2000:], done.stderr[-2000:])

@@ -253,3 +253,56 @@ def test_a_full_disk_stops_the_plan_in_one_line_that_says_the_same_command_conti
     assert {c["status"] for c in json.loads((root / "plan-status.json").read_text())["cells"]} == {
         "done"
     }
+
+
+@pytest.mark.parametrize("code", ["EDQUOT", "EROFS", "EIO"])
+def test_any_refused_write_stops_the_plan_in_one_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    launches: Launches,
+    monkeypatch: pytest.MonkeyPatch,
+    code: str,
+) -> None:
+    """Not only a full disk: a quota, a file system remounted read-only, a failing disk
+    (before: EROFS and EIO were an OSError traceback)."""
+    import errno
+    import os
+
+    from tests.helpers.full_disk import full_disk
+
+    plan = write_plan(tmp_path)
+    disk = full_disk(monkeypatch)
+    disk.error = getattr(errno, code)
+    disk.fill(".plan-status.json.", after=2)
+    exit_code, err = plan_run(capsys, plan)
+    root = tmp_path / "out"
+    assert exit_code in (1, 2) and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"error: {root / 'plan-status.json'}: cannot write ("), last
+    assert os.strerror(disk.error) in last and "the same command continues" in last, last
+    disk.free()
+    exit_code, err = plan_run(capsys, plan)
+    assert exit_code == 0, err
+
+
+def test_a_cell_log_that_cannot_be_opened_stops_the_plan_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain OSError (the log opened for a cell on a file system gone read-only), not
+    io's own: before, a traceback."""
+    import errno
+
+    def launch(args: list[str], env: dict[str, str], log: Path) -> int:
+        raise OSError(errno.EROFS, "Read-only file system", str(log))
+
+    monkeypatch.setattr(execute, "launch", launch)
+    plan = write_plan(tmp_path)
+    code, err = plan_run(capsys, plan)
+    root = tmp_path / "out"
+    assert code == 1 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"error: {root / 'logs'}"), last
+    assert last.endswith(
+        f": cannot write (Read-only file system); the done cells are kept in {root}; fix it, "
+        "then the same command continues"
+    ), last

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -330,3 +331,57 @@ def test_ctrl_c_while_the_first_manifest_is_written_says_nothing_was_written(
         run_fake([RIGHT], n=1)
     assert info.value.resume is None
     assert list((tmp_path / "run").iterdir()) == []
+
+
+class _SignalInFinalizer:
+    """An object whose finalizer sends this process `signum`: the handler's
+    KeyboardInterrupt is raised inside `__del__`, where Python prints "Exception ignored"
+    and goes on, as it does when a real signal lands in a finalizer."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), self.signum)
+        for _ in range(1000):  # bytecodes: the handler runs here, inside the finalizer
+            pass
+
+
+def signal_lost_in_a_finalizer(signum: int):
+    """A heat reader that, at the idle baseline's first reading, has a stop signal's
+    KeyboardInterrupt swallowed by a finalizer."""
+    sent: list[int] = []
+
+    def heat() -> dict[str, object]:
+        if threading.current_thread() is threading.main_thread() and not sent:
+            sent.append(signum)
+            _SignalInFinalizer(signum)  # dropped at once: __del__ runs now
+        return dict(NOTHING_READABLE)
+
+    return heat
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+)
+def test_a_stop_signal_a_finalizer_swallowed_still_ends_the_idle_baseline_at_once(
+    run_fake: RunFake, tmp_path: Path, signum: int
+) -> None:
+    """Before: SIGTERM and SIGHUP were not remembered (the run went on to complete) and
+    a swallowed Ctrl-C waited out the whole baseline and the first example."""
+    from edgebench.cli.console import stop_signals
+
+    meter = FakePower(lambda t: 4.0)
+    started = time.monotonic()
+    with stop_signals(), pytest.raises(RunInterrupted):
+        run_fake(
+            [RIGHT] * 2,
+            n=2,
+            power=meter.choice(),
+            idle_baseline=30,
+            heat=signal_lost_in_a_finalizer(signum),
+        )
+    assert time.monotonic() - started < 10
+    stored = manifest(tmp_path / "run")
+    assert stored["status"] == "interrupted" and stored["arms"] == []

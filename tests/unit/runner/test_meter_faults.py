@@ -55,7 +55,13 @@ def meter(tmp_path: Path, good: int, bad: str, *, every: int = 0) -> str:
         ("sleep 30", "did not finish within 0.5 s"),
         ("sleep 30 & echo 5", "did not finish within 0.5 s"),
         ("head -c 10000000 /dev/urandom", "printed bytes that are not UTF-8 text"),
+        ("echo 1e308", "printed watts over 1e+06 W"),
+        ("kill -9 $$", "ended by signal 9"),
+        ("exec >&- 2>&-; sleep 30", "did not finish within 0.5 s"),
+        ("echo 5 >&2; exec >&-; sleep 30", "did not finish within 0.5 s"),
+        ("yes 5 | tr -d '\\n'", "did not finish within 0.5 s"),
     ],
+    ids=lambda value: value[:40],
 )
 def test_every_kind_of_bad_poll_is_a_reading_lost_with_its_reason(
     tmp_path: Path, bad: str, reason: str
@@ -205,3 +211,51 @@ def test_the_terminal_hears_how_many_readings_were_lost_and_why() -> None:
         "power: 4 readings lost, the energy is partial: printed no number of watts (3); "
         "did not finish within 5 s (1)"
     )
+
+
+class Absurd:
+    """A source (a PMIC line, an INA reader, a counter) whose every other reading is a
+    number no energy can be summed from."""
+
+    name, tier, resolution, covers = "absurd", "external", "-", "-"
+
+    def __init__(self, bad: PowerSample) -> None:
+        self.bad = bad
+        self.calls = 0
+
+    def read(self) -> PowerSample | None:
+        self.calls += 1
+        return self.bad if self.calls % 2 else PowerSample(float(self.calls), 4.0, None)
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (PowerSample(1.0, float("inf"), None), "gave watts that are not a number"),
+        (PowerSample(1.0, float("nan"), None), "gave watts that are not a number"),
+        (PowerSample(1.0, -3.5, None), "gave negative watts"),
+        (PowerSample(1.0, 1e308, None), "gave watts over 1e+06 W"),
+        (PowerSample(1.0, None, float("inf")), "gave an energy that is not a number"),
+        (PowerSample(float("nan"), 4.0, None), "gave a time that is not a number"),
+    ],
+    ids=["inf watts", "nan watts", "negative watts", "1e308 watts", "inf joules", "nan time"],
+)
+def test_a_reading_no_energy_can_be_summed_from_is_lost_with_its_reason(
+    tmp_path: Path, bad: PowerSample, reason: str
+) -> None:
+    waits: list[float] = []
+
+    def wait(seconds: float) -> bool:
+        waits.append(seconds)
+        return len(waits) >= 4
+
+    timeline = Timeline(tmp_path, Absurd(bad), heat=lambda: HEAT, wait=wait)  # type: ignore[arg-type]
+    timeline.open(resumed=False)
+    timeline.start()
+    assert timeline._thread is not None
+    timeline._thread.join(5)
+    timeline.stop()
+    rows = read_rows(tmp_path, "timeline.jsonl", TimelineRow)
+    assert [r.lost for r in rows] == [reason, None] * 2 + [reason]
+    assert [r.watts for r in rows] == [None, 4.0, None, 4.0, None]
+    assert timeline.lost == {reason: 3} and timeline.error is None

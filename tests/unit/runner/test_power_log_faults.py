@@ -6,8 +6,10 @@ with its reason in the arm's energy, and never the end of the run."""
 
 from __future__ import annotations
 
+import os
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,9 @@ BAD_LINES = {
     b"1764129600,4,5\n": "not 2 columns time,watts",
     b"yesterday,4\n": "time is neither unix seconds nor ISO 8601",
     b"1764129600,-1\n": "watts is negative",
+    b"1764129600,1e308\n": "watts over 1e+06 W",
+    b"1764129000,4\n": "time is not after the row before it",  # a clock stepped back
+    b"1764129600\r1764129601,4\n": "time is neither unix seconds nor ISO 8601",  # a CR
 }
 
 
@@ -142,3 +147,136 @@ def test_a_log_swapped_for_a_fifo_or_device_is_refused_not_waited_on(tmp_path: P
     link.symlink_to("/dev/zero")
     with pytest.raises(UserError, match="not a regular file"):
         list(scan_power_log(link))
+
+
+def _gone(log: Path) -> None:
+    log.unlink()
+
+
+def _fifo(log: Path) -> None:
+    log.unlink()
+    os.mkfifo(log)
+
+
+def _device(log: Path) -> None:
+    log.unlink()
+    log.symlink_to("/dev/zero")
+
+
+def _folder(log: Path) -> None:
+    log.unlink()
+    log.mkdir()
+
+
+def _emptied(log: Path) -> None:
+    log.write_bytes(b"")
+
+
+def _rotated(log: Path) -> None:  # logrotate: the rows moved aside, a new log begun
+    log.rename(log.with_suffix(".1"))
+    log.write_text("time,watts\n")
+
+
+def _unreadable(log: Path) -> None:
+    log.chmod(0)
+
+
+class Spoiling(FakeBackend):
+    """The fake model, with something happening to the meter's log at the second example."""
+
+    def __init__(self, log: Path, spoil: Callable[[Path], None]) -> None:
+        super().__init__([RIGHT] * 3, delay_s=0.01)
+        self.log, self.spoil, self.calls = log, spoil, 0
+
+    def generate(self, prompt, settings):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls == 2:
+            self.spoil(self.log)
+        return super().generate(prompt, settings)
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [_gone, _fifo, _device, _folder, _emptied, _rotated],
+    ids=["deleted", "a FIFO", "a link to /dev/zero", "a folder", "emptied", "rotated"],
+)
+def test_a_log_that_goes_away_during_the_run_costs_the_energy_not_the_run(
+    run_fake: RunFake, tmp_path: Path, spoil: Callable[[Path], None]
+) -> None:
+    t0 = time.time()
+    log = tmp_path / "meter.csv"
+    log.write_text("time,watts\n" + "".join(f"{t0 - 5 + 0.5 * i:.3f},4.0\n" for i in range(9)))
+    result = run_fake(
+        Spoiling(log, spoil),
+        n=3,
+        power=PowerChoice(None, log, None),
+        power_log=log,
+        idle_baseline=0.0,
+    )
+    manifest = read_manifest(result.run_dir)
+    assert manifest.status == "completed"
+    assert (result.run_dir / "summary.json").is_file()
+    assert len(result.summary.arms) == 1 and result.summary.arms[0].n_examples == 3
+    if spoil in (_gone, _fifo, _device, _folder):
+        assert manifest.power is not None and (manifest.power.reason or "").startswith(
+            "--power-log: "
+        )
+
+
+@pytest.mark.parametrize(
+    ("data", "rows"),
+    [
+        (b"\xef\xbb\xbftime,watts\r\n1764129600,4\r\n1764129601,5\r\n", 2),  # Windows
+        (b"\xef\xbb\xbf1764129600,4\n", 1),  # a BOM, no header
+        (b'"time","watts"\n"1764129600","4.5"\n', 1),  # every field quoted
+        (b"time,watts\n\n1764129600 , 4\n,\n", 1),  # blank lines, spaces, empty fields
+    ],
+    ids=["BOM and CRLF", "BOM no header", "quoted", "blank lines"],
+)
+def test_logs_as_meters_write_them_are_read(tmp_path: Path, data: bytes, rows: int) -> None:
+    log = tmp_path / "meter.csv"
+    log.write_bytes(data)
+    check_power_settings(RunSettings(power_log=log))
+    assert len([r for r in scan_power_log(log) if not isinstance(r, BadLine)]) == rows
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"time,watts\n", b"", b"\n\n", b"\xef\xbb\xbf"],
+    ids=["header", "empty", "blank", "BOM"],
+)
+def test_a_log_without_rows_yet_is_one_line(tmp_path: Path, data: bytes) -> None:
+    log = tmp_path / "meter.csv"
+    log.write_bytes(data)
+    with pytest.raises(UserError) as caught:
+        check_power_settings(RunSettings(power_log=log))
+    assert str(caught.value) == f"--power-log {log}: no time,watts rows"
+
+
+def test_a_full_disk_when_the_log_is_copied_stops_the_run_with_the_hint(
+    run_fake: RunFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """power-log.jsonl refused by the run folder's disk is the run's full disk, not the
+    meter's fault (before: the run `completed` with its energy lost for good)."""
+    from edgebench.errors import RunFailure
+    from tests.helpers.full_disk import full_disk
+
+    t0 = time.time()
+    log = tmp_path / "meter.csv"
+    log.write_text("time,watts\n" + "".join(f"{t0 - 5 + 0.5 * i:.3f},4.0\n" for i in range(60)))
+    disk = full_disk(monkeypatch)
+    disk.fill(".power-log.jsonl.")
+    run = {"n": 2, "power": PowerChoice(None, log, None), "power_log": log, "idle_baseline": 0}
+    with pytest.raises(RunFailure) as info:
+        run_fake([RIGHT] * 2, **run)
+    run_dir = tmp_path / "run"
+    assert str(info.value) == (
+        f"could not write to {run_dir}: No space left on device; 2 completed examples are "
+        f"safe in samples.jsonl; free space, then continue with `edgebench run --resume {run_dir}`"
+    )
+    assert read_manifest(run_dir).status == "failed"
+    disk.free()
+    result = run_fake([RIGHT] * 2, **run, resume=True)
+    assert read_manifest(run_dir).status == "completed"
+    energy = result.summary.arms[0].energy
+    assert energy is not None and energy.reason is None and energy.n_measured == 2

@@ -318,3 +318,32 @@ def test_score_rewrites_a_run_holding_lone_surrogates(
     samples = read_jsonl(run_dir / "samples.jsonl")
     assert [s["parsed"] for s in samples[:2]] == [{"site": "\ud800"}, {"site": "\udfff x"}]
     assert json.loads((run_dir / "summary.json").read_text())["parse"] == "reference"
+
+
+def test_ctrl_c_while_score_writes_its_files_leaves_them_agreeing(
+    run_fake: RunFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C between samples.jsonl and manifest.json (before: samples scored by the
+    new families under a manifest and summary of the old ones) waits for the last file,
+    then stops the command (exit 130)."""
+    import os
+    import signal
+
+    from edgebench.runfolder.folder import RunFolder
+
+    run_dir = edgejson_run(run_fake)
+    real = RunFolder.write_manifest
+
+    def write_manifest(self: RunFolder, *args: Any, **kwargs: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C, as the file is written
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(RunFolder, "write_manifest", write_manifest)
+    with pytest.raises(KeyboardInterrupt):
+        rescore(run_dir, metrics=("structure",))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    scored = read_jsonl(run_dir / "samples.jsonl")[0]["scores"]
+    assert manifest["rescored"][0]["families"] == ["edgejson", "structure"]
+    assert set(scored) == {"edgejson", "structure"}
+    assert "structure" in json.dumps(summary["arms"][0])
