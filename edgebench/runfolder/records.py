@@ -39,6 +39,27 @@ ArmStatus = Literal["running", "completed", "interrupted", "failed", "crashed", 
 RunStatus = Literal["running", "completed", "interrupted", "failed", "crashed"]
 CompileOutcome = Literal["compiled", "refused", "crashed"]
 
+# Why an answer ended: a backend's `Generation.finish_reason`, a sample's `finish_reason`.
+FinishReason = Literal[
+    "stop", "length", "json_complete", "loop", "error", "unsupported", "skipped", "crashed",
+    "timeout",
+]  # fmt: skip
+FINISH_STOP: FinishReason = "stop"  # end-of-generation token or a stop string
+FINISH_LENGTH: FinishReason = "length"  # hit max_tokens
+FINISH_JSON_COMPLETE: FinishReason = "json_complete"  # the first top-level JSON value was complete
+FINISH_LOOP: FinishReason = "loop"  # the last tokens repeated with a short period
+FINISH_ERROR: FinishReason = "error"  # the backend raised on this example
+FINISH_UNSUPPORTED: FinishReason = "unsupported"  # the constraint could not be compiled
+FINISH_SKIPPED: FinishReason = "skipped"  # the prompt does not fit the context limit
+FINISH_CRASHED: FinishReason = "crashed"  # the worker process died on this example
+FINISH_TIMEOUT: FinishReason = "timeout"  # the example outlived --timeout; the worker was killed
+# How a sample's constraint went: none (free mode), applied, or unsupported (refused)
+ConstraintStatus = Literal["none", "applied", "unsupported"]
+# How a bench worker ended: stopped when another worker of its group failed first
+WorkerStatus = Literal["running", "completed", "stopped", "interrupted", "failed", "crashed"]
+# How a fidelity run (or one of its variants) ended
+FidelityStatus = Literal["running", "completed", "failed", "interrupted"]
+
 
 # -- what was asked ---------------------------------------------------------------
 @dataclass(frozen=True)
@@ -443,7 +464,7 @@ class ResumeRecord(Record):
 
     at: str  # UTC, ISO 8601
     command: list[str]  # argv of the resuming command
-    previous_status: str  # the status the run had
+    previous_status: RunStatus  # the status the run had
     samples_kept: int  # records kept from earlier sessions
     torn_line_dropped: bool  # a last line cut by a crash was dropped
     worker_failures_retried: int  # crashed or timed-out jobs run again
@@ -613,7 +634,7 @@ class SampleRecord(Record):
     sampling: Sampling | None  # None: greedy
     schema_id: str  # the example's schema
     groups: dict[str, str]  # labels results are broken down by
-    constraint_status: str  # none, applied or unsupported
+    constraint_status: ConstraintStatus  # none, applied or unsupported
     constraint_warnings: list[str]  # schema keywords the engine reads past (output may break them)
     constraint_guarded: list[str]  # keywords the keyword guard enforced
     prompt: str  # exactly what the model read
@@ -626,7 +647,7 @@ class SampleRecord(Record):
     # family -> what explains its scores (schema errors, per element type)
     score_details: dict[str, dict[str, Any]]
     # stop, json_complete, loop, length, unsupported, skipped, crashed, timeout or error
-    finish_reason: str
+    finish_reason: FinishReason
     hit_token_limit: bool  # the answer was cut at max_tokens
     max_tokens: int | None  # the token budget of this example
     prompt_tokens: int  # tokens of the prompt
@@ -1008,7 +1029,11 @@ class Summary(Record):
 # -- edgebench bench ------------------------------------------------------------------
 @dataclass(frozen=True)
 class BenchModel(Record):
-    """One model `edgebench bench` measured (no prompt format: bench sends no prompt)."""
+    """One model `edgebench bench` measured: the manifest's ModelRecord less prompt and plan.
+
+    Bench sends no prompt, so it has no prompt format.
+    `gguf_name`, `license`, `base_model`, `onnx` and `quantized_from` were always written;
+    the schema lists them since bench.json is built as a `BenchRecord` (format 2.9)."""
 
     label: str  # the name its rows are listed under
     path: str  # model file (GGUF) or converted folder (ONNX)
@@ -1018,9 +1043,14 @@ class BenchModel(Record):
     format: str = "gguf"  # gguf or onnx
     registry_name: str | None = None  # the registry entry it came from, if any
     architecture: str | None = None  # from the model file
+    gguf_name: str | None = None  # `general.name` of the GGUF header
     quantization: str | None = None  # Q4_1, Q4_K_M, int4 ... (GGUF header, ONNX provenance)
     parameters: int | None = None  # parameter count, when the file says
     context_length: int | None = None  # the model's training context
+    license: str | None = None  # from the registry entry
+    base_model: str | None = None  # Hub repo of the weights
+    onnx: dict[str, Any] | None = None  # conversion provenance of an ONNX model
+    quantized_from: QuantizedFrom | None = None  # a variant `models quantize` made
 
 
 @dataclass(frozen=True)
@@ -1028,7 +1058,7 @@ class BenchWorker(Record):
     """One worker process: one model at one thread count."""
 
     threads: int  # llama.cpp threads
-    status: str  # completed, stopped (another worker failed), interrupted, failed, crashed
+    status: WorkerStatus  # completed, stopped (another worker failed), interrupted, failed, crashed
     model: str | None = None  # the model's label (None: format 1, one model per file)
     n_ctx: int | None = None  # context size it loaded
     load_s: float | None = None  # seconds the load took
@@ -1219,7 +1249,7 @@ class FidelityVariant(Record):
     reference: str | None = None  # the model it was compared with (each base its own)
     prompts: int = 0  # examples scored
     skipped: int = 0  # examples left out: no expected answer, or too long for the model
-    status: str = "completed"  # completed, failed or interrupted
+    status: FidelityStatus = "completed"  # completed, failed or interrupted
     error: str | None = None  # why it failed, in one line
     wall_s: float | None = None  # seconds from the worker's start to its close
     peak_rss_mb: float | None = None  # peak resident memory of the worker (both models)
@@ -1237,7 +1267,7 @@ class FidelityRecord(Record):
     positions: int  # answer positions scored per variant
     variants: dict[str, FidelityVariant]  # variant label -> figures (the reference omitted)
     schema_version: str = SCHEMA_VERSION  # the run-folder format
-    status: str = "completed"  # running, completed or interrupted
+    status: FidelityStatus = "completed"  # running, completed or interrupted
     threads: int | None = None  # threads each model ran with
     limit: int | None = None  # `edgebench fidelity --limit`: the run's first N examples
     answer_text: str = "json.dumps(expected, indent=2)"  # how the expected answer was written

@@ -81,6 +81,7 @@ from edgebench.runfolder.records import (
     PowerReading,
     ResumeRecord,
     RunSettings,
+    RunStatus,
     SampleRecord,
     Summary,
     TaskRecord,
@@ -388,7 +389,7 @@ class _ModelPlan:
     jobs: list[Job]
 
 
-def status_of(failure: BaseException | None) -> str:
+def status_of(failure: BaseException | None) -> RunStatus:
     """A run's (or an arm's) status after `failure` (None: all went well)."""
     if failure is None:
         return "completed"
