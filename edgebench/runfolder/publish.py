@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.io import json_text, write_text_atomic
-from edgebench.runfolder.record import Record, field_docs, json_schema, nested_records
+from edgebench.record import Record, field_docs, json_schema, nested_records
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,

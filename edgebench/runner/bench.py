@@ -37,7 +37,6 @@ from edgebench.runfolder.records import (
     BenchRecord,
     BenchRow,
     BenchWorker,
-    Device,
     GitCommit,
     MemoryRecord,
     RunStatus,
@@ -51,6 +50,7 @@ from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import current_thermal_state, device_info
 from edgebench.system.memory import MemoryPeak
+from edgebench.system.records import Device
 from edgebench.system.tree import ROOT
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 
@@ -198,7 +198,7 @@ def execute_bench(
             return start_worker(model, "none", threads=threads, guard=False)
 
     # `threads_used` is the first thread count; settings.threads lists them all
-    device = Device.from_json(device_info(settings.threads[0], root=root, name=device_name))
+    device = device_info(settings.threads[0], root=root, name=device_name)
     head = _Head(
         started_at=started,
         command=list(sys.argv),
