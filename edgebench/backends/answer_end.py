@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from edgebench.runfolder.records import FINISH_JSON_COMPLETE, FINISH_LOOP
 from edgebench.scoring.jsonscan import JsonValueScanner
-
-FINISH_JSON_COMPLETE = "json_complete"  # the first top-level JSON value was complete
-FINISH_LOOP = "loop"  # the last tokens repeated with a short period
 
 
 @dataclass(frozen=True)

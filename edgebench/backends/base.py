@@ -12,15 +12,7 @@ from typing import Any, Protocol
 
 from edgebench.backends.answer_end import EndPolicy
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
-
-FINISH_STOP = "stop"  # end-of-generation token or a stop string
-FINISH_LENGTH = "length"  # hit max_tokens
-# (answer_end adds json_complete, the first JSON value was complete, and loop)
-FINISH_ERROR = "error"
-FINISH_UNSUPPORTED = "unsupported"  # the constraint could not be compiled; nothing decoded
-FINISH_SKIPPED = "skipped"  # the prompt does not fit the context limit; nothing decoded
-FINISH_CRASHED = "crashed"  # the worker process died on this example; nothing kept
-FINISH_TIMEOUT = "timeout"  # the example outlived --timeout; the worker was killed
+from edgebench.runfolder.records import FinishReason  # the values: runfolder/records.py
 
 
 def now() -> float:
@@ -87,7 +79,7 @@ class Generation:
     prompt_tokens: int
     output_tokens: int
     generated_tokens: int
-    finish_reason: str
+    finish_reason: FinishReason
     t_start: float
     t_first_token: float | None
     t_end: float

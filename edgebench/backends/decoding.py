@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from edgebench.backends.answer_end import AnswerWatch, EndPolicy
-from edgebench.backends.base import FINISH_LENGTH, FINISH_STOP, DecodeSettings, Generation, now
+from edgebench.backends.base import DecodeSettings, Generation, now
 from edgebench.backends.step_clock import (
     ADVANCE,
     APPLY,
@@ -32,6 +32,7 @@ from edgebench.constraints.guard import KeywordGuard, TokenGuard
 from edgebench.constraints.llguidance_mask import TokenMask
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
+from edgebench.runfolder.records import FINISH_LENGTH, FINISH_STOP
 
 
 class _HasReport(Protocol):

@@ -13,17 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edgebench.backends.answer_end import FINISH_LOOP, AnswerWatch
-from edgebench.backends.base import (
-    FINISH_LENGTH,
-    FINISH_STOP,
-    DecodeSettings,
-    Generation,
-    LoadInfo,
-)
+from edgebench.backends.answer_end import AnswerWatch
+from edgebench.backends.base import DecodeSettings, Generation, LoadInfo
 from edgebench.backends.speed import ProbeVocab
 from edgebench.constraints.closing import shortest_completion
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
+from edgebench.runfolder.records import FINISH_LENGTH, FINISH_LOOP, FINISH_STOP
 
 
 @dataclass(frozen=True)

@@ -32,14 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.backends.base import (
-    FINISH_ERROR,
-    FINISH_STOP,
-    DecodeSettings,
-    Generation,
-    LoadInfo,
-    now,
-)
+from edgebench.backends.base import DecodeSettings, Generation, LoadInfo, now
 from edgebench.backends.decoding import (
     Closing,
     CompiledConstraints,
@@ -60,6 +53,7 @@ from edgebench.constraints.ignored import gbnf_ignored
 from edgebench.constraints.llguidance_mask import TokenMask, compile_schema, import_llguidance
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
+from edgebench.runfolder.records import FINISH_ERROR, FINISH_STOP
 from edgebench.system.build_flags import read_stamp
 
 _LOG_ERROR = 3

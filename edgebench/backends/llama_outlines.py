@@ -13,20 +13,13 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.answer_end import AnswerWatch
-from edgebench.backends.base import (
-    FINISH_ERROR,
-    FINISH_LENGTH,
-    FINISH_STOP,
-    DecodeSettings,
-    Generation,
-    LoadInfo,
-    now,
-)
+from edgebench.backends.base import DecodeSettings, Generation, LoadInfo, now
 from edgebench.backends.llama_cpp import LlamaCppBackend, build_info, perf_counters
 from edgebench.constraints.guard import GUARDED_KEYWORDS, KeywordGuard, TokenGuard
 from edgebench.constraints.ignored import outlines_ignored
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
+from edgebench.runfolder.records import FINISH_ERROR, FINISH_LENGTH, FINISH_STOP
 
 # The same whitespace llama-cpp-python's GBNF converter allows between JSON tokens
 # (`space ::= " "?`); Outlines' default, [\n\t ]*, lets a small model pad forever.

@@ -34,14 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.backends.base import (
-    FINISH_ERROR,
-    FINISH_STOP,
-    DecodeSettings,
-    Generation,
-    LoadInfo,
-    now,
-)
+from edgebench.backends.base import DecodeSettings, Generation, LoadInfo, now
 from edgebench.backends.decoding import (
     Closing,
     CompiledConstraints,
@@ -62,6 +55,7 @@ from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
 from edgebench.models.onnx_check import check_model_file
 from edgebench.models.onnx_model import TOKENIZER, read_provenance
+from edgebench.runfolder.records import FINISH_ERROR, FINISH_STOP
 
 ONNX_EXTRA_HINT = "pip install 'edgebench[onnx]'"
 _SUPPORTED = ("none", "json", "mask")

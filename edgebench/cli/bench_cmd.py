@@ -205,9 +205,9 @@ def bench(
         say(console, f"[bold yellow]interrupted:[/] {escape(kept)}")
         raise typer.Exit(130) from None
     if render is None:
-        stdout_console().print(bench_table(result.report))
+        stdout_console().print(bench_table(result.record))
     else:  # exactly the text: no markup, no wrapping
-        typer.echo(render(speed_rows(result.report)), nl=False)
-    for note in bench_notes(result.report):
+        typer.echo(render(speed_rows(result.record)), nl=False)
+    for note in bench_notes(result.record):
         console.print(f"[yellow]not clean:[/] {escape(note)}", highlight=False, soft_wrap=True)
     console.print(f"results: [bold]{escape(str(result.path))}[/]", soft_wrap=True)

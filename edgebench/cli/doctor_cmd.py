@@ -48,4 +48,4 @@ def doctor(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        typer.echo(doctor_text(report.to_dict()), nl=False)
+        typer.echo(doctor_text(report.device, report.build_error, report.probe), nl=False)

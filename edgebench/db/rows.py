@@ -7,8 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from edgebench.runfolder.records import ArmSummary, Device, Manifest, SampleRecord, Summary
+from edgebench.runfolder.records import ArmSummary, Manifest, SampleRecord, Summary
 from edgebench.summary import LoadedRun
+from edgebench.system.records import Device
 
 if TYPE_CHECKING:  # annotations only: the identity record may live in records.py
     from edgebench.runfolder.identity import DeviceIdentity

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.report.bench_table import (
@@ -22,7 +21,7 @@ from edgebench.report.bench_table import (
     sustained_cells,
 )
 from edgebench.runfolder.read import read_bench
-from edgebench.runfolder.records import BenchRecord
+from edgebench.runfolder.records import BenchRecord, BenchRow
 
 # The card's and report's speed table: what a reader compares, llama-bench's columns
 # that describe the model file left to the bench's own table. The device is a column
@@ -37,17 +36,17 @@ _KINDS = (
 
 @dataclass(frozen=True)
 class BenchView:
-    """One bench file: its rows (each a `BenchRow` as JSON), and what they need said."""
+    """One bench file: its rows, and what they need said."""
 
     path: Path
-    rows: list[dict[str, Any]]
+    rows: list[BenchRow]
     caption: str
     status: str  # completed, interrupted ... ("completed" for a list of rows)
 
     @property
     def device(self) -> str | None:
         """The one device of every row (None: several, or not said)."""
-        devices = {row.get("device") for row in self.rows}
+        devices = {row.device for row in self.rows}
         return str(devices.pop()) if len(devices) == 1 and None not in devices else None
 
     @property
@@ -63,7 +62,7 @@ class BenchView:
         at = shown.index("tok/s") + 1
         return shown[:at] + SUSTAINED_HEADERS + shown[at:]
 
-    def cells(self, row: dict[str, Any]) -> tuple[str, ...]:
+    def cells(self, row: BenchRow) -> tuple[str, ...]:
         cells = dict(zip(SPEED_HEADERS, _cells(row), strict=True))
         cells.update(zip(SUSTAINED_HEADERS, sustained_cells(row), strict=True))
         return tuple(cells[h] for h in self.headers)
@@ -74,10 +73,10 @@ def load_bench(path: Path, model: str | None = None) -> BenchView:
     read = read_bench(path)
     repetitions, status = "the repetitions", "completed"
     if isinstance(read, BenchRecord):
-        rows, status = speed_rows(read.to_json()), read.status
+        rows, status = speed_rows(read), read.status
         repetitions = repetitions_text(read.settings)
     else:
-        rows = [row.to_json() for row in read]
+        rows = list(read)
     note = (
         f"tok/s: mean ± std over {repetitions}, KV cache cleared each time; peak RSS: of "
         "the worker process (one per model and thread count)"
@@ -85,10 +84,10 @@ def load_bench(path: Path, model: str | None = None) -> BenchView:
     if is_sustained(rows):
         note += f"; {SUSTAINED_NOTE}"
     if model is not None:
-        labels = list(dict.fromkeys(str(r.get("model")) for r in rows))
+        labels = list(dict.fromkeys(str(r.model) for r in rows))
         if model not in labels:
             raise UserError(f"--model {model!r}: not in {path} (it has {', '.join(labels)})")
-        rows = [r for r in rows if r.get("model") == model]
+        rows = [r for r in rows if r.model == model]
     return BenchView(path, rows, note, status)
 
 
@@ -97,13 +96,13 @@ def is_bench_file(path: Path) -> bool:
     return path.is_file()
 
 
-def _cells(row: dict[str, Any]) -> tuple[str, ...]:
+def _cells(row: BenchRow) -> tuple[str, ...]:
     return (
-        str(row.get("model")),
-        str(row.get("quantization") or "-"),
-        str(row.get("device") or "-"),
-        str(row.get("threads")),
-        str(row.get("test")),
+        str(row.model),
+        str(row.quantization or "-"),
+        str(row.device or "-"),
+        str(row.threads),
+        str(row.test),
         rate_text(row),
         rss_text(row),
     )
@@ -117,7 +116,7 @@ def _partial(view: BenchView) -> str | None:
 
 def bench_markdown(view: BenchView) -> str:
     """The card of a bench: a title, the speed table and what its figures are."""
-    models = ", ".join(dict.fromkeys(str(r.get("model")) for r in view.rows))
+    models = ", ".join(dict.fromkeys(str(r.model) for r in view.rows))
     lines = [f"# Speed of {models}", ""]
     if view.device:
         lines += [f"Device: {view.device}", ""]
@@ -187,7 +186,7 @@ def with_bench_sections(page: str, views: list[BenchView]) -> str:
 
 def bench_page(views: list[BenchView], title: str | None) -> str:
     """A page of bench sections alone (a report given bench files only)."""
-    models = ", ".join(dict.fromkeys(str(r.get("model")) for v in views for r in v.rows))
+    models = ", ".join(dict.fromkeys(str(r.model) for v in views for r in v.rows))
     name = html.escape(title or f"edgebench bench · {models}")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

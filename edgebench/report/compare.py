@@ -23,10 +23,11 @@ from edgebench.report.facts import (
 )
 from edgebench.report.fit import Trimmed
 from edgebench.runfolder.identity import identity_of, name_tag
-from edgebench.runfolder.records import ArmSummary, Device, FidelityRecord, Manifest, Summary
+from edgebench.runfolder.records import ArmSummary, FidelityRecord, Manifest, Summary
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary import result_arms
 from edgebench.summary.consistency import FAMILY as CONSISTENCY
+from edgebench.system.records import Device
 from edgebench.tasks import reference_of
 
 Read = Callable[[ArmSummary], Any]

@@ -3,7 +3,7 @@ u1a2b3c4d")."""
 
 from __future__ import annotations
 
-from edgebench.runfolder.records import DeviceIdentity
+from edgebench.system.records import DeviceIdentity
 
 # The unit id of a run written before devices had one (interface of identity_of).
 UNKNOWN_UNIT = "u-unknown-"

@@ -16,7 +16,7 @@ from edgebench.report.device_names import device_label
 from edgebench.report.rundata import Arm
 from edgebench.report.sweep import metric_names, pick_metric
 from edgebench.runfolder.identity import identity_of
-from edgebench.runfolder.records import DeviceIdentity
+from edgebench.system.records import DeviceIdentity
 
 
 def arm_identity(arm: Arm) -> DeviceIdentity:

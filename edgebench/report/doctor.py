@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from edgebench.report.bench_table import flags
+from edgebench.runfolder.records import BenchRow
 from edgebench.runtimes import LLAMA
 from edgebench.system.device import throttle_events
+from edgebench.system.records import Device
 
 Section = tuple[str, list[tuple[str, str]]]
 
@@ -24,118 +26,125 @@ def _or_unknown(value: Any, unit: str = "") -> str:
     return "unknown" if value is None else f"{value}{unit}"
 
 
-def _cpu(device: dict[str, Any]) -> str:
-    cores = f"{_or_unknown(device.get('logical_cores'))} logical"
-    if device.get("physical_cores"):
-        cores += f" / {device['physical_cores']} physical cores"
-    vm = ", virtual machine" if device.get("hypervisor") else ""
-    vendor = f" ({device['cpu_vendor']})" if device.get("cpu_vendor") else ""
-    return f"{_or_unknown(device.get('cpu_model'))}{vendor}, {cores}{vm}"
+def _cpu(device: Device) -> str:
+    cores = f"{_or_unknown(device.logical_cores)} logical"
+    if device.physical_cores:
+        cores += f" / {device.physical_cores} physical cores"
+    vm = ", virtual machine" if device.hypervisor else ""
+    vendor = f" ({device.cpu_vendor})" if device.cpu_vendor else ""
+    return f"{_or_unknown(device.cpu_model)}{vendor}, {cores}{vm}"
 
 
-def _temperature(device: dict[str, Any]) -> str:
-    temp = device.get("cpu_temp_c")
-    if temp is None:
+def _temperature(device: Device) -> str:
+    if device.cpu_temp_c is None:
         return "not reported (no CPU thermal zone or sensor)"
-    return f"{temp:.1f} °C ({device.get('cpu_temp_sensor')})"
+    return f"{device.cpu_temp_c:.1f} °C ({device.cpu_temp_sensor})"
 
 
-def _zones(device: dict[str, Any]) -> str:
-    zones = device.get("thermal_zones") or {}
+def _zones(device: Device) -> str:
+    zones = device.thermal_zones or {}
     return ", ".join(f"{name} {temp:.1f} °C" for name, temp in zones.items()) or "none"
 
 
-def _memory(device: dict[str, Any]) -> str:
-    available, total = device.get("ram_available_mb"), device.get("ram_total_mb")
-    swap = device.get("swap_total_mb")
+def _memory(device: Device) -> str:
+    available, total = device.ram_available_mb, device.ram_total_mb
+    swap = device.swap_total_mb
     return f"{_or_unknown(available)} MB available of {_or_unknown(total)} MB, swap {swap} MB"
 
 
-def _clock(device: dict[str, Any]) -> str:
+def _clock(device: Device) -> str:
     return (
-        f"now {_or_unknown(device.get('cpu_cur_mhz'), ' MHz')}, "
-        f"max {_or_unknown(device.get('cpu_max_mhz'), ' MHz')}"
+        f"now {_or_unknown(device.cpu_cur_mhz, ' MHz')}, "
+        f"max {_or_unknown(device.cpu_max_mhz, ' MHz')}"
     )
 
 
-def _identity(device: dict[str, Any]) -> str:
-    identity = device.get("identity")
-    if not identity:
+def _identity(device: Device) -> str:
+    identity = device.identity
+    if identity is None:
         return "unknown"
-    sources = ", ".join(identity["unit_sources"]) or "no unit identifier readable"
-    return f"{identity['name']} · {identity['fingerprint']} (unit from {sources})"
+    sources = ", ".join(identity.unit_sources) or "no unit identifier readable"
+    return f"{identity.name} · {identity.fingerprint} (unit from {sources})"
 
 
-def device_section(device: dict[str, Any]) -> Section:
+def device_section(device: Device) -> Section:
     rows = [
         ("name", _identity(device)),
-        ("board", _or_unknown(device.get("board_model"))),
+        ("board", _or_unknown(device.board_model)),
         ("CPU", _cpu(device)),
-        ("CPU features", " ".join(device.get("cpu_simd") or []) or "unknown"),
+        ("CPU features", " ".join(device.cpu_simd or []) or "unknown"),
         ("memory", _memory(device)),
-        ("governor", device.get("governor") or "not reported (no cpufreq)"),
+        ("governor", device.governor or "not reported (no cpufreq)"),
         ("clock", _clock(device)),
         ("temperature", _temperature(device)),
         ("thermal zones", _zones(device)),
-        ("throttling", throttle_words(device.get("throttling"))),
-        ("load", f"{_or_unknown(device.get('load_avg_1m'))} (1-minute average)"),
-        ("OS", f"{_or_unknown(device.get('os'))}, kernel {_or_unknown(device.get('kernel'))}"),
+        ("throttling", throttle_words(device.throttling)),
+        ("load", f"{_or_unknown(device.load_avg_1m)} (1-minute average)"),
+        ("OS", f"{_or_unknown(device.os)}, kernel {_or_unknown(device.kernel)}"),
     ]
     return "device", rows
 
 
-def build_section(device: dict[str, Any], build_error: str | None) -> Section:
-    runtime = device.get("runtime")
+def build_section(device: Device, build_error: str | None) -> Section:
+    # the runtime's facts are the backend's own (free-form): read as it reports them
+    runtime = device.runtime
     if runtime is None:
         return "llama.cpp build", [("error", build_error or "unknown")]
     version = f"{LLAMA.package} {runtime.get(LLAMA.version_key)}"  # doctor asks llama.cpp
     if runtime.get("ggml_version"):
         version += f", ggml {runtime['ggml_version']} ({runtime.get('ggml_commit')})"
-    missing = device.get("build_missing")
+    missing = device.build_missing
     rows = [
         ("version", version),
-        ("uses", " ".join(device.get("build_features") or []) or "no CPU features listed"),
+        ("uses", " ".join(device.build_features or []) or "no CPU features listed"),
         (
             "missing",
             "unknown" if missing is None else ", ".join(missing) or "nothing this CPU has",
         ),
     ]
-    if device.get("build_hint"):
-        rows.append(("hint", device["build_hint"]))
+    if device.build_hint:
+        rows.append(("hint", device.build_hint))
     return "llama.cpp build", rows
 
 
-def probe_section(probe: dict[str, Any]) -> Section:
-    row = probe.get("result")
-    if probe["status"] != "measured" or row is None:
-        return "speed probe", [(probe["status"], probe.get("message") or "")]
-    spread = f" ± {row['tok_s_std']:.1f}" if row.get("tok_s_std") is not None else ""
+class ProbeView(Protocol):
+    """The speed probe as runner/doctor.py's `Probe` holds it."""
+
+    status: str  # measured, skipped, unavailable or failed
+    message: str | None  # why there is no figure, and what to do
+    model: str | None
+    threads: int | None
+    load_s: float | None
+    row: dict[str, Any] | None  # `SpeedResult.to_dict()`: a bench row without its threads
+
+
+def probe_section(probe: ProbeView) -> Section:
+    if probe.status != "measured" or probe.row is None or probe.threads is None:
+        return "speed probe", [(probe.status, probe.message or "")]
+    row = BenchRow.from_json({"threads": probe.threads, **probe.row})
+    spread = f" ± {row.tok_s_std:.1f}" if row.tok_s_std is not None else ""
+    load = f"{probe.load_s:.2f} s" if probe.load_s is not None else "unknown"
     rows = [
-        ("model", f"{probe['model']}, {probe['threads']} threads, load {probe['load_s']:.2f} s"),
+        ("model", f"{probe.model}, {probe.threads} threads, load {load}"),
         (
-            row["test"],
-            f"{row['tok_s_mean']:.1f}{spread} tok/s "
-            f"(mean ± std of {row['repetitions']} repetitions, {sum(row['seconds']):.1f} s)",
+            row.test,
+            f"{row.tok_s_mean or 0:.1f}{spread} tok/s "
+            f"(mean ± std of {row.repetitions} repetitions, {sum(row.seconds):.1f} s)",
         ),
     ]
     rows += [("not clean", reason) for reason in flags(row)]
     return "speed probe", rows
 
 
-def doctor_sections(report: dict[str, Any]) -> list[Section]:
-    """The sections `edgebench doctor` prints, from its JSON (`DoctorReport.to_dict`)."""
-    device = report["device"]
-    return [
-        device_section(device),
-        build_section(device, report.get("build_error")),
-        probe_section(report["probe"]),
-    ]
+def doctor_sections(device: Device, build_error: str | None, probe: ProbeView) -> list[Section]:
+    """The sections `edgebench doctor` prints (runner/doctor.py's `DoctorReport`)."""
+    return [device_section(device), build_section(device, build_error), probe_section(probe)]
 
 
-def doctor_text(report: dict[str, Any]) -> str:
+def doctor_text(device: Device, build_error: str | None, probe: ProbeView) -> str:
     """Plain text: a heading per section, its rows as `label  value` aligned."""
     lines: list[str] = []
-    for title, rows in doctor_sections(report):
+    for title, rows in doctor_sections(device, build_error, probe):
         lines.append(title)
         width = max(len(label) for label, _ in rows)
         lines += [f"  {label.ljust(width)}  {value}" for label, value in rows]

@@ -11,17 +11,11 @@ from typing import Any
 
 from edgebench.metrics import FAMILIES
 from edgebench.report.rundata import Arm, LoadedRun, flatten
-from edgebench.runfolder.records import (
-    ArmSummary,
-    Device,
-    Distribution,
-    Manifest,
-    Perf,
-    Summary,
-)
+from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf, Summary
 from edgebench.runtimes import version_of
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
+from edgebench.system.records import Device
 from edgebench.tasks import reference_of
 
 # A figure's label in tables and cards, as its family declares it (metrics/__init__.py);

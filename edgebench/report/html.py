@@ -348,7 +348,7 @@ def _sample_facts(sample: SampleRecord) -> list[tuple[str, str]]:
     """Everything else a sample records, scores first, whatever fields a run has
     (timings, parse path, guard counts, errors ...); lists joined, nested as `a.b`."""
     record = sample.to_json()
-    scores = {f"scores.{k}": v for k, v in flatten(record.get("scores") or {}).items()}
+    scores = {f"scores.{k}": v for k, v in flatten(sample.scores or {}).items()}
     rest = {
         k: v
         for k, v in flatten(record).items()

@@ -19,6 +19,7 @@ from typing import Any
 from edgebench.errors import UserError
 from edgebench.report.facts import device_label, metric_label
 from edgebench.report.rundata import Arm, labels_by_run, numeric
+from edgebench.runfolder.records import BenchRow
 
 # The accuracy metrics plotted when a run has them, most telling first; a run with
 # other metric families plots its first ones instead.
@@ -547,28 +548,26 @@ SPEED_OVER_TIME_CAPTION = (
 )
 
 
-def speed_over_time(rows: Sequence[dict[str, Any]], device: str | None) -> Plot | None:
-    """Tokens/s against time for the rows of a `--duration` bench (`BenchRow`s as JSON
-    with their repetitions' stamps), one line per row, the compared minutes shaded."""
-    timed = [r for r in rows if r.get("span_s") is not None and r.get("t_start")]
+def speed_over_time(rows: Sequence[BenchRow], device: str | None) -> Plot | None:
+    """Tokens/s against time for the rows of a `--duration` bench (with their
+    repetitions' stamps), one line per row, the compared minutes shaded."""
+    timed = [r for r in rows if r.span_s is not None and r.t_start]
     if not timed:
         return None
     plt = _pyplot()
     figure, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
-    several_models = len({r.get("model") for r in timed}) > 1
+    several_models = len({r.model for r in timed}) > 1
     longest = 0.0
     for i, row in enumerate(timed):
-        begin = min(row["t_start"])
-        mids = [(a + b) / 2 - begin for a, b in zip(row["t_start"], row["t_end"], strict=True)]
-        longest = max(longest, float(row["span_s"]))
-        name = f"{row.get('model')} · " if several_models else ""
-        drop = row.get("drop_pct")
+        begin = min(row.t_start)
+        mids = [(a + b) / 2 - begin for a, b in zip(row.t_start, row.t_end, strict=True)]
+        longest = max(longest, float(row.span_s or 0.0))
+        name = f"{row.model} · " if several_models else ""
+        drop = row.drop_pct
         drop_text = f", drop {drop:.1f}%" if drop is not None else ""
-        threads = f"{row['threads']} thread" + ("s" if row["threads"] != 1 else "")
-        label = f"{name}{row['test']} · {threads}{drop_text}"
-        ax.plot(
-            mids, row["tok_s"], marker=".", linewidth=1, color=f"C{i % 10}", label=_plain(label)
-        )
+        threads = f"{row.threads} thread" + ("s" if row.threads != 1 else "")
+        label = f"{name}{row.test} · {threads}{drop_text}"
+        ax.plot(mids, row.tok_s, marker=".", linewidth=1, color=f"C{i % 10}", label=_plain(label))
     ax.axvspan(0, min(60.0, longest), color="0.85", zorder=0, label="first minute")
     ax.axvspan(
         max(0.0, longest - 60.0), longest, color="C1", alpha=0.15, zorder=0, label="last minute"
@@ -579,11 +578,9 @@ def speed_over_time(rows: Sequence[dict[str, Any]], device: str | None) -> Plot 
     _legend_below(figure, ax, len(timed) + 2)
     models: dict[str, None] = {}
     for row in timed:
-        quantization = row.get("quantization")
-        models[
-            f"{row.get('model')} ({quantization})" if quantization else str(row.get("model"))
-        ] = None
-    counts = count_range([int(r.get("repetitions") or 0) for r in timed])
+        quantization = row.quantization
+        models[f"{row.model} ({quantization})" if quantization else str(row.model)] = None
+    counts = count_range([r.repetitions for r in timed])
     line = " · ".join(
         p for p in (", ".join(models), device, f"n={counts} repetitions per row") if p
     )

@@ -3,10 +3,10 @@ the stored one, or for a run written before format 2.8 one derived from its devi
 
 from __future__ import annotations
 
-from edgebench.runfolder.records import Device, DeviceIdentity
 from edgebench.runtimes import LLAMA
 from edgebench.system.build_flags import describe_build
 from edgebench.system.identity import model_of, refresh, short_hash
+from edgebench.system.records import Device, DeviceIdentity
 
 # The facts of an old device block that stay the same from run to run on one machine
 # (no temperatures, clocks, load or free memory): what tells its unit apart, as well as

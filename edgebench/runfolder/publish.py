@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.io import json_text, write_text_atomic
-from edgebench.runfolder.record import Record, field_docs, json_schema, nested_records
+from edgebench.record import Record, field_docs, json_schema, nested_records
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,
@@ -109,7 +109,11 @@ def format_page() -> str:
         "again).",
         "",
         "Types: `str | null` may be null; `dict[str, X]` is an object whose values are X; "
-        "`any JSON` is any value (model outputs, expected answers, runtime facts).",
+        "`any JSON` is any value (model outputs, expected answers, runtime facts). "
+        '`"a" | "b"` is one of those strings: a sample\'s `finish_reason` and '
+        "`constraint_status`, a resume's `previous_status`, a bench worker's and a fidelity "
+        "record's `status` list the values edgebench has always written (listed since the "
+        "records hold them as fixed sets; files written before read as they did).",
     ]
     shown: set[type[Record]] = set()
     for file, (root, _) in FILES.items():

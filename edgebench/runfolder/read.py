@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl_numbered
 from edgebench.readback import jsonl_values, present, read_json
-from edgebench.runfolder.record import FormatError, Record
+from edgebench.record import FormatError, Record
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
     BenchRecord,

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from edgebench.runfolder.record import Record
+from edgebench.record import Record
 from edgebench.system.cpu_share import contended
+from edgebench.system.records import Device
 
 SCHEMA_VERSION = "2.9"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
@@ -38,6 +39,27 @@ RunKind = Literal["run", "consistency"]
 ArmStatus = Literal["running", "completed", "interrupted", "failed", "crashed", "skipped"]
 RunStatus = Literal["running", "completed", "interrupted", "failed", "crashed"]
 CompileOutcome = Literal["compiled", "refused", "crashed"]
+
+# Why an answer ended: a backend's `Generation.finish_reason`, a sample's `finish_reason`.
+FinishReason = Literal[
+    "stop", "length", "json_complete", "loop", "error", "unsupported", "skipped", "crashed",
+    "timeout",
+]  # fmt: skip
+FINISH_STOP: FinishReason = "stop"  # end-of-generation token or a stop string
+FINISH_LENGTH: FinishReason = "length"  # hit max_tokens
+FINISH_JSON_COMPLETE: FinishReason = "json_complete"  # the first top-level JSON value was complete
+FINISH_LOOP: FinishReason = "loop"  # the last tokens repeated with a short period
+FINISH_ERROR: FinishReason = "error"  # the backend raised on this example
+FINISH_UNSUPPORTED: FinishReason = "unsupported"  # the constraint could not be compiled
+FINISH_SKIPPED: FinishReason = "skipped"  # the prompt does not fit the context limit
+FINISH_CRASHED: FinishReason = "crashed"  # the worker process died on this example
+FINISH_TIMEOUT: FinishReason = "timeout"  # the example outlived --timeout; the worker was killed
+# How a sample's constraint went: none (free mode), applied, or unsupported (refused)
+ConstraintStatus = Literal["none", "applied", "unsupported"]
+# How a bench worker ended: stopped when another worker of its group failed first
+WorkerStatus = Literal["running", "completed", "stopped", "interrupted", "failed", "crashed"]
+# How a fidelity run (or one of its variants) ended
+FidelityStatus = Literal["running", "completed", "failed", "interrupted"]
 
 
 # -- what was asked ---------------------------------------------------------------
@@ -229,75 +251,7 @@ class ModelRecord(Record):
     plan: ModelPlan | None = None  # set once the run has planned this model
 
 
-# -- the device, the task, the dataset ---------------------------------------------
-@dataclass(frozen=True)
-class DeviceIdentity(Record):
-    """Which device the figures belong to (format 2.8): a name and short ids, each
-    12 hex characters of a sha256 (system/identity.py). Raw serials are never stored."""
-
-    name: str  # --device-name, else $EDGEBENCH_DEVICE_NAME, else the hostname
-    hostname: str | None  # the kernel's hostname
-    # "u" + hash of every unit identifier readable (`unit_sources`): this physical unit,
-    # told apart from identical boards and from cloned SD cards; stable across runs
-    unit_id: str
-    # soc-serial, dmi-product-uuid, dmi-board-serial (root-only), machine-id; hostname
-    # only when none of them is readable
-    unit_sources: list[str]
-    # "m" + hash of the kind of device: board and CPU model, arch, RAM in whole GiB,
-    # logical cores (identical boards share it)
-    model_id: str
-    model_label: str  # the kind of device in words: "Raspberry Pi 5 Model B Rev 1.0 · 8 GB"
-    # "c" + hash of the software the figures depend on: OS, kernel, governor, llama.cpp's
-    # build features (after the first llama.cpp model loaded)
-    config_id: str
-    fingerprint: str  # "d" + hash of unit_id, model_id and config_id
-
-
-@dataclass(frozen=True)
-class Device(Record):
-    """The machine, read before the model loads (`runtime` after the first load)."""
-
-    cpu_model: str | None = None  # from /proc/cpuinfo (or the ARM part number)
-    cpu_vendor: str | None = None  # vendor id, or the ARM implementer
-    cpu_flags: list[str] | None = None  # every CPU flag the kernel reports
-    cpu_simd: list[str] | None = None  # SIMD extensions among the CPU flags
-    hypervisor: bool | None = None  # a VM: x86 CPU flag, DMI name, /sys/hypervisor, systemd
-    logical_cores: int | None = None  # CPUs online
-    physical_cores: int | None = None  # distinct cores (hyper-threads share one)
-    threads_used: int | None = None  # threads the model ran with
-    governor: str | None = None  # cpufreq scaling governor(s)
-    cpu_max_mhz: int | None = None  # highest CPU clock
-    ram_total_mb: int | None = None  # MemTotal
-    ram_available_mb: int | None = None  # MemAvailable before the model loaded
-    swap_total_mb: int | None = None  # SwapTotal
-    os: str | None = None  # PRETTY_NAME of /etc/os-release
-    kernel: str | None = None  # kernel release
-    machine: str | None = None  # x86_64, aarch64 ...
-    board_model: str | None = None  # device-tree model (Raspberry Pi) or DMI name
-    power_source: str | None = None  # ac or battery, when reported
-    cpu_temp_c: float | None = None  # CPU or SoC temperature before the run
-    cpu_temp_sensor: str | None = None  # where the temperature was read
-    throttling: dict[str, Any] | None = None  # Raspberry Pi firmware flags
-    cpu_cur_mhz: int | None = None  # CPU clock before the run
-    thermal_zones: dict[str, float] | None = None  # every thermal zone's °C before the run
-    load_avg_1m: float | None = None  # 1-minute load average before the run
-    cpus_allowed: int | None = None  # CPUs this process may run on
-    platform: str | None = None  # Python's platform string
-    python: str | None = None  # Python version
-    python_implementation: str | None = None  # CPython, PyPy ...
-    runtime: dict[str, Any] | None = None  # the inference library's name, version and build
-    # llama.cpp's CPU features (its system info, parsed), with `runtime`:
-    build_features: list[str] | None = None  # the features the build uses (AVX2, DOTPROD ...)
-    build_missing: list[str] | None = None  # CPU features (/proc/cpuinfo names) it does not
-    build_hint: str | None = None  # how to rebuild it for them, when some are missing
-    # the llama.cpp installed here, read without loading it: version, install.sh's build
-    # and CMake flags (else its CPU library's sha256); the same for a GGUF and an ONNX run
-    llama_cpp_build: str | None = None
-    # which device this is (format 2.8; None before: `runfolder.identity.identity_of`
-    # derives one from the fields above)
-    identity: DeviceIdentity | None = None
-
-
+# -- the task, the dataset (the device: system/records.py) ------------------------
 @dataclass(frozen=True)
 class TaskRecord(Record):
     name: str  # edgejson, deepjson, roundtrip ...
@@ -443,7 +397,7 @@ class ResumeRecord(Record):
 
     at: str  # UTC, ISO 8601
     command: list[str]  # argv of the resuming command
-    previous_status: str  # the status the run had
+    previous_status: RunStatus  # the status the run had
     samples_kept: int  # records kept from earlier sessions
     torn_line_dropped: bool  # a last line cut by a crash was dropped
     worker_failures_retried: int  # crashed or timed-out jobs run again
@@ -613,7 +567,7 @@ class SampleRecord(Record):
     sampling: Sampling | None  # None: greedy
     schema_id: str  # the example's schema
     groups: dict[str, str]  # labels results are broken down by
-    constraint_status: str  # none, applied or unsupported
+    constraint_status: ConstraintStatus  # none, applied or unsupported
     constraint_warnings: list[str]  # schema keywords the engine reads past (output may break them)
     constraint_guarded: list[str]  # keywords the keyword guard enforced
     prompt: str  # exactly what the model read
@@ -626,7 +580,7 @@ class SampleRecord(Record):
     # family -> what explains its scores (schema errors, per element type)
     score_details: dict[str, dict[str, Any]]
     # stop, json_complete, loop, length, unsupported, skipped, crashed, timeout or error
-    finish_reason: str
+    finish_reason: FinishReason
     hit_token_limit: bool  # the answer was cut at max_tokens
     max_tokens: int | None  # the token budget of this example
     prompt_tokens: int  # tokens of the prompt
@@ -1008,7 +962,11 @@ class Summary(Record):
 # -- edgebench bench ------------------------------------------------------------------
 @dataclass(frozen=True)
 class BenchModel(Record):
-    """One model `edgebench bench` measured (no prompt format: bench sends no prompt)."""
+    """One model `edgebench bench` measured: the manifest's ModelRecord less prompt and plan.
+
+    Bench sends no prompt, so it has no prompt format.
+    `gguf_name`, `license`, `base_model`, `onnx` and `quantized_from` were always written;
+    the schema lists them since bench.json is built as a `BenchRecord` (format 2.9)."""
 
     label: str  # the name its rows are listed under
     path: str  # model file (GGUF) or converted folder (ONNX)
@@ -1018,9 +976,14 @@ class BenchModel(Record):
     format: str = "gguf"  # gguf or onnx
     registry_name: str | None = None  # the registry entry it came from, if any
     architecture: str | None = None  # from the model file
+    gguf_name: str | None = None  # `general.name` of the GGUF header
     quantization: str | None = None  # Q4_1, Q4_K_M, int4 ... (GGUF header, ONNX provenance)
     parameters: int | None = None  # parameter count, when the file says
     context_length: int | None = None  # the model's training context
+    license: str | None = None  # from the registry entry
+    base_model: str | None = None  # Hub repo of the weights
+    onnx: dict[str, Any] | None = None  # conversion provenance of an ONNX model
+    quantized_from: QuantizedFrom | None = None  # a variant `models quantize` made
 
 
 @dataclass(frozen=True)
@@ -1028,7 +991,7 @@ class BenchWorker(Record):
     """One worker process: one model at one thread count."""
 
     threads: int  # llama.cpp threads
-    status: str  # completed, stopped (another worker failed), interrupted, failed, crashed
+    status: WorkerStatus  # completed, stopped (another worker failed), interrupted, failed, crashed
     model: str | None = None  # the model's label (None: format 1, one model per file)
     n_ctx: int | None = None  # context size it loaded
     load_s: float | None = None  # seconds the load took
@@ -1219,7 +1182,7 @@ class FidelityVariant(Record):
     reference: str | None = None  # the model it was compared with (each base its own)
     prompts: int = 0  # examples scored
     skipped: int = 0  # examples left out: no expected answer, or too long for the model
-    status: str = "completed"  # completed, failed or interrupted
+    status: FidelityStatus = "completed"  # completed, failed or interrupted
     error: str | None = None  # why it failed, in one line
     wall_s: float | None = None  # seconds from the worker's start to its close
     peak_rss_mb: float | None = None  # peak resident memory of the worker (both models)
@@ -1237,7 +1200,7 @@ class FidelityRecord(Record):
     positions: int  # answer positions scored per variant
     variants: dict[str, FidelityVariant]  # variant label -> figures (the reference omitted)
     schema_version: str = SCHEMA_VERSION  # the run-folder format
-    status: str = "completed"  # running, completed or interrupted
+    status: FidelityStatus = "completed"  # running, completed or interrupted
     threads: int | None = None  # threads each model ran with
     limit: int | None = None  # `edgebench fidelity --limit`: the run's first N examples
     answer_text: str = "json.dumps(expected, indent=2)"  # how the expected answer was written

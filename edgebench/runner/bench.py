@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,7 +31,17 @@ from edgebench.environ import temporary_environ
 from edgebench.errors import RunFailure, UserError
 from edgebench.failures import WorkerDied, WorkerError, is_user_error
 from edgebench.io import write_json_atomic
-from edgebench.runfolder.records import SCHEMA_VERSION
+from edgebench.runfolder.records import (
+    SCHEMA_VERSION,
+    BenchModel,
+    BenchRecord,
+    BenchRow,
+    BenchWorker,
+    GitCommit,
+    MemoryRecord,
+    RunStatus,
+    WaitCool,
+)
 from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
@@ -40,6 +50,7 @@ from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import current_thermal_state, device_info
 from edgebench.system.memory import MemoryPeak
+from edgebench.system.records import Device
 from edgebench.system.tree import ROOT
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 
@@ -95,7 +106,12 @@ class BenchProgress(Protocol):
 @dataclass
 class BenchResult:
     path: Path
-    report: dict[str, Any]
+    record: BenchRecord  # the file's record, as it was last written
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The JSON written (`bench_json`)."""
+        return bench_json(self.record)
 
 
 def plan_tests(settings: BenchSettings) -> tuple[SpeedTest, ...]:
@@ -183,48 +199,23 @@ def execute_bench(
 
     # `threads_used` is the first thread count; settings.threads lists them all
     device = device_info(settings.threads[0], root=root, name=device_name)
-    report: dict[str, Any] = {
-        "kind": "edgebench-bench",
-        "format": BENCH_FORMAT,
-        "schema_version": SCHEMA_VERSION,
-        "status": "running",
-        "started_at": started,
-        "command": sys.argv,
-        "settings": {
-            **{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()},
-            "n_ctx": max(contexts),
-            "tests": [t.name for t in tests],
-            "order": (
-                "warm-up per test, then repetitions round-robin over the tests"
-                + (" and the thread counts" if settings.interleave else "")
-                + (
-                    f", repeated for {settings.duration_s:g} s of wall time"
-                    if settings.duration_s
-                    else ""
-                )
-                + (
-                    f", {settings.cooldown_s:g} s pause before each timed repetition but the first"
-                    if settings.cooldown_s
-                    else ""
-                )
-                + "; one model after another"
-            ),
-            "thread_environment": thread_environment(pinning),
-        },
-        "models": [_model_block(model) for model in models],
-        "device": device,
-        "packages": package_versions(),
-        "git": git_commit(),
-        "workers": [],
-        "results": [],
-    }
-    write_json_atomic(path, report)
+    head = _Head(
+        started_at=started,
+        command=list(sys.argv),
+        settings=_settings_block(settings, tests, max(contexts), pinning),
+        models=[_model_block(model) for model in models],
+        packages=package_versions(),
+        git=GitCommit.from_json(commit) if (commit := git_commit()) else None,
+    )
+    measured = _Measured(device)
+    write_json_atomic(path, bench_json(head.record(measured, "running")))
     failure: BaseException | None = None
     if settings.wait_cool is not None:
         say = notify or (lambda line: None)
         try:
-            waited = wait_until_cool(settings.wait_cool, settings.wait_cool_timeout, waits, say)
-            report["wait_cool"] = waited.to_json()
+            measured.wait_cool = wait_until_cool(
+                settings.wait_cool, settings.wait_cool_timeout, waits, say
+            )
         except KeyboardInterrupt as exc:
             failure = exc
     # Interleaved: every thread count's worker is loaded and the repetitions alternate
@@ -236,7 +227,6 @@ def execute_bench(
             break
         for group in groups:
             slots = [_Slot(model, threads) for threads in group]
-            report["workers"] += [slot.record for slot in slots]
             try:
                 _measure_group(
                     slots, make_worker, tests, settings, n_ctx, progress, len(models), pacer
@@ -247,53 +237,150 @@ def execute_bench(
                 if progress:
                     progress.stop()
                 for slot in slots:
-                    _finish(slot, report, root, sustained=settings.duration_s is not None)
-            write_json_atomic(path, report)
+                    measured.add(_finish(slot, measured, root, settings.duration_s is not None))
+            write_json_atomic(path, bench_json(head.record(measured, "running")))
             if failure is not None:
                 break
         if failure is not None:
             break
-    report["status"] = status_of(failure)
-    report["finished_at"] = utc_now()
-    if failure is not None:
-        report["error"] = str(failure) or type(failure).__name__
-    write_json_atomic(path, report)
+    error = (str(failure) or type(failure).__name__) if failure is not None else None
+    record = head.record(measured, status_of(failure), finished_at=utc_now(), error=error)
+    write_json_atomic(path, bench_json(record))
     if failure is not None:
         if isinstance(failure, KeyboardInterrupt):
             raise BenchInterrupted(path) from None
         if is_user_error(failure):
             raise UserError(f"{failure}; report kept in {path}") from None
         raise RunFailure(f"{failure}; what was measured is kept in {path}") from None
-    return BenchResult(path=path, report=report)
+    return BenchResult(path=path, record=record)
 
 
-def _model_block(model: ModelUnderTest) -> dict[str, Any]:
+def _settings_block(
+    settings: BenchSettings, tests: tuple[SpeedTest, ...], n_ctx: int, pinning: dict[str, str]
+) -> dict[str, Any]:
+    """`BenchRecord.settings`: the options, the context loaded, the tests and their order."""
+    order = (
+        "warm-up per test, then repetitions round-robin over the tests"
+        + (" and the thread counts" if settings.interleave else "")
+        + (f", repeated for {settings.duration_s:g} s of wall time" if settings.duration_s else "")
+        + (
+            f", {settings.cooldown_s:g} s pause before each timed repetition but the first"
+            if settings.cooldown_s
+            else ""
+        )
+        + "; one model after another"
+    )
+    return {
+        **{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(settings).items()},
+        "n_ctx": n_ctx,
+        "tests": [t.name for t in tests],
+        "order": order,
+        "thread_environment": thread_environment(pinning),
+    }
+
+
+@dataclass(frozen=True)
+class _Head:
+    """What every write of the bench's file shares: settled before the first worker."""
+
+    started_at: str
+    command: list[str]
+    settings: dict[str, Any]
+    models: list[BenchModel]
+    packages: dict[str, Any]
+    git: GitCommit | None
+
+    def record(
+        self,
+        measured: _Measured,
+        status: RunStatus,
+        finished_at: str | None = None,
+        error: str | None = None,
+    ) -> BenchRecord:
+        """The file as it stands: what was measured so far, complete when built."""
+        return BenchRecord(
+            kind="edgebench-bench",
+            status=status,
+            started_at=self.started_at,
+            settings=self.settings,
+            device=measured.device,
+            format=BENCH_FORMAT,
+            schema_version=SCHEMA_VERSION,
+            finished_at=finished_at,
+            error=error,
+            command=self.command,
+            models=self.models,
+            packages=self.packages,
+            git=self.git,
+            workers=list(measured.workers),
+            results=list(measured.results),
+            wait_cool=measured.wait_cool,
+        )
+
+
+@dataclass
+class _Measured:
+    """What the bench has measured so far: the finished workers and their rows, the
+    device (its `runtime` and build once the first worker loaded), the wait to cool."""
+
+    device: Device
+    workers: list[BenchWorker] = field(default_factory=list)
+    results: list[BenchRow] = field(default_factory=list)
+    wait_cool: WaitCool | None = None
+
+    def add(self, finished: tuple[BenchWorker, list[BenchRow], Device]) -> None:
+        worker, rows, self.device = finished
+        self.workers.append(worker)
+        self.results += rows
+
+
+# Keys bench.json has always left out rather than writing null: an end not yet reached,
+# no error, a format-1 file's `model`, no `--wait-cool`.
+_LEFT_OUT = ("finished_at", "error", "model", "wait_cool")
+# a worker that never loaded has no context, load time or runtime
+_WORKER_LEFT_OUT = ("n_ctx", "load_s", "runtime")
+# a row has its one-line device only in `--format` views; its first and last minute only
+# in a `--duration` bench (`span_s` set)
+_SUSTAINED = ("first_minute_tok_s", "last_minute_tok_s", "drop_pct", "span_s", "overlap_s")
+
+
+def bench_json(record: BenchRecord) -> dict[str, Any]:
+    """The file `edgebench bench` writes: the record's JSON, less the keys that have no
+    value there (the shape the file has always had; readers take them as null)."""
+    data = _without(record.to_json(), _LEFT_OUT)
+    data["workers"] = [_without(w, _WORKER_LEFT_OUT) for w in data["workers"]]
+    data["results"] = [
+        _without(row, ("device", *(_SUSTAINED if row["span_s"] is None else ())))
+        for row in data["results"]
+    ]
+    return data
+
+
+def _without(data: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in keys or v is not None}
+
+
+def _model_block(model: ModelUnderTest) -> BenchModel:
     """The model as a `BenchModel`: the manifest's model record without the prompt
     format (bench sends no prompt) and the run plan."""
-    record = model.record().to_json()
-    return {k: v for k, v in record.items() if k not in ("prompt_format", "plan")}
+    record = model.record()
+    return BenchModel(**{f.name: getattr(record, f.name) for f in fields(BenchModel)})
 
 
 @dataclass
 class _Slot:
-    """One thread count: its worker, its record in the JSON, what it measured."""
+    """One thread count: its worker, what it loaded and measured."""
 
     model: ModelUnderTest
     threads: int
     worker: SpeedWorker | None = None
+    load: tuple[LoadInfo, float] | None = None  # what the load reported, and its seconds
     results: dict[SpeedTest, SpeedResult] = field(default_factory=dict)
     # per test, each timed repetition's (start, end) on the wall clock
     stamps: dict[SpeedTest, list[tuple[float, float]]] = field(default_factory=dict)
     failure: BaseException | None = None
     done: bool = False
     started: float = field(default_factory=now)
-
-    def __post_init__(self) -> None:
-        self.record: dict[str, Any] = {
-            "threads": self.threads,
-            "status": "running",
-            "model": self.model.label,
-        }
 
     def run(
         self, test: SpeedTest, repetitions: int, warmup: int, seed: int, clock: Callable[[], float]
@@ -338,11 +425,10 @@ def _measure_group(
     for slot in slots:
         slot.worker = make_worker(slot.model, slot.threads)
         try:
-            load_info, load_s = slot.worker.load(n_ctx)
+            slot.load = slot.worker.load(n_ctx)
         except BaseException as exc:
             slot.failure = exc
             raise
-        slot.record.update(n_ctx=load_info.n_ctx, load_s=load_s, runtime=load_info.runtime)
     clock, duration = pacer.waits.clock, settings.duration_s
     if progress:
         # a duration's count is not known: no total
@@ -385,42 +471,52 @@ def _another_round(done: int, elapsed: float, settings: BenchSettings) -> bool:
     return done == 0 or elapsed < settings.duration_s
 
 
-def _finish(slot: _Slot, report: dict[str, Any], root: Path, sustained: bool) -> None:
-    """Close the worker and put its record and rows (those with a timed repetition)
-    into the report; `sustained` (a `--duration` bench): with their first and last
-    minute."""
-    memory = slot.worker.close() if slot.worker is not None else None
-    record = slot.record
-    if report["device"]["runtime"] is None:
-        build = runtime_build(record.get("runtime"))
-        device = report["device"]
-        device.update(runtime=build, **build_facts(device["cpu_flags"], build))
-    record["memory"] = memory.to_dict() if memory else None
-    record["wall_s"] = now() - slot.started
-    record["thermal_after"] = current_thermal_state(root)
-    record["status"] = (
-        "completed" if slot.done else status_of(slot.failure) if slot.failure else "stopped"
+def _finish(
+    slot: _Slot, measured: _Measured, root: Path, sustained: bool
+) -> tuple[BenchWorker, list[BenchRow], Device]:
+    """Close the worker: its record, its rows (those with a timed repetition) and the
+    device, with the runtime's build once a worker has loaded; `sustained` (a
+    `--duration` bench): rows with their first and last minute."""
+    peak = slot.worker.close() if slot.worker is not None else None
+    memory = MemoryRecord(**peak.to_dict()) if peak else None
+    load_info, load_s = slot.load if slot.load is not None else (None, None)
+    runtime = load_info.runtime if load_info is not None else None
+    device = measured.device
+    if device.runtime is None:
+        build = runtime_build(runtime)
+        device = replace(device, runtime=build, **build_facts(device.cpu_flags, build))
+    worker = BenchWorker(
+        threads=slot.threads,
+        status="completed" if slot.done else status_of(slot.failure) if slot.failure else "stopped",
+        model=slot.model.label,
+        n_ctx=load_info.n_ctx if load_info is not None else None,
+        load_s=load_s,
+        runtime=runtime,
+        memory=memory,
+        wall_s=now() - slot.started,
+        thermal_after=current_thermal_state(root),
     )
     model = slot.model
-    runtime = record.get("runtime") or {}
     # llama-bench's size: llama.cpp's tensor bytes, from the load; else the file's size
-    size = runtime.get("model_size_bytes") or model.size_bytes
+    size = (runtime or {}).get("model_size_bytes") or model.size_bytes
+    rows = []
     for test, result in slot.results.items():
         if result.seconds:
             stamps = slot.stamps.get(test, [])
             t_start, t_end = [a for a, _ in stamps], [b for _, b in stamps]
-            report["results"].append(
-                {
-                    "threads": slot.threads,
+            rows.append(
+                BenchRow(
+                    threads=slot.threads,
                     **result.to_dict(),
-                    "t_start": t_start,
-                    "t_end": t_end,
+                    t_start=t_start,
+                    t_end=t_end,
                     **(sustained_figures(t_start, t_end, result.tok_s) if sustained else {}),
-                    "peak_rss_mb": memory.peak_rss_mb if memory and memory.samples else None,
-                    "model": model.label,
-                    "quantization": model.details.get("quantization"),
-                    "backend": runtime.get("name") or model.backend,
-                    "size_bytes": int(size) if size else None,
-                    "parameters": model.details.get("parameters"),
-                }
+                    peak_rss_mb=memory.peak_rss_mb if memory and memory.samples else None,
+                    model=model.label,
+                    quantization=model.details.get("quantization"),
+                    backend=(runtime or {}).get("name") or model.backend,
+                    size_bytes=int(size) if size else None,
+                    parameters=model.details.get("parameters"),
+                )
             )
+    return worker, rows, device

@@ -10,7 +10,7 @@ in a model worker, the same measurement as `edgebench bench`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
 from edgebench.system.device import device_info
+from edgebench.system.records import Device
 from edgebench.system.tree import ROOT
 
 PROBE_SECONDS = 10.0  # the probe's wall time, loading included
@@ -72,13 +73,13 @@ class Probe:
 
 @dataclass
 class DoctorReport:
-    device: dict[str, Any]
+    device: Device
     build_error: str | None  # why the llama.cpp build could not be asked
     probe: Probe
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "device": self.device,
+            "device": self.device.to_json(),
             "build_error": self.build_error,
             "probe": self.probe.to_dict(),
         }
@@ -170,7 +171,7 @@ def diagnose(
     """Everything `edgebench doctor` prints (`build`: given by tests, else asked)."""
     device = device_info(threads, root=root)
     runtime, build_error = build if build is not None else llama_build()
-    device.update(runtime=runtime, **build_facts(device["cpu_flags"], runtime))
+    device = replace(device, runtime=runtime, **build_facts(device.cpu_flags, runtime))
     if probe:
         measured = speed_probe(
             model, threads, seconds=seconds, make_worker=make_worker, announce=announce

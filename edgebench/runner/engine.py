@@ -72,7 +72,6 @@ from edgebench.runfolder.records import (
     ArmRecord,
     DatasetRecord,
     DecodingPlan,
-    Device,
     GitCommit,
     JobKey,
     LoopRuleRecord,
@@ -82,6 +81,7 @@ from edgebench.runfolder.records import (
     PowerReading,
     ResumeRecord,
     RunSettings,
+    RunStatus,
     SampleRecord,
     Summary,
     TaskRecord,
@@ -394,7 +394,7 @@ class _ModelPlan:
     jobs: list[Job]
 
 
-def status_of(failure: BaseException | None) -> str:
+def status_of(failure: BaseException | None) -> RunStatus:
     """A run's (or an arm's) status after `failure` (None: all went well)."""
     if failure is None:
         return "completed"
@@ -531,7 +531,7 @@ class _Run:
                 prompt_style=self.settings.prompt,
             ),
             dataset=dataset,
-            device=Device.from_json(device_info(self.settings.threads, name=self.device_name)),
+            device=device_info(self.settings.threads, name=self.device_name),
             packages=package_versions(),
             git=GitCommit.from_json(git) if git else None,
             families=describe_families(self.families, self.task.metric_family),

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
-from edgebench.backends.answer_end import FINISH_JSON_COMPLETE
 from edgebench.errors import UserError
 from edgebench.io import write_jsonl_atomic
 from edgebench.metrics import select_families
@@ -26,6 +25,7 @@ from edgebench.metrics.score import describe_families, families_of
 from edgebench.runfolder.folder import RunFolder
 from edgebench.runfolder.read import read_run
 from edgebench.runfolder.records import (
+    FINISH_JSON_COMPLETE,
     GitCommit,
     Manifest,
     RescoreRecord,

@@ -8,16 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.runfolder.records import (
-    DatasetRecord,
-    Device,
-    DeviceIdentity,
-    Manifest,
-    RunSettings,
-    SampleRecord,
-)
+from edgebench.runfolder.records import DatasetRecord, Manifest, RunSettings, SampleRecord
 from edgebench.runner.spec import RESUMABLE_CHANGES, ModelUnderTest
 from edgebench.system.device import device_info
+from edgebench.system.records import Device, DeviceIdentity
 from edgebench.system.versions import package_versions
 from edgebench.tasks.base import PromptingTask, prompt_template_for
 
@@ -97,17 +91,17 @@ def resume_conflict(
     return device_conflict(manifest.device, device_info(settings.threads, name=device_name))
 
 
-def device_conflict(stored: Device, now: dict[str, Any]) -> str | None:
+def device_conflict(stored: Device, now: Device) -> str | None:
     """The run was started on another device than this one: another unit or another kind
     of device (its identity's unit_id, model_id), named by name and fingerprint. A run
     made before format 2.8 has no identity: its CPU, arch and cores are compared."""
-    if stored.identity is None:
+    if stored.identity is None or now.identity is None:
         for name in ("cpu_model", "machine", "logical_cores"):
-            stored_value = getattr(stored, name)
-            if stored_value != now.get(name):
-                return _differs(f"device {name}", stored_value, now.get(name))
+            stored_value, value = getattr(stored, name), getattr(now, name)
+            if stored_value != value:
+                return _differs(f"device {name}", stored_value, value)
         return None
-    run, here = stored.identity, DeviceIdentity.from_json(now["identity"])
+    run, here = stored.identity, now.identity
     if (run.unit_id, run.model_id) == (here.unit_id, here.model_id):
         return None
     return (

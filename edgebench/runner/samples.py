@@ -9,19 +9,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from edgebench.backends.base import (
+from edgebench.backends.base import Generation, now
+from edgebench.constraints import CompileReport
+from edgebench.metrics.base import Family
+from edgebench.metrics.score import ScoredOutput, score_output
+from edgebench.runfolder.records import (
     FINISH_CRASHED,
     FINISH_ERROR,
     FINISH_SKIPPED,
     FINISH_TIMEOUT,
     FINISH_UNSUPPORTED,
-    Generation,
-    now,
+    ConstraintStatus,
+    FinishReason,
+    ParseStep,
+    PhaseTimes,
+    SampleRecord,
+    Timings,
+    WallClock,
 )
-from edgebench.constraints import CompileReport
-from edgebench.metrics.base import Family
-from edgebench.metrics.score import ScoredOutput, score_output
-from edgebench.runfolder.records import ParseStep, PhaseTimes, SampleRecord, Timings, WallClock
 from edgebench.runner.jobs import Job
 from edgebench.scoring.extract import LENIENT, Extraction
 from edgebench.tasks.base import Example
@@ -167,13 +172,13 @@ def _tokens_after(gen: Generation) -> int | None:
     return max(gen.output_tokens - gen.answer_tokens, 0)
 
 
-def _constraint_status(constraint: str, report: CompileReport | None) -> str:
+def _constraint_status(constraint: str, report: CompileReport | None) -> ConstraintStatus:
     if constraint == "none":
         return "none"
     return "applied" if report is None or report.ok else "unsupported"
 
 
-def nothing_decoded(finish_reason: str, error: str) -> Generation:
+def nothing_decoded(finish_reason: FinishReason, error: str) -> Generation:
     """The generation of a job that produced no output: `error` says why."""
     t = now()
     return Generation(

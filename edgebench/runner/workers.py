@@ -13,17 +13,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from edgebench.backends import UnsupportedConstraint, backend_for
-from edgebench.backends.base import (
-    FINISH_CRASHED,
-    FINISH_ERROR,
-    FINISH_TIMEOUT,
-    DecodeSettings,
-    Generation,
-    LoadInfo,
-)
+from edgebench.backends.base import DecodeSettings, Generation, LoadInfo
 from edgebench.backends.worker import BackendWorker
 from edgebench.constraints import CompileReport, ConstraintRequest, engine_mode
 from edgebench.failures import WorkerDied, WorkerError, WorkerTimeout, worker_failure
+from edgebench.runfolder.records import FINISH_CRASHED, FINISH_ERROR, FINISH_TIMEOUT, FinishReason
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.system.memory import MemoryPeak
 
@@ -71,7 +65,7 @@ def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool)
 class ExampleFailure:
     """What a worker failure on one example means for it and for the worker."""
 
-    finish_reason: str  # crashed, timeout or error
+    finish_reason: FinishReason  # crashed, timeout or error
     message: str
     worker_lost: bool  # the worker is dead (or was killed) and must be replaced
 

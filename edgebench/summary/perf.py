@@ -6,14 +6,13 @@ from collections import Counter
 
 import numpy as np
 
-from edgebench.backends.answer_end import FINISH_JSON_COMPLETE, FINISH_LOOP
-from edgebench.backends.base import (
+from edgebench.runfolder.records import (
     FINISH_CRASHED,
+    FINISH_JSON_COMPLETE,
+    FINISH_LOOP,
     FINISH_SKIPPED,
     FINISH_TIMEOUT,
     FINISH_UNSUPPORTED,
-)
-from edgebench.runfolder.records import (
     ArmRecord,
     CompileRecord,
     CompileSummary,

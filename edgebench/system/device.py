@@ -22,6 +22,7 @@ from typing import Any
 from edgebench.system.bounded_command import run_bounded
 from edgebench.system.build_flags import installed_build
 from edgebench.system.identity import read_identity
+from edgebench.system.records import Device, DeviceIdentity
 from edgebench.system.tree import ROOT, SystemTree, parse_cpuinfo
 
 _MB = 1024 * 1024
@@ -411,7 +412,7 @@ def device_info(
     runner: CommandRunner | None = run_command,
     name: str | None = None,
     tree: SystemTree | None = None,
-) -> dict[str, Any]:
+) -> Device:
     """The device block of a manifest. `runtime` (the inference library's version and
     build) is filled later by whoever loads the model; it is None until then (the
     identity's config takes the installed llama.cpp, `llama_cpp_build`, read without
@@ -444,8 +445,8 @@ def device_info(
     if real:
         info["machine"] = info["machine"] or platform.machine() or None
         info["logical_cores"] = info["logical_cores"] or os.cpu_count()
-    info["identity"] = read_identity(info, tree, name)
-    return info
+    identity = DeviceIdentity(**read_identity(info, tree, name))
+    return Device(**{**info, "identity": identity})
 
 
 # Words in the DMI vendor or product name of a virtual machine (what

@@ -15,13 +15,8 @@ import pytest
 
 from edgebench.db import schema
 from edgebench.db.schema import DB_VERSION, open_db
-from edgebench.runfolder.records import (
-    SCHEMA_VERSION,
-    BenchModel,
-    BenchRecord,
-    BenchRow,
-    Device,
-)
+from edgebench.runfolder.records import SCHEMA_VERSION, BenchModel, BenchRecord, BenchRow
+from edgebench.system.records import Device
 from edgebench.tasks import get_task
 from tests.helpers.report_runs import make_run
 

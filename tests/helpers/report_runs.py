@@ -12,9 +12,10 @@ from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.worker import InProcessWorker
 from edgebench.constraints import parse_modes
 from edgebench.prompts import PromptFormat
-from edgebench.runfolder.records import DatasetRecord, Device, RunSettings
+from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.system.records import Device
 from edgebench.tasks import get_task
 
 SCRIPT = "<script>alert(1)</script>"

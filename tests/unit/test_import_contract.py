@@ -9,8 +9,9 @@
     6  scoring                              pure per-sample scores
     7  runfolder, isolation                 the run-folder format; worker processes
     8  io, system                           atomic files; what the machine is
-    9  readback, failures                   the bounded reader; what a failure is and says
-   10  errors, resources, paths, environ,   leaves
+    9  record                               typed records that read, write and describe themselves
+   10  readback, failures                   the bounded reader; what a failure is and says
+   11  errors, resources, paths, environ,   leaves
        runtimes
 
 A module may import its own package and any package of a higher number (lower layer);
@@ -45,6 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring",),
     ("runfolder", "isolation"),
     ("io", "system"),
+    ("record",),
     ("readback", "failures"),
     ("errors", "resources", "paths", "environ", "runtimes", "__init__"),
 )

@@ -14,16 +14,10 @@ import jsonschema
 import numpy as np
 import pytest
 
-from edgebench.backends.answer_end import (
-    FINISH_JSON_COMPLETE,
-    FINISH_LOOP,
-    AnswerWatch,
-    EndPolicy,
-    LoopDetector,
-    LoopRule,
-)
-from edgebench.backends.base import FINISH_LENGTH, DecodeSettings
+from edgebench.backends.answer_end import AnswerWatch, EndPolicy, LoopDetector, LoopRule
+from edgebench.backends.base import DecodeSettings
 from edgebench.constraints import request_for
+from edgebench.runfolder.records import FINISH_JSON_COMPLETE, FINISH_LENGTH, FINISH_LOOP
 from tests.helpers.constraints import NESTED_SCHEMA
 from tests.helpers.onnx_fakes import EOS, PROMPT, VOCAB, backend_for_table
 

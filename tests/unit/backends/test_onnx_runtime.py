@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from edgebench.backends.base import FINISH_STOP, DecodeSettings
+from edgebench.backends.base import DecodeSettings
 from edgebench.backends.decoding import softmax_draw
 from edgebench.backends.speed import ProbeVocab
 from edgebench.backends.speed_test import SpeedPlan, SpeedTest, measure_speed
 from edgebench.constraints import request_for
 from edgebench.errors import UserError
+from edgebench.runfolder.records import FINISH_STOP
 from tests.helpers.onnx_fakes import (
     EOS,
     PROMPT,

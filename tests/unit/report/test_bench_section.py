@@ -8,6 +8,7 @@ import contextlib
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from edgebench.cli.app import main
 from edgebench.report import plots
 from edgebench.report.bench_table import rows_json, speed_rows
 from edgebench.report.plots import speed_over_time
+from edgebench.runfolder.records import BenchRecord
 from edgebench.runner.bench import BenchSettings, execute_bench
 from tests.helpers.bench_fakes import SpeedWorkers, TimedWorker, bench_model
 from tests.helpers.cli import assert_one_line_error, run_cli
@@ -89,14 +91,15 @@ def test_card_of_a_bench_file_is_a_speed_table(
 def test_rows_from_several_devices_get_a_device_column(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    rows = speed_rows(json.loads(bench_file(tmp_path).read_text()))
-    rows[2]["device"] = rows[3]["device"] = "Raspberry Pi 5 · 4 cores"
+    rows = speed_rows(BenchRecord.from_json(json.loads(bench_file(tmp_path).read_text())))
+    pi = "Raspberry Pi 5 · 4 cores"
+    rows[2:4] = [replace(row, device=pi) for row in rows[2:4]]
     printed = tmp_path / "two-devices.json"
     printed.write_text(rows_json(rows))
     assert run_cli(capsys, "card", str(printed))[0] == 0
     header, _, *cells = table_rows(printed.with_suffix(".md").read_text())
     assert header[2] == "device"
-    assert [c[2] for c in cells][1:3] == [rows[1]["device"], "Raspberry Pi 5 · 4 cores"]
+    assert [c[2] for c in cells][1:3] == [rows[1].device, "Raspberry Pi 5 · 4 cores"]
 
 
 def test_card_of_one_model_of_a_bench_and_of_the_printed_rows(
@@ -110,7 +113,7 @@ def test_card_of_one_model_of_a_bench_and_of_the_printed_rows(
     assert_one_line_error(code, err, "'gamma'", "alpha, beta")
     # what `bench --format json` prints is read as well
     printed = tmp_path / "rows.json"
-    printed.write_text(rows_json(speed_rows(json.loads(path.read_text()))))
+    printed.write_text(rows_json(speed_rows(BenchRecord.from_json(json.loads(path.read_text())))))
     assert run_cli(capsys, "card", str(printed))[0] == 0
     assert len(table_rows(printed.with_suffix(".md").read_text())) == 2 + 4
 
@@ -217,7 +220,7 @@ def test_card_and_report_of_a_duration_bench_show_the_drop_and_plot_it(
 
 
 def test_the_speed_plot_is_labelled(tmp_path: Path) -> None:
-    report = json.loads(sustained_file(tmp_path).read_text())
+    report = BenchRecord.from_json(json.loads(sustained_file(tmp_path).read_text()))
     rows = speed_rows(report)
     drawn: list[Any] = []
     with patch_savefig(drawn):
@@ -234,5 +237,5 @@ def test_the_speed_plot_is_labelled(tmp_path: Path) -> None:
 
 
 def test_a_bench_without_duration_has_no_speed_plot(tmp_path: Path) -> None:
-    rows = speed_rows(json.loads(bench_file(tmp_path).read_text()))
+    rows = speed_rows(BenchRecord.from_json(json.loads(bench_file(tmp_path).read_text())))
     assert speed_over_time(rows, None) is None

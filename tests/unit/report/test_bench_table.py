@@ -18,6 +18,7 @@ from edgebench.report.bench_table import (
     flags,
     speed_rows,
 )
+from edgebench.runfolder.records import BenchRecord, BenchRow
 from edgebench.runner.bench import BenchSettings, execute_bench
 from edgebench.runner.spec import ModelUnderTest
 from tests.helpers.bench_fakes import SpeedWorkers, bench_model
@@ -33,7 +34,7 @@ def report_of(tmp_path: Path) -> dict[str, Any]:
 
 def text_of(report: dict[str, Any]) -> str:
     console = Console(width=200, record=True)
-    console.print(bench_table(report))
+    console.print(bench_table(BenchRecord.from_json(report)))
     return console.export_text()
 
 
@@ -47,7 +48,7 @@ def test_table_and_notes_flag_rows_that_are_not_clean(tmp_path: Path) -> None:
     assert "pp512" in text and "tg128" in text
     assert "93.81 MiB" in text and "134.52 M" in text and "fake CPU" in text and "Q4_1" in text
     assert "1000.00 ± 0.00" in text and "8.0%" in text and "30.0%" in text
-    (note,) = bench_notes(report)
+    (note,) = bench_notes(BenchRecord.from_json(report))
     assert note.startswith("tg128 (threads 2): spread 8.0% of the mean")
     assert "30% of the CPU" in note
     assert "as llama-bench shows" in text
@@ -80,11 +81,16 @@ def test_a_format_1_file_renders_with_its_one_model(tmp_path: Path) -> None:
     for row in report["results"]:
         for name in ("model", "quantization", "backend", "size_bytes", "parameters"):
             del row[name]
-    rows = speed_rows(report)
-    assert {(r["model"], r["quantization"], r["size_bytes"]) for r in rows} == {
+    rows = speed_rows(BenchRecord.from_json(report))
+    assert {(r.model, r.quantization, r.size_bytes) for r in rows} == {
         ("fake-model", "Q4_1", 98_362_432)
     }
     assert "Q4_1" in text_of(report)
+
+
+# a row's required fields; the cases set the two figures flags read
+_ROW = {"threads": 1, "test": "tg1", "kind": "tg", "n_tokens": 1, "depth": 0, "repetitions": 1}
+_ROW |= {"tok_s_mean": None, "tok_s_std": None, "tok_s_cv": None}
 
 
 @pytest.mark.parametrize(
@@ -104,4 +110,4 @@ def test_a_format_1_file_renders_with_its_one_model(tmp_path: Path) -> None:
 def test_a_row_is_flagged_above_the_spread_or_contention_limit(
     row: dict[str, Any], reasons: list[str]
 ) -> None:
-    assert flags(row) == reasons
+    assert flags(BenchRow.from_json({**_ROW, **row})) == reasons

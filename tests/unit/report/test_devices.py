@@ -20,8 +20,8 @@ from edgebench.report.compare import compare_rows, compare_table
 from edgebench.report.html import render_report
 from edgebench.report.rundata import arms
 from edgebench.runfolder.identity import identity_of
-from edgebench.runfolder.records import Device
 from edgebench.summary import LoadedRun, load_run
+from edgebench.system.records import Device
 from tests.helpers.device_runs import LAPTOP, PI5, Fleet, identity, make_fleet
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.inline_prompts import chat_templates_in_process

@@ -14,8 +14,8 @@ import pytest
 from edgebench.report.facts import device_summary, headline_scores
 from edgebench.report.html import render_report
 from edgebench.report.rundata import run_labels
-from edgebench.runfolder.records import Device
 from edgebench.summary import LoadedRun, load_run
+from edgebench.system.records import Device
 from tests.helpers.inline_prompts import chat_templates_in_process
 from tests.helpers.pages import Page, leaderboard_rows
 from tests.helpers.report_runs import make_run

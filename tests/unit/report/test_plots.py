@@ -21,8 +21,8 @@ from matplotlib.container import ErrorbarContainer
 from edgebench.report import plots
 from edgebench.report.html import render_report
 from edgebench.report.rundata import Arm, arms
-from edgebench.runfolder.records import Device
 from edgebench.summary import LoadedRun, load_run
+from edgebench.system.records import Device
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
 from tests.helpers.pages import Page
 from tests.helpers.run_fake import RunFake

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from edgebench.runfolder.identity import identity_of
 from edgebench.runfolder.read import read_manifest
-from edgebench.runfolder.records import Device
 from edgebench.system.device import device_info
 from edgebench.system.identity import ENV_NAME
+from edgebench.system.records import Device
 from tests.helpers.device_trees import pi5_tree
 from tests.helpers.run_fake import RunFake
 
@@ -56,7 +57,7 @@ def test_a_manifest_of_format_2_7_gets_a_fallback_identity(run_fake: RunFake) ->
 
 
 def test_old_runs_of_two_kinds_of_device_are_told_apart(tmp_path: Path) -> None:
-    pi = Device.from_json({**device_info(4, root=pi5_tree(tmp_path)), "identity": None})
+    pi = replace(device_info(4, root=pi5_tree(tmp_path)), identity=None)
     other = Device.from_json({**pi.to_json(), "ram_total_mb": 3_900})
     assert identity_of(pi).unit_id != identity_of(other).unit_id
     assert identity_of(pi).model_id != identity_of(other).model_id
@@ -70,7 +71,7 @@ def test_an_old_llama_run_gets_the_config_of_a_new_run_on_the_same_install(
     installed (`llama_cpp_build`) before loading anything: the same build, the same config.
     Another build, or an ONNX run's absent one, is another config."""
     cmake = "-DGGML_NATIVE=OFF -DGGML_AVX2=ON"
-    facts = device_info(4, root=pi5_tree(tmp_path))
+    facts = device_info(4, root=pi5_tree(tmp_path)).to_json()
     new = Device.from_json({**facts, "llama_cpp_build": f"0.3.36 native {cmake}"})
     runtime = {"name": "llama.cpp", "llama_cpp_python": "0.3.36", "edgebench_build": "native"}
     old = {key: value for key, value in facts.items() if key != "identity"}

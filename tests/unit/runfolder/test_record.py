@@ -9,7 +9,7 @@ from typing import Any, Literal
 import jsonschema
 import pytest
 
-from edgebench.runfolder.record import FormatError, Record, field_doc, json_schema, type_label
+from edgebench.record import FormatError, Record, field_doc, json_schema, type_label
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from edgebench.backends.fake import FakeBackend
-from edgebench.runfolder.records import Device
 from edgebench.runner.bench import BenchSettings, execute_bench
 from edgebench.system.build_features import build_facts
+from edgebench.system.records import Device
 from tests.helpers.bench_fakes import bench_model, built_for
 from tests.helpers.device_trees import pi5_tree
 from tests.helpers.fakes import RIGHT

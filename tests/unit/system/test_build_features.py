@@ -81,7 +81,7 @@ def test_only_the_cpu_backends_features_count() -> None:
 
 def test_laptop_old_build_misses_avx_vnni(tmp_path: Path) -> None:
     device = device_info(2, root=laptop_tree(tmp_path))
-    facts = build_facts(device["cpu_flags"], {"system_info": OLD_X86})
+    facts = build_facts(device.cpu_flags, {"system_info": OLD_X86})
     assert facts["build_missing"] == ["avx_vnni"]
     assert facts["build_hint"] == (
         "this CPU has avx_vnni, the llama.cpp build does not use it: rebuild with "
@@ -104,7 +104,7 @@ def test_avx512_needs_every_flag_ggml_compiles_it_with() -> None:
 
 def test_pi5_default_build_misses_dotprod_and_fp16(tmp_path: Path) -> None:
     device = device_info(4, root=pi5_tree(tmp_path), runner=lambda argv: None)
-    facts = build_facts(device["cpu_flags"], {"system_info": NEW_PI})
+    facts = build_facts(device.cpu_flags, {"system_info": NEW_PI})
     assert facts["build_features"] == ["NEON", "ARM_FMA", "LLAMAFILE", "OPENMP", "REPACK"]
     assert facts["build_missing"] == ["dotprod", "fp16"]
     assert facts["build_hint"] == (
@@ -116,13 +116,13 @@ def test_pi5_default_build_misses_dotprod_and_fp16(tmp_path: Path) -> None:
 
 def test_old_arm_build_reports_fp16_but_not_dotprod(tmp_path: Path) -> None:
     device = device_info(4, root=pi5_tree(tmp_path), runner=lambda argv: None)
-    facts = build_facts(device["cpu_flags"], {"system_info": OLD_ARM})
+    facts = build_facts(device.cpu_flags, {"system_info": OLD_ARM})
     assert facts["build_missing"] == ["fp16"]  # DOTPROD unknown in the old format
 
 
 def test_a_build_with_everything_has_no_hint(tmp_path: Path) -> None:
     device = device_info(4, root=pi5_tree(tmp_path), runner=lambda argv: None)
-    facts = build_facts(device["cpu_flags"], {"system_info": NEW_PI + "DOTPROD = 1 | FP16_VA = 1"})
+    facts = build_facts(device.cpu_flags, {"system_info": NEW_PI + "DOTPROD = 1 | FP16_VA = 1"})
     assert facts["build_missing"] == [] and facts["build_hint"] is None
 
 

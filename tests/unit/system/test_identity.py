@@ -33,7 +33,7 @@ def _no_name_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def identity(root: Path, tree: SystemTree | None = None, name: str | None = None) -> dict:
-    return device_info(4, root=root, runner=None, name=name, tree=tree)["identity"]
+    return device_info(4, root=root, runner=None, name=name, tree=tree).to_json()["identity"]
 
 
 def test_two_pi5_boards_flashed_from_one_image_are_two_units_of_one_model(
@@ -111,7 +111,7 @@ def test_with_no_unit_identifier_the_hostname_stands_in(tmp_path: Path) -> None:
 
 def test_the_config_follows_the_software_the_unit_and_model_do_not(tmp_path: Path) -> None:
     root = pi5_tree(tmp_path)
-    facts = device_info(4, root=root, runner=None)
+    facts = device_info(4, root=root, runner=None).to_json()
     before = facts["identity"]
     # llama.cpp rebuilt with other flags: another config
     after = refresh(before, {**facts, "llama_cpp_build": "0.3.36 native -DGGML_NATIVE=ON"})
@@ -170,5 +170,5 @@ def test_the_longest_name_is_accepted() -> None:
 
 def test_read_identity_is_what_the_device_block_holds(tmp_path: Path) -> None:
     root = pi5_tree(tmp_path)
-    facts = device_info(4, root=root, runner=None)
+    facts = device_info(4, root=root, runner=None).to_json()
     assert read_identity(facts, SystemTree(root)) == facts["identity"]
