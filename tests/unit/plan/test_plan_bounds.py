@@ -179,3 +179,38 @@ def test_a_cell_whose_manifest_is_hostile_is_partial_not_a_crash(tmp_path: Path)
     (output / "manifest.json").unlink()
     os.mkfifo(output / "manifest.json")
     assert found(cell, tmp_path / "out") == "partial"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("dataset", "loop.jsonl"), ("model", "loop.gguf")],
+)
+def test_a_link_loop_in_a_plan_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: str
+) -> None:
+    """pathlib's resolve() raises a RuntimeError for a link loop: a traceback."""
+    text = PLAN.replace("data/payloads.jsonl", value) if key == "dataset" else PLAN
+    if key == "model":
+        text = text.replace('models = ["smollm2-135m-instruct"]', f'models = ["./{value}"]')
+    plan = write_plan(tmp_path, text)
+    (tmp_path / value).symlink_to(value)
+    line = cli_error(capsys, "plan", "show", str(plan))
+    assert f"{plan}:" in line and "cannot follow its links" in line, line
+
+
+@pytest.mark.parametrize(("key", "value"), [("timeout", "nan"), ("delay", "inf")])
+def test_a_number_that_is_not_finite_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: str
+) -> None:
+    """TOML has nan and inf: a NaN passed every `value < minimum` check."""
+    plan = write_plan(tmp_path, PLAN + f"{key} = {value}\n")
+    line = cli_error(capsys, "plan", "show", str(plan))
+    assert f"{plan}:9: tasks[1].{key}: must be a finite number" in line, line
+
+
+def test_a_plan_saved_with_a_bom_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An editor's byte-order mark was 'not valid TOML (Invalid statement)'."""
+    plan = write_plan(tmp_path, "\ufeff" + PLAN)
+    assert "roundtrip" in stdout_of(capsys, "plan", "show", str(plan))
