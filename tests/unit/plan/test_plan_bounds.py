@@ -214,3 +214,21 @@ def test_a_plan_saved_with_a_bom_is_read(
     """An editor's byte-order mark was 'not valid TOML (Invalid statement)'."""
     plan = write_plan(tmp_path, "\ufeff" + PLAN)
     assert "roundtrip" in stdout_of(capsys, "plan", "show", str(plan))
+
+
+def test_a_cells_log_is_read_from_its_end_and_never_blocks(tmp_path: Path) -> None:
+    """A cell's log (in a plan folder that may come from elsewhere) was read whole, and
+    a FIFO in its place blocked both the read and the append of the next attempt."""
+    from edgebench.plan.execute import LOG_TAIL_BYTES, last_error, launch
+
+    log = tmp_path / "cell.log"
+    with log.open("wb") as handle:  # sparse: a huge log costs nothing to make
+        handle.truncate(10 * LOG_TAIL_BYTES)
+        handle.seek(0, os.SEEK_END)
+        handle.write(b"\nerror: the last one\nbye\n")
+    assert last_error(log) == "the last one"
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    assert last_error(fifo) == "no log"
+    with pytest.raises(UserError, match="the cell's log is a FIFO"):
+        launch(["--version"], dict(os.environ), fifo)
