@@ -232,3 +232,20 @@ def test_a_cells_log_is_read_from_its_end_and_never_blocks(tmp_path: Path) -> No
     assert last_error(fifo) == "no log"
     with pytest.raises(UserError, match="the cell's log is a FIFO"):
         launch(["--version"], dict(os.environ), fifo)
+
+
+def test_a_changed_setting_is_quoted_short(tmp_path: Path) -> None:
+    """A hand-edited plan-status.json holding a 10 MB setting made a 10 MB error line."""
+    from edgebench.plan.state import _as_json
+
+    plan = write_plan(tmp_path)
+    cells = expand(load_plan(plan, 4))
+    root = tmp_path / "out"
+    (cells[0].output(root)).mkdir(parents=True)
+    (cells[0].output(root) / "manifest.json").write_text("{}")
+    stored = {**_as_json(cells[0].settings), "model": "x" * 10_000_000}
+    status = {"kind": STATUS_KIND, "cells": [{"id": cells[0].id, "settings": stored}]}
+    (root / STATUS_FILE).write_text(json.dumps(status))
+    with pytest.raises(UserError, match="its settings changed since it ran") as exc:
+        check_unchanged(cells, root)
+    assert len(str(exc.value)) < 1000 and "\n" not in str(exc.value)
