@@ -121,7 +121,9 @@ def _fsync_folder(folder: Path) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+    """`text` as UTF-8; a lone surrogate (a run read back holding "\\ud800" in a name,
+    or a byte that was not UTF-8) is written as its escape, never an error."""
+    write_bytes_atomic(path, text.encode("utf-8", "backslashreplace"))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

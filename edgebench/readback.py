@@ -317,7 +317,8 @@ def read_toml(path: Path, what: str, limit: int, nesting: int) -> tuple[str, dic
     bytes, nested at most `nesting` levels; tomllib's syntax errors with their line, and
     what it lets through as other exceptions (a RecursionError for deep arrays and inline
     tables, a ValueError for an over-long integer), are one line naming the file."""
-    text = read_text(path, what, limit)
+    # a BOM (an editor's on Windows) is no part of the TOML: tomllib refuses it
+    text = read_text(path, what, limit).removeprefix("\ufeff")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

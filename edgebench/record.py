@@ -135,10 +135,23 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise FormatError(_at(where, f"expected an object, got {json_type(value)}"))
         item = get_args(hint)[1]
-        return {k: _decode(item, v, _child(where, k)) for k, v in value.items()}
+        return {_text(k): _decode(item, v, _child(where, k)) for k, v in value.items()}
     if isinstance(hint, type) and issubclass(hint, Record):
         return _decode_record(hint, value, where)
     return _decode_scalar(hint, value, where)
+
+
+def _text(value: str) -> str:
+    """A string field as text every writer and terminal takes: a lone surrogate (a
+    hand-edited "\\ud800", a byte that was not UTF-8) as its escape. Fields typed Any
+    (a model's parsed output) keep theirs: their writers escape them."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def _decode_scalar(hint: Any, value: Any, where: str) -> Any:
@@ -148,9 +161,13 @@ def _decode_scalar(hint: Any, value: Any, where: str) -> Any:
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif hint is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        value = float(value) if ok else value
+        try:
+            value = float(value) if ok else value
+        except OverflowError:  # an integer of hundreds of digits
+            raise FormatError(_at(where, "a number too large for a float")) from None
     elif hint is str:
         ok = isinstance(value, str)
+        value = _text(value) if ok else value
     elif hint is Path:
         ok = isinstance(value, str)
         value = Path(value) if ok else value

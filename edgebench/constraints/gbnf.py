@@ -92,7 +92,8 @@ def schema_grammar(schema: dict[str, Any], key: str) -> GbnfText:
     cache = grammar_cache()
     name = f"{key}.{converter_version()}{SUFFIX}"
     cached = cache.get(name)
-    if cached is not None:
+    # a file edited or put there under the name of another schema is converted again
+    if cached is not None and header_of(cached) == (key, converter_version()):
         return GbnfText(cached, "disk cache")
     text = with_header(convert(schema), key)
     cache.put(name, text)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
+from edgebench.readback import read_text
 
 LIMIT_ENV = "EDGEBENCH_GRAMMAR_CACHE_MB"
 DEFAULT_LIMIT_MB = 64
@@ -51,10 +52,10 @@ class GrammarCache:
     def get(self, name: str) -> str | None:
         """The cached grammar `name`, marked as just used; None when absent."""
         path = self.folder / name
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None  # absent, evicted by another worker meanwhile, or unreadable
+        try:  # bounded: a FIFO or a device in the cache would hang or fill the memory
+            text = read_text(path, "cached grammar", self.entry_limit_bytes)
+        except UserError:
+            return None  # absent, evicted by another worker meanwhile, or not ours
         with contextlib.suppress(OSError):  # a read-only cache: the order is only a hint
             os.utime(path)
         return text

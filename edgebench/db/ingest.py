@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -88,6 +88,22 @@ def content_hash(files: dict[str, bytes]) -> str:
     return digest.hexdigest()
 
 
+def _storable(value: object) -> object:
+    """A value SQLite can take: a string holding a lone surrogate (a name read back as
+    "\\ud800", a byte of a path that was not UTF-8) stored with it escaped; SQLite
+    cannot encode it, and the whole ingest ended in a UnicodeEncodeError."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
+def _params(values: Iterable[object]) -> tuple[object, ...]:
+    return tuple(_storable(value) for value in values)
+
+
 def _insert(conn: sqlite3.Connection, table: str, rows: list[Row]) -> None:
     if not rows:
         return
@@ -95,7 +111,7 @@ def _insert(conn: sqlite3.Connection, table: str, rows: list[Row]) -> None:
     marks = ", ".join("?" * len(columns))
     conn.executemany(
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
-        [tuple(row[c] for c in columns) for row in rows],
+        [_params(row[c] for c in columns) for row in rows],
     )
 
 
@@ -105,12 +121,12 @@ def _upsert_device(conn: sqlite3.Connection, row: Row) -> None:
     conn.execute(
         f"INSERT INTO devices ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
         f"ON CONFLICT (fingerprint) DO UPDATE SET {updates}",
-        tuple(row.values()),
+        _params(row.values()),
     )
 
 
 def _stored_hash(conn: sqlite3.Connection, table: str, key: str, value: str) -> str | None:
-    row = conn.execute(f"SELECT content_sha256 FROM {table} WHERE {key} = ?", (value,))
+    row = conn.execute(f"SELECT content_sha256 FROM {table} WHERE {key} = ?", _params([value]))
     found = row.fetchone()
     return None if found is None else found[0]
 
@@ -147,7 +163,7 @@ def _transaction(
 
 def _clear(conn: sqlite3.Connection, tables: tuple[str, ...], key: str, value: str) -> None:
     for table in tables:
-        conn.execute(f"DELETE FROM {table} WHERE {key} = ?", (value,))
+        conn.execute(f"DELETE FROM {table} WHERE {key} = ?", _params([value]))
 
 
 def _store(conn: sqlite3.Connection, rows: RunRows, files: dict[str, bytes]) -> None:

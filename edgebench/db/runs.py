@@ -13,7 +13,7 @@ from edgebench.db.ingest import RUN_FILES
 from edgebench.db.schema import db_problem, open_db
 from edgebench.errors import UserError
 from edgebench.readback import MAX_DOCUMENT_BYTES, MAX_JSONL_BYTES
-from edgebench.runfolder.read import read_fidelity, read_run, read_summary
+from edgebench.runfolder.read import read_bench, read_fidelity, read_run, read_summary
 
 # the device by its name or any id of its identity
 _DEVICE = (
@@ -58,8 +58,8 @@ def _write_runs(
     folders: list[Path] = []
     taken: set[Path] = set()
     for run_key, folder in conn.execute(query, params).fetchall():
-        where = f"{db}: run {folder}"
-        if not isinstance(run_key, str) or not isinstance(folder, str):
+        where = f"{db}: run {folder!r}" if _odd(folder) else f"{db}: run {folder}"
+        if not isinstance(run_key, str) or not isinstance(folder, str) or "\0" in folder:
             raise UserError(f"{where}: not a run of this edgebench (its key or folder is not text)")
         target = _unique(_mirror(root, folder), taken, run_key)
         target.mkdir(parents=True)
@@ -103,17 +103,34 @@ def _write_benches(
     files: list[Path] = []
     taken: set[Path] = set()
     for bench_key, file, content in conn.execute(query, params).fetchall():
+        shown = f"{file!r}" if _odd(file) else file
         if not (
-            isinstance(bench_key, str) and isinstance(file, str) and isinstance(content, bytes)
+            isinstance(bench_key, str)
+            and isinstance(file, str)
+            and "\0" not in file
+            and isinstance(content, bytes)
         ):
-            raise UserError(f"{db}: bench {file}: not a bench file of this edgebench (wrong types)")
+            raise UserError(
+                f"{db}: bench {shown}: not a bench file of this edgebench (wrong types)"
+            )
+        if len(content) > MAX_DOCUMENT_BYTES:
+            raise UserError(f"{db}: bench {shown}: larger than the bench-file limit")
         target = _unique(_mirror(root, file), taken, bench_key)
         if target.suffix != ".json":
             target = target.with_name(target.name + ".json")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
+        try:  # read now, as a stored run is: the error names the database, not the copy
+            read_bench(target)
+        except UserError as exc:
+            raise UserError(str(exc).replace(str(target), f"{db}: stored bench {shown}")) from None
         files.append(target)
     return files
+
+
+def _odd(name: object) -> bool:
+    """A stored name that would not print as one readable line (a NUL, a line break)."""
+    return not isinstance(name, str) or not name.isprintable()
 
 
 def write_runs(

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from edgebench.errors import RunFailure, UserError
+from edgebench.readback import check_regular, present
 
 # The database's own version (not the run-folder format): bumped when a table changes;
 # an older database is brought up to it when opened (MIGRATIONS).
@@ -300,6 +301,8 @@ def open_db(path: Path, create: bool = False) -> sqlite3.Connection:
     does not exist); a file that is not one edgebench reads is a one-line error."""
     if path.is_dir():
         raise UserError(f"{path}: a folder, not a database file (give e.g. {DEFAULT_DB})")
+    if present(path):  # a FIFO, a device or a dangling link: one line, never SQLite's I/O error
+        check_regular(path, "the database")
     if not path.exists():
         if not create:
             raise UserError(f"{path}: no such database (make one with `edgebench db ingest`)")

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -233,6 +234,11 @@ def _collect(state: HostState, incoming: Path, out: Path, work: Path) -> HostRes
 
 
 def _why(exc: BaseException) -> str:
+    """The reason on one line (tarfile lists each compression it tried on lines of their
+    own: a file that is none of them is not a tarball)."""
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return str(exc) or type(exc).__name__
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, tarfile.ReadError) and "could not be opened successfully" in text:
+        return "not a tarball"
+    return " ".join(text.split())

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edgebench.errors import UserError
+from edgebench.readback import present, read_text
+
+# An inventory names hosts, a line each: a few KB.
+MAX_INVENTORY_BYTES = 1 << 20
 
 # `[group]`, `[group:vars]`, `[group:children]`.
 _SECTION = re.compile(r"^\[([A-Za-z0-9_.-]+)(?::(vars|children))?\]$")
@@ -38,12 +42,10 @@ class Inventory:
 def read_inventory(path: Path) -> Inventory:
     """The hosts of the INI inventory at `path`; a UserError naming file and line for a
     line that is not a section, a host with `key=value` variables, or a variable."""
-    if not path.is_file():
+    if not present(path):
         raise UserError(f"{path}: inventory not found (an Ansible INI file: one host a line)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read the inventory ({exc})") from None
+    # bounded: a FIFO or a device is one line saying what it is, not a hang
+    text = read_text(path, "the inventory", MAX_INVENTORY_BYTES)
     hosts: list[str] = []
     kind = "hosts"
     for number, raw in enumerate(text.splitlines(), start=1):

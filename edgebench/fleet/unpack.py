@@ -7,6 +7,11 @@ inside the host's folder, even though it stays inside the staging folder it is u
 in). Only then is it unpacked into a staging folder beside OUT/<host> and swapped in.
 A tarball that is not complete and valid leaves the old OUT/<host> exactly as it was;
 a swap cut short (Ctrl-C, a power cut) is put right at the next unpack.
+
+Complete means the compressed stream read to its end: tarfile stops at the archive's
+end marker and would never see a gzip checksum that does not match. Bounded means a
+tarball bomb is refused before it is unpacked: at most MAX_MEMBERS members, counted as
+they are read, and no more bytes than the disk has free.
 """
 
 from __future__ import annotations
@@ -21,6 +26,11 @@ from pathlib import Path
 RESULTS = "results"
 # What a damaged or hostile tarball can raise while it is read or unpacked.
 UNPACK_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error)
+# A plan holds at most 10,000 cells of about ten files each: ten times that is a bomb
+# (each member read costs memory and time: 300,000 empty files took 95 s to unpack).
+MAX_MEMBERS = 200_000
+# Room left on the disk after the unpacked results (the run lock, logs, the database).
+SPARE_BYTES = 64 << 20
 
 
 class Refused(Exception):
@@ -35,16 +45,49 @@ def unpack_results(tarball: Path, folder: Path) -> None:
     staging = folder.with_name(f".{folder.name}.unpacking")
     _remove(staging)
     with tarfile.open(tarball) as tar:
-        members = checked_members(tar.getmembers())
+        members = checked_members(_counted(tar))
+        _check_room(members, folder.parent)
         staging.mkdir(parents=True)
         try:
             _extract(tar, members, staging)
+            _read_to_end(tar)
             staged = staging / RESULTS
             if staged.is_symlink() or not staged.is_dir():
                 raise Refused(f"{RESULTS} did not unpack as a folder")
             _swap(staged, folder)
         finally:
             _remove(staging)
+
+
+def _counted(tar: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The tarball's members, read one at a time: Refused past MAX_MEMBERS."""
+    members = []
+    for member in tar:
+        members.append(member)
+        if len(members) > MAX_MEMBERS:
+            raise Refused(f"more than {MAX_MEMBERS:,} members (a tarball bomb?)")
+    return members
+
+
+def _check_room(members: list[tarfile.TarInfo], where: Path) -> None:
+    """Refused when the members' bytes would not fit on the disk holding `where` (with
+    SPARE_BYTES left): a tarball bomb, or a disk too full, caught before unpacking."""
+    need = sum(m.size for m in members if m.isreg())
+    while not where.exists() and where != where.parent:  # OUT is made by the unpack
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if need + SPARE_BYTES > free:
+        raise Refused(
+            f"its files hold {need / (1 << 20):,.0f} MiB, more than the "
+            f"{max(free - SPARE_BYTES, 0) / (1 << 20):,.0f} MiB free in {where}"
+        )
+
+
+def _read_to_end(tar: tarfile.TarFile) -> None:
+    """The compressed stream read past the archive's end marker to its own end, so that
+    gzip checks its checksum and length (a damaged stream: OSError or EOFError)."""
+    while tar.fileobj is not None and tar.fileobj.read(1 << 20):
+        pass
 
 
 def checked_members(members: Iterable[tarfile.TarInfo]) -> list[tarfile.TarInfo]:

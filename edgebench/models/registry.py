@@ -16,13 +16,9 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 from edgebench.errors import UserError
 from edgebench.paths import user_registry_dir
+from edgebench.readback import read_toml
 from edgebench.resources import resource_dir
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -39,6 +35,11 @@ SOURCE_KINDS = tuple(SOURCE_KEYS)
 # A base model continues text; an instruct model was tuned to follow instructions.
 # Comparing the two on extraction is rarely what a user means (`edgebench run` warns).
 TUNINGS = ("base", "instruct")
+
+# A registry file is a dozen lines; the user's folder is data people copy and edit, so it
+# is read as boundedly as a plan (no FIFO, no device, no deep nesting, no huge integer).
+MAX_ENTRY_BYTES = 1 << 20
+MAX_ENTRY_NESTING = 4
 
 # (pattern, what it means) pairs for string fields.
 Rule = tuple[re.Pattern[str], str]
@@ -143,18 +144,13 @@ def unknown_model_error(name: str, known: list[str]) -> UserError:
 
 def load_entry(path: Path) -> ModelEntry:
     """Parse and validate one registry file; errors name the file and the field."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read registry file: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: invalid TOML: {exc}") from exc
-    fields = _Fields(path, data, "")
+    text, data = read_toml(path, "registry file", MAX_ENTRY_BYTES, MAX_ENTRY_NESTING)
+    fields = _Fields(path, data, "", text)
     fields.reject_unknown(_ENTRY_FIELDS)
     name = fields.text("name", rule=_NAME)
     if name != path.stem:
         raise fields.error("name", f"{name!r} must match the file name {path.stem!r}")
-    source = _Fields(path, fields.table("source"), "source.")
+    source = _Fields(path, fields.table("source"), "source.", text)
     source.reject_unknown(_SOURCE_FIELDS)
     return ModelEntry(
         name=name,
@@ -212,16 +208,39 @@ _ENTRY_FIELDS = tuple(f.name for f in dataclass_fields(ModelEntry) if f.name != 
 _SOURCE_FIELDS = tuple(f.name for f in dataclass_fields(Source))
 
 
-class _Fields:
-    """Typed access to one TOML table, raising UserErrors that name file and field."""
+def _short(problem: str, limit: int = 200) -> str:
+    """A problem quoting a value the user wrote, cut to a readable length (a value may be
+    megabytes long)."""
+    return problem if len(problem) <= limit else problem[:limit] + "..."
 
-    def __init__(self, path: Path, data: dict[str, Any], prefix: str) -> None:
+
+class _Fields:
+    """Typed access to one TOML table, raising UserErrors that name file, line and field."""
+
+    def __init__(self, path: Path, data: dict[str, Any], prefix: str, text: str) -> None:
         self.path = path
         self.data = data
         self.prefix = prefix
+        self.toml = text
 
     def error(self, key: str, problem: str) -> UserError:
-        return UserError(f"{self.path}: field '{self.prefix}{key}': {problem}")
+        line = self.line_of(key)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        return UserError(f"{where}: field '{self.prefix}{key}': {_short(problem)}")
+
+    def line_of(self, key: str) -> int | None:
+        """The line `key = ...` is on in this table (the top, or [source]); None when it
+        is not there (a missing key, an inline table)."""
+        table = self.prefix.rstrip(".")
+        assign = re.compile(rf"\s*([\"']?){re.escape(key)}\1\s*=")
+        current = ""
+        for number, line in enumerate(self.toml.split("\n"), start=1):
+            stripped = line.strip()
+            if stripped.startswith("["):
+                current = stripped.strip("[] \t").split("]")[0].strip()
+            elif current == table and assign.match(line):
+                return number
+        return None
 
     def reject_unknown(self, allowed: tuple[str, ...]) -> None:
         for key in self.data:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from edgebench.errors import UserError
 from edgebench.io import write_text_atomic
 from edgebench.models.quantized import quantized_state
 from edgebench.plan.cells import Cell, expand
@@ -40,6 +41,7 @@ from edgebench.plan.state import (
     leftover,
     new_status,
 )
+from edgebench.readback import check_regular, open_regular, present
 from edgebench.runfolder.folder import RunLock
 from edgebench.system.identity import ENV_NAME
 from edgebench.system.versions import utc_now
@@ -183,12 +185,20 @@ class PlanRun:
             self.say(f"{counter} {cell.id}: failed (exit {code}): {report.error}")
 
 
+# The end of a cell's log that its last error is looked for in: a log grows with every
+# attempt, and a plan folder copied from elsewhere may hold anything under its name.
+LOG_TAIL_BYTES = 1 << 20
+
+
 def last_error(log: Path) -> str:
-    """The cell's last `error:` line, else its last line, from its log."""
+    """The cell's last `error:` line, else its last line, from the end of its log."""
     try:
-        lines = [line.strip() for line in log.read_text(errors="replace").splitlines()]
-    except OSError:
+        with open_regular(log, "the cell's log", sys.maxsize) as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - LOG_TAIL_BYTES))
+            text = handle.read(LOG_TAIL_BYTES).decode("utf-8", errors="replace")
+    except (OSError, UserError):
         return "no log"
+    lines = [line.strip() for line in text.splitlines()]
     lines = [line for line in lines if line]
     errors = [line for line in lines if line.startswith("error:")]
     return (errors or lines or ["no output"])[-1].removeprefix("error: ")
@@ -197,6 +207,8 @@ def last_error(log: Path) -> str:
 def launch(args: list[str], env: dict[str, str], log: Path) -> int:
     """`edgebench ARGS` in a process of its own, its output appended to `log`; a Ctrl-C
     here stops it cleanly (one SIGINT, then a wait) before it is raised again."""
+    if present(log):  # a FIFO there would block the open for writing
+        check_regular(log, "the cell's log")
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ edgebench {shlex.join(args)}\n")
         out.flush()

@@ -22,6 +22,7 @@ Paths are resolved against the plan file's folder, so a plan and its data travel
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +73,8 @@ def _number(minimum: float, above: bool = False) -> Kind:
     def check(value: Any) -> Any:
         if not isinstance(value, int | float) or isinstance(value, bool):
             return f"!must be a number, got {value!r}"
+        if not math.isfinite(value):  # TOML has nan and inf; no time or heat is either
+            return f"!must be a finite number, got {value!r}"
         if value < minimum or (above and value == minimum):
             return f"!{value} must be {'above' if above else 'at least'} {minimum:g}"
         return float(value)
@@ -425,7 +428,7 @@ def model_entry(spec: str, base: Path, registry: dict[str, Any]) -> ModelEntry:
             raise unknown_model_error(onnx_base, list(registry))
         return ModelEntry(spec, _slug(spec))
     if "/" in spec or "\\" in spec or spec.lower().endswith(".gguf"):
-        path = (base / spec).expanduser().resolve()
+        path = _resolved(base / spec, spec)
         if not path.is_file():
             raise UserError(f"model file {spec!r} not found (looked for {path})")
         return ModelEntry(str(path), base_name_of(path.stem), source=str(path))
@@ -498,11 +501,23 @@ def _run_options(table: _Table) -> dict[str, Any]:
     return options
 
 
+def _resolved(path: Path, given: str) -> Path:
+    """`path` with `~` and its links resolved; a link loop is one line (pathlib raises
+    a RuntimeError for it)."""
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UserError(f"{given!r}: cannot follow its links ({exc})") from None
+
+
 def _file(table: _Table, key: str, base: Path, *, folder: bool) -> Path | None:
     if key not in table.data:
         return None
     text = table.value(key, TEXT)
-    path = (base / text).expanduser().resolve()
+    try:
+        path = _resolved(base / text, text)
+    except UserError as exc:
+        raise table.error(key, str(exc)) from None
     if not path.exists():
         raise table.error(key, f"{text!r} not found (looked for {path})")
     if not folder and path.is_dir():

@@ -138,9 +138,16 @@ def check_unchanged(cells: Sequence[Cell], root: Path) -> None:
             key = next(k for k in sorted({*before, *now}) if before.get(k) != now.get(k))
             raise UserError(
                 f"{root / STATUS_FILE}: cell {cell.id}: its settings changed since it ran "
-                f"({key}: {before.get(key)!r} -> {now.get(key)!r}); run the changed plan "
-                f"with another --out, or remove {cell.output(root)} to run the cell again"
+                f"({key}: {_shown(before.get(key))} -> {_shown(now.get(key))}); run the "
+                f"changed plan with another --out, or remove {cell.output(root)} to run the "
+                "cell again"
             )
+
+
+def _shown(value: Any, limit: int = 120) -> str:
+    """A stored setting as an error quotes it: a hand-edited value may be megabytes."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _stored_settings(root: Path) -> dict[str, dict[str, Any]]:

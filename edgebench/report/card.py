@@ -18,6 +18,7 @@ Speed goes into model-index only for a mode whose speed is clean (no example con
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -547,9 +548,14 @@ def run_summary(run: LoadedRun, label: str, model_arms: list[Arm]) -> list[tuple
         ("dataset", facts.dataset_label(run)),
         ("dataset sha256", dataset.sha256),
         ("date (UTC)", started[:10] if started else None),
-        ("whole run (s)", round(wall) if (wall := run.manifest.wall_s) is not None else None),
+        # a hand-edited NaN or Infinity is shown as it is, not rounded (a ValueError)
+        ("whole run (s)", _rounded(run.manifest.wall_s)),
     ]
     return [(k, v) for k, v in rows if v is not None]
+
+
+def _rounded(value: float | None) -> float | int | None:
+    return round(value) if value is not None and math.isfinite(value) else value
 
 
 def _full_record(run: LoadedRun, label: str) -> str:

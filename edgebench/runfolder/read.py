@@ -79,12 +79,28 @@ def read_manifest(run_dir: Path) -> Manifest:
             "`edgebench bench`)"
         )
     if not run_dir.is_dir():
+        if present(run_dir):  # a FIFO, a device, a dangling link: there, but not a folder
+            raise UserError(f"{run_dir}: not a run folder (nor a results database)")
         raise UserError(f"{run_dir}: no such run folder")
     if not present(path):
         raise UserError(f"{run_dir}: not a run folder (no {MANIFEST})")
     data = _read_json_object(path)
     check_version(data, path)
-    return _as_record(Manifest, data, str(path))
+    manifest = _as_record(Manifest, data, str(path))
+    _check_arms(manifest, path)
+    return manifest
+
+
+def _check_arms(manifest: Manifest, path: Path) -> None:
+    """Every arm names one of the run's models: readers look its model up (a hand-edited
+    manifest whose arm names no model was a StopIteration traceback)."""
+    labels = {model.label for model in manifest.models}
+    for number, arm in enumerate(manifest.arms):
+        if arm.model not in labels:
+            raise UserError(
+                f"{path}: not a run record of this edgebench (arms[{number}].model: "
+                f"{arm.model!r} is none of the run's models)"
+            )
 
 
 def read_samples(run_dir: Path) -> tuple[list[SampleRecord], bool]:

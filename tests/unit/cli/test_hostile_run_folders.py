@@ -249,3 +249,154 @@ def test_a_lock_file_that_is_not_a_regular_file_is_one_line_on_resume(
     lock.unlink()
     lock.write_text("[" * 4096)  # a holder too deep to read is no holder
     run_fake(['{"a": 1}'] * 3, out=out, resume=True)
+
+
+# -- red team pass 2: what the typed records let through -------------------------------
+def _edit_manifest(run: Path, edit: Callable[[dict], None]) -> None:
+    data = json.loads((run / "manifest.json").read_text())
+    edit(data)
+    (run / "manifest.json").write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("name", ["compare", "card", "score"])
+def test_an_arm_naming_none_of_the_runs_models_is_one_line(
+    name: str, clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-edited manifest whose arm names no model (models emptied, a label changed
+    in one place) was a StopIteration traceback in every reader."""
+    run = tmp_path / "run"
+    shutil.copytree(clean_run, run)
+    _edit_manifest(run, lambda m: m.update(models=[]))
+    code, err = run_cli(capsys, *command(name, run, tmp_path))
+    assert_one_line_error(code, err, "manifest.json", "arms[0].model", "none of the run's models")
+
+
+def test_a_number_too_large_for_a_float_is_one_line(
+    clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """400 digits pass the integer limit, but not float(): an OverflowError traceback."""
+    run = tmp_path / "run"
+    shutil.copytree(clean_run, run)
+    _edit_manifest(run, lambda m: m.update(wall_s=10**400))
+    code, err = run_cli(capsys, "compare", str(run))
+    assert_one_line_error(code, err, "manifest.json", "wall_s", "too large")
+
+
+def test_nan_where_a_figure_is_rounded_is_shown_not_a_traceback(
+    clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NaN is read back (Python writes it); the card rounded the run's wall clock."""
+    run = tmp_path / "run"
+    shutil.copytree(clean_run, run)
+    _edit_manifest(run, lambda m: m.update(wall_s=float("nan")))
+    code, err = run_cli(capsys, "card", str(run), "--out", str(tmp_path / "card.md"))
+    assert code == 0, err
+    assert "| whole run (s) | nan |" in (tmp_path / "card.md").read_text()
+
+
+def _lone_surrogates(clean_run: Path, tmp_path: Path) -> Path:
+    """The run with its model's label "\\udc80m\\ud800" in every file (JSON escapes)."""
+    run = tmp_path / "runs" / "run"
+    shutil.copytree(clean_run, run)
+    label = json.loads((run / "manifest.json").read_text())["models"][0]["label"]
+    for name in ("manifest.json", "samples.jsonl", "summary.json"):
+        text = (run / name).read_text()
+        (run / name).write_text(text.replace(f'"{label}"', '"\\udc80m\\ud800"'))
+    return run
+
+
+@pytest.mark.parametrize("name", ["card", "report", "ingest"])
+def test_lone_surrogates_in_names_are_written_escaped(
+    name: str, clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name holding a lone surrogate (valid JSON, not UTF-8) ended card, report (the
+    plots, the page's write) and db ingest (SQLite) in a UnicodeEncodeError; a string
+    field of a record now reads it as its escape."""
+    run = _lone_surrogates(clean_run, tmp_path)
+    db = tmp_path / "r.db"
+    args = ["db", "ingest", str(run), "--db", str(db)] if name == "ingest" else None
+    code, err = run_cli(capsys, *(args or command(name, run, tmp_path)))
+    assert code == 0, err
+    if name == "ingest":
+        code, err = run_cli(capsys, "card", str(db), "--out", str(tmp_path / "card.md"))
+        assert code == 0, err
+        name = "card"
+    written = tmp_path / ("card.md" if name == "card" else "report.html")
+    assert "\\udc80m\\ud800" in written.read_text(encoding="utf-8")
+
+
+def test_lone_surrogates_in_names_are_read_as_their_escapes(
+    clean_run: Path, tmp_path: Path
+) -> None:
+    """What every reader then prints (compare to a UTF-8 terminal was a
+    UnicodeEncodeError): the escape, never the surrogate."""
+    from edgebench.runfolder.read import read_manifest, read_samples
+
+    run = _lone_surrogates(clean_run, tmp_path)
+    assert read_manifest(run).models[0].label == "\\udc80m\\ud800"
+    assert {s.model for s in read_samples(run)[0]} == {"\\udc80m\\ud800"}
+
+
+def _stored_with_bench(clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    from tests.helpers.db_runs import LAPTOP, write_bench
+
+    root = tmp_path / "results"
+    shutil.copytree(clean_run, root / "run")
+    write_bench(root / "bench" / "b.json", LAPTOP)
+    db = tmp_path / "r.db"
+    code, err = run_cli(capsys, "db", "ingest", str(root), "--db", str(db))
+    assert code == 0, err
+    return db
+
+
+STORED_ROWS = {
+    "a deep bench file": (
+        "UPDATE bench_files SET content = ?",
+        ('{"x": ' + DEEP + "}").encode(),
+        "stored bench",
+    ),
+    "a bench file name with a NUL": ("UPDATE benches SET file = ?", "/a/b\0c", "'/a/b\\x00c'"),
+    "a run folder name with a NUL": ("UPDATE runs SET folder = ?", "/a/b\0c", "'/a/b\\x00c'"),
+    "a run folder name with a line break": ("UPDATE runs SET folder = ?", "/a\nb", "'/a\\nb'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STORED_ROWS))
+def test_a_hostile_stored_bench_or_name_is_one_line_naming_the_database(
+    case: str, clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stored bench file was read from the throwaway folder (its error named that
+    folder); a stored name with a NUL byte was a ValueError traceback."""
+    db = _stored_with_bench(clean_run, tmp_path, capsys)
+    sql, value, fragment = STORED_ROWS[case]
+    with sqlite3.connect(db) as conn:
+        conn.execute(sql, (value,))
+    conn.close()
+    code, err = run_cli(capsys, "report", str(db), "--out", str(tmp_path / "r.html"))
+    if "line break" in case:  # a name the file system takes: shown escaped, or fine
+        assert code == 0 or (code == 2 and fragment in err), err
+        return
+    assert_one_line_error(code, err, str(db), fragment)
+    assert "edgebench-db-" not in err
+
+
+@pytest.mark.parametrize("how", ["fifo", "device", "dangling"])
+@pytest.mark.parametrize("name", ["ingest", "export", "compare"])
+def test_a_database_path_that_is_not_a_regular_file_is_one_line(
+    how: str, name: str, clean_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO or a link to a device as the .db was SQLite's 'disk I/O error' (ingest,
+    export) or 'no such run folder' (compare)."""
+    db = tmp_path / "r.db"
+    if how == "fifo":
+        os.mkfifo(db)
+    else:
+        db.symlink_to("/dev/zero" if how == "device" else tmp_path / "nowhere")
+    args = {
+        "ingest": ["db", "ingest", str(clean_run), "--db", str(db)],
+        "export": ["db", "export", "--db", str(db), "--csv", str(tmp_path / "csv")],
+        "compare": ["compare", str(db)],
+    }[name]
+    code, err = run_cli(capsys, *args)
+    fragment = "not a run folder" if name == "compare" else "the database is"
+    assert_one_line_error(code, err, str(db), fragment)

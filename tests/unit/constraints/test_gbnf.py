@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,38 @@ def test_converted_grammars_stay_within_the_cache_limit(
         assert gbnf.schema_grammar(schema, schema_key(schema)).source == "converted"
     stored = list(gbnf.grammar_cache_dir().glob("*.gbnf"))
     assert 8 <= len(stored) <= 10 and sum(p.stat().st_size for p in stored) <= limit
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _zero(path: Path) -> None:
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        _fifo,
+        _zero,
+        lambda p: p.write_bytes(b"\xff\xfe not UTF-8"),
+        lambda p: p.write_text("root ::= [0-9]\n"),  # no header: not what it is named
+        lambda p: p.write_text(p.read_text().replace("sha256 ", "sha256 0", 1)),
+    ],
+    ids=["fifo", "link to /dev/zero", "not UTF-8", "no header", "another schema's header"],
+)
+def test_a_cached_grammar_that_is_not_ours_is_converted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spoil: Callable[[Path], None]
+) -> None:
+    """The disk cache is read back like any file: a FIFO there hung the compile, a link
+    to /dev/zero filled the memory; a grammar under another schema's name was used."""
+    monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path))
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    first = gbnf.schema_grammar(schema, schema_key(schema))
+    (cached,) = gbnf.grammar_cache_dir().glob("*.gbnf")
+    spoil(cached)
+    again = gbnf.schema_grammar(schema, schema_key(schema))
+    assert again.source == "converted" and again.text == first.text

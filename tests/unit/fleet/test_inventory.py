@@ -3,6 +3,7 @@ as one line naming file and line, before any host is touched."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -66,5 +67,20 @@ def test_a_missing_or_unreadable_inventory(tmp_path: Path) -> None:
         read_inventory(tmp_path / "nope.ini")
     binary = tmp_path / "hosts.ini"
     binary.write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(UserError, match="cannot read the inventory"):
+    with pytest.raises(UserError, match=r"hosts.ini:1: not UTF-8 text"):
         read_inventory(binary)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_an_inventory_that_is_not_a_regular_file_is_one_line(tmp_path: Path, kind: str) -> None:
+    """A FIFO or a link to /dev/zero was read whole (a hang, or memory without end) or
+    taken for a missing file."""
+    path = tmp_path / "hosts.ini"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()
+    with pytest.raises(UserError, match=r"hosts.ini: the inventory is (a link to )?a "):
+        read_inventory(path)

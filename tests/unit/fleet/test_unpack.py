@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from edgebench.fleet import unpack
 from edgebench.fleet.drive import _collect
 from edgebench.fleet.status import COMPLETE, FAILED, HostState
 from edgebench.fleet.unpack import Refused, checked_members, recover, unpack_results
@@ -272,3 +273,60 @@ def test_unpacked_folders_and_files_stay_the_users_to_replace(tmp_path: Path) ->
     assert (host / "runs").stat().st_mode & 0o700 == 0o700
     assert (host / "runs" / "s.json").stat().st_mode & 0o600 == 0o600
     assert collect(tmp_path, GOOD).state.state == COMPLETE  # and the next unpack replaces it
+
+
+def _keeps_old(tmp_path: Path, out: Path, data: bytes, why: str) -> None:
+    """A tarball of bytes `data` fails the host with `why` in one line, the old results
+    exactly as they were, nothing beside them."""
+    incoming = tmp_path / "incoming"
+    incoming.mkdir(exist_ok=True)
+    (incoming / "a.tar.gz").write_bytes(data)
+    before = folder_state(out / "a")
+    result = _collect(HostState("a", COMPLETE), incoming, out, tmp_path)
+    assert result.state.state == FAILED, result.state
+    assert why in result.state.reason and "\n" not in result.state.reason, result.state.reason
+    assert folder_state(out / "a") == before
+    assert sorted(p.name for p in out.iterdir()) == ["a"]
+
+
+def test_a_damaged_gzip_stream_is_caught_by_its_checksum(tmp_path: Path, out: Path) -> None:
+    """tarfile stops at the archive's end marker and never reads the gzip checksum: bytes
+    changed inside the stream unpacked as a 'complete' host (a file lost, the old results
+    gone). The stream is now read to its end."""
+    whole = tarball(tmp_path / "whole.tar.gz", GOOD).read_bytes()
+    crc = int.from_bytes(whole[-8:-4], "little")  # the trailer: CRC32 and length
+    damaged = whole[:-8] + (crc ^ 1).to_bytes(4, "little") + whole[-4:]
+    _keeps_old(tmp_path, out, damaged, "CRC check failed")
+
+
+@pytest.mark.parametrize("data", [b"", b"garbage that is no archive", bytes(10)])
+def test_a_file_that_is_not_a_tarball_is_one_line(tmp_path: Path, out: Path, data: bytes) -> None:
+    """tarfile's error lists every compression it tried, a line each: the host's reason
+    (a cell of the fleet table) stays one line."""
+    _keeps_old(tmp_path, out, data, "could not be unpacked (")
+
+
+def test_a_tarball_of_too_many_members_is_refused_as_it_is_read(
+    tmp_path: Path, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tarball bomb: 300,000 empty files in a 2 MB tarball took 95 s and 350 MB to
+    unpack; members are counted as they are read and refused past MAX_MEMBERS."""
+    monkeypatch.setattr(unpack, "MAX_MEMBERS", 5)
+    many = [member(f"results/f{n}", data=b"") for n in range(6)]
+    data = tarball(tmp_path / "many.tar.gz", many).read_bytes()
+    _keeps_old(tmp_path, out, data, "more than 5 members")
+    assert collect(tmp_path, many[:5]).state.state == COMPLETE
+
+
+def test_a_tarball_bigger_than_the_free_disk_is_refused_before_unpacking(
+    tmp_path: Path, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tarball bomb by size (a few KB of gzip for GBs of zeros): its members' sizes are
+    added up from the headers and checked against the free room first."""
+    real = unpack.shutil.disk_usage
+    room = unpack.SPARE_BYTES + 100_000
+    monkeypatch.setattr(unpack.shutil, "disk_usage", lambda p: real(p)._replace(free=room))
+    big = member("results/runs/c1/samples.jsonl", data=bytes(200_000))
+    data = tarball(tmp_path / "big.tar.gz", [*GOOD, big]).read_bytes()
+    _keeps_old(tmp_path, out, data, "MiB, more than the 0 MiB free in")
+    assert collect(tmp_path, GOOD).state.state == COMPLETE

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from edgebench.errors import UserError
-from edgebench.models.registry import DEFAULT_MODEL, get_entry, load_entry, load_registry
+from edgebench.models.registry import (
+    DEFAULT_MODEL,
+    MAX_ENTRY_BYTES,
+    get_entry,
+    load_entry,
+    load_registry,
+)
 from edgebench.resources import resource_dir
+from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.gguf_factory import entry_toml, isolate, user_registry
 
 
@@ -103,9 +111,63 @@ def test_source_errors(tmp_path: Path, old: str, new: str, field: str) -> None:
 def test_invalid_toml(tmp_path: Path) -> None:
     path = tmp_path / "broken.toml"
     path.write_text('name = "broken\n')
-    with pytest.raises(UserError, match="invalid TOML") as info:
+    with pytest.raises(UserError, match="not valid TOML") as info:
         load_entry(path)
-    assert str(path) in str(info.value)
+    assert f"{path}:1: " in str(info.value)
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _sparse(path: Path) -> None:
+    with path.open("wb") as handle:
+        handle.truncate(MAX_ENTRY_BYTES + 1)
+
+
+HOSTILE_ENTRIES = {
+    "a FIFO": (_fifo, "registry file is a FIFO, not a regular file"),
+    "a link to /dev/zero": (_zero, "is a link to a character device"),
+    "a folder": (lambda p: p.mkdir(), "registry file is a folder"),
+    "over its limit": (_sparse, "larger than the 1 MiB limit"),
+    "not UTF-8": (lambda p: p.write_bytes(b'name = "\xff"\n'), ":1: not UTF-8 text"),
+    "deep arrays": (lambda p: p.write_text("a = " + "[" * 100_000 + "]" * 100_000), "nested"),
+    "deep tables": (lambda p: p.write_text("[" + ".".join("t" * 30) + "]\n"), "nested"),
+    "a 5,000-digit integer": (lambda p: p.write_text("size_bytes = " + "9" * 5000), "digits"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_ENTRIES))
+def test_a_hostile_file_in_the_users_registry_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    """The user's registry folder is read by every command that names a model: a FIFO
+    there hung them, deep nesting and a huge integer were tracebacks."""
+    spoil, fragment = HOSTILE_ENTRIES[case]
+    path = user_registry(tmp_path) / "mine.toml"
+    spoil(path)
+    code, err = run_cli(capsys, "models", "list")
+    assert_one_line_error(code, err, str(path), fragment)
+
+
+def test_a_field_error_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.toml"
+    text = entry_toml("m", b"content", family=5)
+    path.write_text(text)
+    line = next(n for n, t in enumerate(text.splitlines(), start=1) if t.startswith("family"))
+    with pytest.raises(UserError, match=rf"m.toml:{line}: field 'family': must be a string"):
+        load_entry(path)
+    path.write_text(entry_toml("m", b"content").replace('kind = "pypi"', 'kind = "git"'))
+    with pytest.raises(UserError, match=r"m.toml:\d+: field 'source.kind'"):
+        load_entry(path)
+    path.write_text(entry_toml("m", b"content", description="x" * 100_000, license=["a" * 9999]))
+    with pytest.raises(UserError, match="field 'license'") as info:
+        load_entry(path)
+    assert len(str(info.value)) < 400  # a quoted value is cut short
 
 
 def test_unknown_name_suggests_the_closest() -> None:

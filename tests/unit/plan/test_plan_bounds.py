@@ -198,3 +198,73 @@ def test_a_cell_whose_manifest_is_hostile_is_partial_not_a_crash(tmp_path: Path)
     (output / "manifest.json").unlink()
     os.mkfifo(output / "manifest.json")
     assert found(cell, tmp_path / "out") == "partial"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("dataset", "loop.jsonl"), ("model", "loop.gguf")],
+)
+def test_a_link_loop_in_a_plan_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: str
+) -> None:
+    """pathlib's resolve() raises a RuntimeError for a link loop: a traceback."""
+    text = PLAN.replace("data/payloads.jsonl", value) if key == "dataset" else PLAN
+    if key == "model":
+        text = text.replace('models = ["smollm2-135m-instruct"]', f'models = ["./{value}"]')
+    plan = write_plan(tmp_path, text)
+    (tmp_path / value).symlink_to(value)
+    line = cli_error(capsys, "plan", "show", str(plan))
+    assert f"{plan}:" in line and "cannot follow its links" in line, line
+
+
+@pytest.mark.parametrize(("key", "value"), [("timeout", "nan"), ("delay", "inf")])
+def test_a_number_that_is_not_finite_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: str
+) -> None:
+    """TOML has nan and inf: a NaN passed every `value < minimum` check."""
+    plan = write_plan(tmp_path, PLAN + f"{key} = {value}\n")
+    line = cli_error(capsys, "plan", "show", str(plan))
+    assert f"{plan}:9: tasks[1].{key}: must be a finite number" in line, line
+
+
+def test_a_plan_saved_with_a_bom_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An editor's byte-order mark was 'not valid TOML (Invalid statement)'."""
+    plan = write_plan(tmp_path, "\ufeff" + PLAN)
+    assert "roundtrip" in stdout_of(capsys, "plan", "show", str(plan))
+
+
+def test_a_cells_log_is_read_from_its_end_and_never_blocks(tmp_path: Path) -> None:
+    """A cell's log (in a plan folder that may come from elsewhere) was read whole, and
+    a FIFO in its place blocked both the read and the append of the next attempt."""
+    from edgebench.plan.execute import LOG_TAIL_BYTES, last_error, launch
+
+    log = tmp_path / "cell.log"
+    with log.open("wb") as handle:  # sparse: a huge log costs nothing to make
+        handle.truncate(10 * LOG_TAIL_BYTES)
+        handle.seek(0, os.SEEK_END)
+        handle.write(b"\nerror: the last one\nbye\n")
+    assert last_error(log) == "the last one"
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    assert last_error(fifo) == "no log"
+    with pytest.raises(UserError, match="the cell's log is a FIFO"):
+        launch(["--version"], dict(os.environ), fifo)
+
+
+def test_a_changed_setting_is_quoted_short(tmp_path: Path) -> None:
+    """A hand-edited plan-status.json holding a 10 MB setting made a 10 MB error line."""
+    from edgebench.plan.state import _as_json
+
+    plan = write_plan(tmp_path)
+    cells = expand(load_plan(plan, 4))
+    root = tmp_path / "out"
+    (cells[0].output(root)).mkdir(parents=True)
+    (cells[0].output(root) / "manifest.json").write_text("{}")
+    stored = {**_as_json(cells[0].settings), "model": "x" * 10_000_000}
+    status = {"kind": STATUS_KIND, "cells": [{"id": cells[0].id, "settings": stored}]}
+    (root / STATUS_FILE).write_text(json.dumps(status))
+    with pytest.raises(UserError, match="its settings changed since it ran") as exc:
+        check_unchanged(cells, root)
+    assert len(str(exc.value)) < 1000 and "\n" not in str(exc.value)
