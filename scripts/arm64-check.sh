@@ -106,11 +106,13 @@ for fs in proc dev sys; do
 done
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 
-# in_root CPU CMD: a login-like shell in the root as its root user, on that CPU model
+# in_root CPU CMD: a login-like shell in the root as its root user, on that CPU model.
+# QEMU_CPU must stay in the environment: binfmt starts a new qemu for every arm64 program
+# exec'd, and one started without it emulates qemu's "max" CPU (i8mm, SVE ...).
 in_root() {
   local cpu="$1"
   shift
-  QEMU_CPU="$cpu" chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  QEMU_CPU="$cpu" chroot "$root" /usr/bin/env -i QEMU_CPU="$cpu" HOME=/root TERM=dumb LANG=C.UTF-8 \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
 }
 
@@ -139,11 +141,12 @@ cross_build() {
     python3 -m pip download --no-deps --no-binary :all: -d "$cache/src" "llama-cpp-python==$llama_version"
   fi
   out="$cache/cross/$key"
-  rm -rf "$out" && mkdir -p "$out"
+  rm -rf "$out" && mkdir -p "$out"  # the build folder stays: a stopped build goes on
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" CMAKE_ARGS="-DCMAKE_SYSTEM_NAME=Linux \
 -DCMAKE_SYSTEM_PROCESSOR=aarch64 -DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc \
 -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ $flags" \
-    python3 -m pip wheel --no-cache-dir --no-deps -w "$out" "$sdist"
+    python3 -m pip wheel --no-cache-dir --no-deps -w "$out" \
+    --config-settings=build-dir="$cache/cross/build-$key" "$sdist"
   mkdir -p "$wheels"
   python3 "$repo/scripts/retag_wheel.py" "$out"/llama_cpp_python-*.whl linux_aarch64 "$wheels"
 }
