@@ -105,6 +105,8 @@ for fs in proc dev sys; do
   fi
 done
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# pip in the root trusts what this machine trusts (a TLS-inspecting proxy's CA included)
+cp -L /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 
 # in_root CPU CMD: a login-like shell in the root as its root user, on that CPU model.
 # QEMU_CPU must stay in the environment: binfmt starts a new qemu for every arm64 program
