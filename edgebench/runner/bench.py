@@ -48,6 +48,7 @@ from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.sustained import sustained_figures
 from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
+from edgebench.system.build_fit import check_build_fits
 from edgebench.system.device import current_thermal_state, device_info
 from edgebench.system.memory import MemoryPeak
 from edgebench.system.records import Device
@@ -189,6 +190,8 @@ def execute_bench(
     if path.exists():
         raise UserError(f"{path} already exists; choose another --out")
 
+    if worker_factory is None and any(m.backend == "llama" for m in models):
+        check_build_fits()  # a build for another CPU: one line, not a SIGILL per test
     pinning = pin_environment(settings.pin)
 
     def make_worker(model: ModelUnderTest, threads: int) -> SpeedWorker:

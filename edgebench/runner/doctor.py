@@ -34,6 +34,7 @@ from edgebench.runner.prepare import model_under_test
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import start_worker
 from edgebench.system.build_features import build_facts
+from edgebench.system.build_fit import check_build_fits
 from edgebench.system.device import device_info
 from edgebench.system.records import Device
 from edgebench.system.tree import ROOT
@@ -169,6 +170,8 @@ def diagnose(
     announce: Callable[[str], None] | None = None,
 ) -> DoctorReport:
     """Everything `edgebench doctor` prints (`build`: given by tests, else asked)."""
+    if build is None and root == ROOT:  # a build for another CPU: one line, before it loads
+        check_build_fits()
     device = device_info(threads, root=root)
     runtime, build_error = build if build is not None else llama_build()
     device = replace(device, runtime=runtime, **build_facts(device.cpu_flags, runtime))

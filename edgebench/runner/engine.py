@@ -129,6 +129,7 @@ from edgebench.runner.workers import (
 )
 from edgebench.summary import summarize
 from edgebench.system.build_features import build_facts
+from edgebench.system.build_fit import check_build_fits
 from edgebench.system.cpu_share import CpuMeter, CpuTimes, PsutilTimes, process_tree
 from edgebench.system.device import device_info
 from edgebench.system.heat import heat_sample
@@ -248,6 +249,8 @@ def execute(
     if len(set(labels)) != len(labels):
         twice = next(label for label in labels if labels.count(label) > 1)
         raise UserError(f"--model: {twice!r} is named twice")
+    if worker_factory is None and any(m.backend == "llama" for m in models):
+        check_build_fits()  # a build for another CPU: one line, not a SIGILL per example
     examples, sample = select_examples(dataset, settings)
     if not examples:
         raise UserError("the dataset has no examples to run")

@@ -67,6 +67,71 @@ ARM_EXTENSIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 _ARM_BASES = ("armv8-a", "armv8.2-a", "armv8.6-a")
 
+# AT_HWCAP and AT_HWCAP2 bits of arm64 Linux (arch/arm64/include/uapi/asm/hwcap.h), by
+# the name the kernel's `Features` line gives each. Read from /proc/self/auxv where
+# /proc/cpuinfo has no `Features` line: qemu-user (7.2) passes the host's cpuinfo through
+# but gives the emulated CPU's (`QEMU_CPU=cortex-a72`) capabilities in the aux vector.
+ARM_HWCAP = tuple(
+    [
+        "fp",
+        "asimd",
+        "evtstrm",
+        "aes",
+        "pmull",
+        "sha1",
+        "sha2",
+        "crc32",
+        "atomics",
+        "fphp",
+        "asimdhp",
+        "cpuid",
+        "asimdrdm",
+        "jscvt",
+        "fcma",
+        "lrcpc",
+        "dcpop",
+        "sha3",
+        "sm3",
+        "sm4",
+        "asimddp",
+        "sha512",
+        "sve",
+        "asimdfhm",
+        "dit",
+        "uscat",
+        "ilrcpc",
+        "flagm",
+        "ssbs",
+        "sb",
+        "paca",
+        "pacg",
+    ]
+)
+ARM_HWCAP2 = tuple(
+    [
+        "dcpodp",
+        "sve2",
+        "sveaes",
+        "svepmull",
+        "svebitperm",
+        "svesha3",
+        "svesm4",
+        "flagm2",
+        "frint",
+        "svei8mm",
+        "svef32mm",
+        "svef64mm",
+        "svebf16",
+        "i8mm",
+        "bf16",
+        "dgh",
+        "rng",
+        "bti",
+        "mte",
+    ]
+)
+_AT_HWCAP, _AT_HWCAP2 = 16, 26
+
 X86_MACHINES = ("x86_64", "amd64")
 ARM_MACHINES = ("aarch64", "arm64")
 
@@ -189,12 +254,41 @@ def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def this_machine_cpuinfo() -> str:
-    """/proc/cpuinfo, empty where there is none (then the portable flags are chosen)."""
+def auxv_features(auxv: bytes) -> list[str]:
+    """The `Features` an arm64 kernel would list, from a 64-bit /proc/self/auxv."""
+    words = [int.from_bytes(auxv[i : i + 8], "little") for i in range(0, len(auxv) - 7, 8)]
+    vector = dict(zip(words[::2], words[1::2], strict=False))
+    hwcap, hwcap2 = vector.get(_AT_HWCAP, 0), vector.get(_AT_HWCAP2, 0)
+    return [name for bit, name in enumerate(ARM_HWCAP) if hwcap >> bit & 1] + [
+        name for bit, name in enumerate(ARM_HWCAP2) if hwcap2 >> bit & 1
+    ]
+
+
+def arm_cpuinfo(cpuinfo: str, machine: str, auxv: bytes | None) -> str:
+    """/proc/cpuinfo as an ARM machine's: unchanged when it has a `Features` line or the
+    machine is not ARM; else (qemu-user shows the host's, another CPU's) a `Features`
+    line from the aux vector alone, or the text unchanged when there is none."""
+    if machine.lower() not in ARM_MACHINES or "asimd" in cpu_flags(cpuinfo):
+        return cpuinfo
+    features = auxv_features(auxv) if auxv else []
+    return f"Features\t: {' '.join(features)}\n" if features else cpuinfo
+
+
+def read_auxv(path: Path = Path("/proc/self/auxv")) -> bytes | None:
     try:
-        return read_cpuinfo()
+        return path.read_bytes()
     except OSError:
-        return ""
+        return None
+
+
+def this_machine_cpuinfo() -> str:
+    """/proc/cpuinfo (on ARM with the aux vector's Features where it lacks them), empty
+    where there is none (then the portable flags are chosen)."""
+    try:
+        cpuinfo = read_cpuinfo()
+    except OSError:
+        cpuinfo = ""
+    return arm_cpuinfo(cpuinfo, platform.machine(), read_auxv())
 
 
 def this_machine() -> str:

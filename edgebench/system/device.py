@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.system.bounded_command import run_bounded
-from edgebench.system.build_flags import installed_build
+from edgebench.system.build_flags import arm_cpuinfo, installed_build
 from edgebench.system.identity import read_identity
 from edgebench.system.records import Device, DeviceIdentity
 from edgebench.system.tree import ROOT, SystemTree, parse_cpuinfo
@@ -133,6 +133,18 @@ def run_command(argv: list[str]) -> str | None:
 
 
 # -- CPU ---------------------------------------------------------------------------
+def cpuinfo_text(tree: SystemTree, machine: str | None = None) -> str:
+    """/proc/cpuinfo; on an ARM machine without its `Features` line (qemu-user shows the
+    host's) the aux vector's, as the kernel would list them (build_flags.arm_cpuinfo)."""
+    text = tree.text("proc/cpuinfo") or ""
+    machine = machine or tree.text("proc/sys/kernel/arch") or ""
+    try:
+        auxv = (tree.root / "proc/self/auxv").read_bytes()
+    except OSError:
+        auxv = None
+    return arm_cpuinfo(text, machine, auxv)
+
+
 def _first(blocks: list[dict[str, str]], *keys: str) -> str | None:
     for block in blocks:
         for key in keys:
@@ -141,8 +153,9 @@ def _first(blocks: list[dict[str, str]], *keys: str) -> str | None:
     return None
 
 
-def cpu_facts(tree: SystemTree) -> dict[str, Any]:
-    blocks = parse_cpuinfo(tree.text("proc/cpuinfo") or "")
+def cpu_facts(tree: SystemTree, machine: str | None = None) -> dict[str, Any]:
+    """`machine`: `uname -m` of this process, where its /proc may be another CPU's."""
+    blocks = parse_cpuinfo(cpuinfo_text(tree, machine))
     model = _first(blocks, "model name", "cpu model")
     vendor = _first(blocks, "vendor_id")
     implementer = _first(blocks, "cpu implementer")
@@ -422,7 +435,7 @@ def device_info(
     root = tree.root
     real = root == ROOT
     info: dict[str, Any] = {
-        **cpu_facts(tree),
+        **cpu_facts(tree, platform.machine() if real else None),
         "threads_used": threads,
         **frequency_facts(tree),
         **memory_facts(tree),
@@ -443,7 +456,8 @@ def device_info(
     # systemd-detect-virt describes this machine only: not asked for a fake tree.
     info["hypervisor"] = virtualised(tree, info["hypervisor"], runner if real else None)
     if real:
-        info["machine"] = info["machine"] or platform.machine() or None
+        # uname's: under qemu-user /proc/sys/kernel/arch is the host's
+        info["machine"] = platform.machine() or info["machine"]
         info["logical_cores"] = info["logical_cores"] or os.cpu_count()
     identity = DeviceIdentity(**read_identity(info, tree, name))
     return Device(**{**info, "identity": identity})

@@ -25,6 +25,9 @@ PI5_FEATURES = (
     "dcpop asimddp"
 )
 
+# A Cortex-A72's (armv8.0-a): no dotprod, fp16 arithmetic, LSE atomics or RDM.
+PI4_FEATURES = "fp asimd evtstrm crc32 cpuid"
+
 PI5_SERIAL = "10000000abcdef01"
 PI5_BOARD = """Revision\t: d04170
 Serial\t\t: {serial}
@@ -214,7 +217,7 @@ class FakeVcgencmd:
 def pi4_tree(tmp_path: Path) -> Path:
     """A Raspberry Pi 4 (Cortex-A72): no PMIC ADC, so no current sensing."""
     model = "Raspberry Pi 4 Model B Rev 1.4"
-    cores = (PI5_CORE.format(n=n, features=PI5_FEATURES) for n in range(4))
+    cores = (PI5_CORE.format(n=n, features=PI4_FEATURES) for n in range(4))
     cpuinfo = "\n".join(core.replace("0xd0b", "0xd08") for core in cores) + f"\nModel\t: {model}\n"
     files = raspberry_pi_files(model, cpuinfo, "58426", "0", 1_800_000, 1_800_000)
     return write(tmp_path / "pi4", files)
