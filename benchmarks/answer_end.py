@@ -169,7 +169,7 @@ def measure(args: argparse.Namespace) -> None:
 def print_table(rows: list[Row], n: int, args: argparse.Namespace) -> None:
     device = device_info(args.threads)
     print(
-        f"\n{platform.node()} · {device.get('cpu_model')} · {args.threads} threads · "
+        f"\n{platform.node()} · {device.cpu_model} · {args.threads} threads · "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {n} examples"
     )
     print(

@@ -180,8 +180,8 @@ def print_table(results: list[dict[str, Any]], args: argparse.Namespace) -> None
     device = device_info(args.threads)
     print()
     print(
-        f"{time.strftime('%Y-%m-%d')} · {device['cpu_model']} · {device['logical_cores']} cores"
-        f" · {device['ram_total_mb']} MB RAM · {platform.platform()} · threads {args.threads}"
+        f"{time.strftime('%Y-%m-%d')} · {device.cpu_model} · {device.logical_cores} cores"
+        f" · {device.ram_total_mb} MB RAM · {platform.platform()} · threads {args.threads}"
     )
     print()
     print(

@@ -217,7 +217,7 @@ def main() -> None:
     device = device_info(args.threads)
     print(
         f"{time.strftime('%Y-%m-%d %H:%M', started)}-{time.strftime('%H:%M UTC', time.gmtime())}"
-        f" · {device['cpu_model']} · {platform.platform()} · {args.threads} threads · "
+        f" · {device.cpu_model} · {platform.platform()} · {args.threads} threads · "
         f"--limit {args.limit} in blocks of {args.block} · {args.load} busy loops"
         f"{' (persistent)' if args.persistent else ''}"
         f"{' · quiet only' if args.quiet_only else ''} · --retime-max {args.retime_max} · "

@@ -202,8 +202,8 @@ def main() -> None:
     rows = [row(c) for c in configs]
     device = device_info(args.threads)
     title = (
-        f"{model.label} · {device['cpu_model']}, {device['logical_cores']} cores, "
-        f"{device['ram_total_mb']} MB RAM · {device['os']} · threads {args.threads} · {started}"
+        f"{model.label} · {device.cpu_model}, {device.logical_cores} cores, "
+        f"{device.ram_total_mb} MB RAM · {device.os} · threads {args.threads} · {started}"
     )
     print(
         f"\n{title}; {args.rounds} rounds x {args.repetitions} repetitions, "

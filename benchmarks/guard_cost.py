@@ -75,7 +75,7 @@ def main() -> None:
         return time.perf_counter() - start
 
     device = device_info(1)
-    print(f"{time.strftime('%Y-%m-%d')} · {device['cpu_model']} · {platform.platform()}")
+    print(f"{time.strftime('%Y-%m-%d')} · {device.cpu_model} · {platform.platform()}")
     print("| answers | tokens | guard us/token (pick + scan) | score-array copy us/token |")
     print("|---|---|---|---|")
     for label, only in (("schemas with guarded keywords", True), ("all schemas", False)):

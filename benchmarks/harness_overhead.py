@@ -313,9 +313,9 @@ def report(
     device = device_info(args.threads)
     print()
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M')} · {device['cpu_model']} · "
-        f"{device['logical_cores']} cores · {device['ram_total_mb']} MB RAM · "
-        f"{device['os']} · kernel {device['kernel']} · threads {args.threads} · "
+        f"{time.strftime('%Y-%m-%d %H:%M')} · {device.cpu_model} · "
+        f"{device.logical_cores} cores · {device.ram_total_mb} MB RAM · "
+        f"{device.os} · kernel {device.kernel} · threads {args.threads} · "
         f"llama-cpp-python {build['llama_cpp_python']} (ggml {build['ggml_commit']})"
     )
     n = len(base.samples)

@@ -76,7 +76,7 @@ def main() -> None:
     backend.close()
     device = device_info(args.threads)
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {device['cpu_model']} · "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {device.cpu_model} · "
         f"{platform.platform()} · {args.threads} threads · {model.label}"
     )
     print(
