@@ -14,7 +14,7 @@ runtime (docs/contributing/extending.md: adding a backend).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -44,6 +44,9 @@ class Runtime:
     version_key: str | None = None  # the key of its version in a run's runtime block
     install_extra: str | None = None  # pyproject extra a host adds (None: always installed)
     conversion: str | None = None  # the `models convert --to` target that makes its files
+    # compiled for this CPU by install.sh: a build for another CPU dies with SIGILL, so
+    # run and bench check it fits before any worker starts (system/build_fit.py)
+    cpu_build: bool = False
 
 
 def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, Any]:
@@ -55,6 +58,7 @@ def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, An
 
 LLAMA = Runtime(
     name="llama",
+    cpu_build=True,
     label="llama.cpp",
     model_format="gguf",
     backends={
@@ -133,3 +137,8 @@ def version_of(runtime: Mapping[str, Any]) -> Any:
         if info.version_key and runtime.get(info.version_key):
             return runtime[info.version_key]
     return None
+
+
+def needs_cpu_build(backends: Iterable[str]) -> bool:
+    """Whether any of these backends runs a build compiled for one CPU (`cpu_build`)."""
+    return any((r := RUNTIMES.get(b)) is not None and r.cpu_build for b in backends)

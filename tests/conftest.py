@@ -23,6 +23,7 @@ when the command line asks for it:
 from __future__ import annotations
 
 import gc
+import signal
 import socket
 import urllib.request
 from collections.abc import Iterator
@@ -123,6 +124,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         if "slow" in left_out:
             parts.append(f"{left_out['slow']} tests marked `slow`")
         terminalreporter.write_line(f"fast tier, left out: {', '.join(parts)}; {HINT}")
+
+
+# What a command started from a terminal finds: Python's Ctrl-C handler, SIGTERM and SIGHUP
+# left to the system. Each test starts from it, so a handler one test (or a library it
+# drives) leaves behind cannot change what the next test's run installs.
+_TERMINAL_SIGNALS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+if hasattr(signal, "SIGHUP"):
+    _TERMINAL_SIGNALS[signal.SIGHUP] = signal.SIG_DFL
+
+
+@pytest.fixture(autouse=True)
+def _signals_as_in_a_terminal() -> Iterator[None]:
+    previous = {signum: signal.signal(signum, h) for signum, h in _TERMINAL_SIGNALS.items()}
+    yield
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
 
 
 @pytest.fixture(scope="session")

@@ -47,6 +47,7 @@ from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.sustained import sustained_figures
 from edgebench.runner.workers import start_worker
+from edgebench.runtimes import needs_cpu_build
 from edgebench.system.build_features import build_facts
 from edgebench.system.build_fit import check_build_fits
 from edgebench.system.device import current_thermal_state, device_info
@@ -190,7 +191,7 @@ def execute_bench(
     if path.exists():
         raise UserError(f"{path} already exists; choose another --out")
 
-    if worker_factory is None and any(m.backend == "llama" for m in models):
+    if worker_factory is None and needs_cpu_build(m.backend for m in models):
         check_build_fits()  # a build for another CPU: one line, not a SIGILL per test
     pinning = pin_environment(settings.pin)
 

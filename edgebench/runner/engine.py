@@ -127,6 +127,7 @@ from edgebench.runner.workers import (
     skip_reason,
     start_worker,
 )
+from edgebench.runtimes import needs_cpu_build
 from edgebench.summary import summarize
 from edgebench.system.build_features import build_facts
 from edgebench.system.build_fit import check_build_fits
@@ -249,7 +250,7 @@ def execute(
     if len(set(labels)) != len(labels):
         twice = next(label for label in labels if labels.count(label) > 1)
         raise UserError(f"--model: {twice!r} is named twice")
-    if worker_factory is None and any(m.backend == "llama" for m in models):
+    if worker_factory is None and needs_cpu_build(m.backend for m in models):
         check_build_fits()  # a build for another CPU: one line, not a SIGILL per example
     examples, sample = select_examples(dataset, settings)
     if not examples:
