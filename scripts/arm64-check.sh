@@ -4,6 +4,7 @@
 #   sudo scripts/arm64-check.sh                       both CPU models, cross-compiled llama.cpp
 #   sudo scripts/arm64-check.sh --cpus cortex-a72     one CPU model
 #   sudo scripts/arm64-check.sh --build native        compile llama.cpp under emulation (slow)
+#   sudo scripts/arm64-check.sh --build-only          only the cross builds (the runs later)
 #
 # Needs root (chroot, mounts) and Debian's qemu-user-static, binfmt-support and mmdebstrap
 # (and g++-aarch64-linux-gnu for the cross build):
@@ -32,6 +33,7 @@ cache="${EDGEBENCH_ARM64_CACHE:-$HOME/.cache/edgebench/arm64}"
 cpus="cortex-a76 cortex-a72"
 build="cross"
 clean=0
+build_only=0
 mirror="${EDGEBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 llama_version="$(sed -n 's/^LLAMA_VERSION="\(.*\)"/\1/p' "$repo/install.sh")"
 while [ $# -gt 0 ]; do
@@ -39,11 +41,13 @@ while [ $# -gt 0 ]; do
     --cpus) cpus="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --clean) clean=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --build-only) build_only=1; shift ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "arm64-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$build" in cross|native) ;; *) echo "arm64-check: --build is cross or native, not '$build'" >&2; exit 2 ;; esac
+[ "$build_only" -eq 0 ] || [ "$build" = cross ] || { echo "arm64-check: --build-only is for the cross build" >&2; exit 2; }
 
 fail() { echo "arm64-check: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail "needs root (chroot and mounts): run it with sudo"
@@ -160,6 +164,7 @@ check_cpu() {
   if [ "$build" = cross ]; then
     step "$cpu: cross-compiled llama-cpp-python" cross_build "$cpu"
   fi
+  [ "$build_only" -eq 0 ] || return 0
   step "$cpu: venv + ./install.sh ($build build)" in_root "$cpu" \
     "cd /root/edgebench && python3 -m venv $venv && . $venv/bin/activate && ./install.sh"
   step "$cpu: edgebench models pull" in_root "$cpu" \
@@ -189,7 +194,7 @@ misfit() {
   [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] || { echo "expected one line"; return 1; }
   [ ! -e "$root/root/run-misfit" ] || { echo "a run folder was made"; return 1; }
 }
-if [ -d "$root/root/venvs/cortex-a76" ]; then
+if [ "$build_only" -eq 0 ] && [ -d "$root/root/venvs/cortex-a76" ]; then
   step "cortex-a76 build under cortex-a72: refused" misfit || status=1
 fi
 
