@@ -153,6 +153,7 @@ def bench(
 
     Example: edgebench bench --device-name pi5-kitchen
     """
+    from edgebench.bench.execute import BenchInterrupted, BenchSettings, execute_bench, plan_tests
     from edgebench.report.bench_table import (
         RENDERERS,
         BenchRichProgress,
@@ -161,7 +162,6 @@ def bench(
         speed_rows,
     )
     from edgebench.report.formats import check_out, chosen_format
-    from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
     from edgebench.runner.prepare import model_under_test
     from edgebench.system.identity import requested_name
 

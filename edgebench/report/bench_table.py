@@ -113,7 +113,7 @@ def rss_text(row: BenchRow) -> str:
     return f"{row.peak_rss_mb:.0f}" if row.peak_rss_mb else "-"
 
 
-# A `--duration` bench's columns (runner/sustained.py), after t/s.
+# A `--duration` bench's columns (bench/sustained.py), after t/s.
 SUSTAINED_HEADERS = ("1st min t/s", "last min t/s", "drop")
 
 

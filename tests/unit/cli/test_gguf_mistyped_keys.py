@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.cli.app import main
-from edgebench.runner import model_check
-from edgebench.runner.model_check import OK, REJECTED, CheckResult, check_models
+from edgebench.doctor import model_check
+from edgebench.doctor.model_check import OK, REJECTED, CheckResult, check_models
 from tests.helpers.cli import assert_one_line_error, run_cli, run_one_row
 from tests.helpers.gguf_factory import isolate, sample_metadata, write_gguf
 

@@ -20,11 +20,11 @@ from edgebench.report import facts, rundata
 from edgebench.report.compare import compare_rows
 from edgebench.report.coverage import coverage_rows
 from edgebench.report.table import render_summary
+from edgebench.rescore import rescore
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import plan_budget, plan_context
 from edgebench.runner.engine import RunInterrupted
 from edgebench.runner.prepare import load_examples
-from edgebench.runner.rescore import rescore
 from edgebench.scoring.parse import parse_json_output
 from edgebench.summary import load_run
 from edgebench.tasks.base import Example
