@@ -9,8 +9,8 @@ from typing import Any
 
 from edgebench.report import energy, facts
 from edgebench.report.cells import (
-    Cell,
     Column,
+    TableCell,
     num_cell,
     perf_cell,
     rate_cell,
@@ -30,7 +30,7 @@ from edgebench.report.devices import (
     spans_devices,
     spreads,
 )
-from edgebench.report.rundata import Arm, labels_by_run
+from edgebench.report.rundata import ArmView, labels_by_run
 
 # The cost of a row in a device's leaderboard, by facts.PERF_COLUMNS key.
 DEVICE_PERF = ("perf.decode_tok_s.p50", facts.TTFT_KEY, "perf.peak_rss_mb")
@@ -94,19 +94,19 @@ def _leaderboard(
     )
 
 
-def _matrix_cell(cell: MatrixCell | None) -> Cell:
+def _matrix_cell(cell: MatrixCell | None) -> TableCell:
     if cell is None:
         return num_cell(None, 3)
     speed = facts.fmt(cell.decode_tok_s, 1) + " tok/s"
     runs = f" · {cell.runs} runs" if cell.runs > 1 else ""
-    return Cell(num_cell(cell.metric, 3).text, cell.metric, True, note=speed + runs)
+    return TableCell(num_cell(cell.metric, 3).text, cell.metric, True, note=speed + runs)
 
 
 def _matrix(
     groups: Sequence[DeviceGroup], columns: Sequence[ColumnKey], metric: str | None
 ) -> dict[str, Any]:
     """Rows = devices, one body per model of device; columns = (model, mode)."""
-    bodies: dict[str, list[list[Cell]]] = {}
+    bodies: dict[str, list[list[TableCell]]] = {}
     for group in groups:
         row = [text_cell(group.label)] + [
             _matrix_cell(cell) for cell in matrix_row(group, columns, metric)
@@ -123,13 +123,13 @@ def _matrix(
     )
 
 
-def _range_cells(value: Range | None, digits: int) -> list[Cell]:
+def _range_cells(value: Range | None, digits: int) -> list[TableCell]:
     """ "12.0–13.5" sorting on the lowest, then the relative spread as a percentage."""
     if value is None:
         return [num_cell(None, digits), num_cell(None, 1)]
     text = f"{facts.fmt(value.low, digits)}–{facts.fmt(value.high, digits)}"
     relative = None if value.relative is None else value.relative * 100
-    return [Cell(text, value.low, True), num_cell(relative, 1)]
+    return [TableCell(text, value.low, True), num_cell(relative, 1)]
 
 
 def _spread(
@@ -161,7 +161,7 @@ def _spread(
     return table_data(header, rows, note=SPREAD_NOTE)
 
 
-def devices_section(all_arms: list[Arm]) -> dict[str, Any] | None:
+def devices_section(all_arms: list[ArmView]) -> dict[str, Any] | None:
     """The section's tables; None when every arm ran on one device."""
     if not spans_devices(all_arms):
         return None

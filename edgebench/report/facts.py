@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.metrics import FAMILIES
-from edgebench.report.rundata import Arm, LoadedRun, flatten
+from edgebench.report.rundata import ArmView, LoadedRun, flatten
 from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf, Summary
 from edgebench.runtimes import version_of
 from edgebench.scoring.extract import describe_parse
@@ -181,7 +181,7 @@ def difference_rows(summary: Summary, digits: int = 3) -> list[list[str]]:
     ]
 
 
-def metric_names(arms: list[Arm]) -> list[str]:
+def metric_names(arms: list[ArmView]) -> list[str]:
     """Every accuracy figure any arm has, in first-seen order."""
     names: dict[str, None] = {}
     for arm in arms:

@@ -24,7 +24,7 @@ from edgebench import __version__
 from edgebench.errors import UserError
 from edgebench.io import json_line, write_text_atomic
 from edgebench.report import coverage, energy, facts
-from edgebench.report.cells import Cell, Column
+from edgebench.report.cells import Column, TableCell
 from edgebench.report.cells import num_cell as _num
 from edgebench.report.cells import perf_cell as _perf_cell
 from edgebench.report.cells import rate_cell as _rate
@@ -41,7 +41,7 @@ from edgebench.report.recommend import (
     recommend,
 )
 from edgebench.report.rundata import (
-    Arm,
+    ArmView,
     LoadedRun,
     arms,
     flatten,
@@ -100,7 +100,7 @@ def content_security_policy(css: str, js: str) -> str:
     )
 
 
-def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
+def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
     """One row per (run, model, mode). The first screen holds what a reader compares:
     the row (run, device, model, quantization, mode, n), the task's headline scores with
     their intervals, and the cost (TTFT, decode tok/s, latency, peak RSS); every other
@@ -176,7 +176,7 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
     )
 
 
-def family_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+def family_tables(all_arms: list[ArmView]) -> list[dict[str, Any]]:
     """Each extra metric family (`--metrics`) in a table of its own: its figures with
     their intervals, one row per (run, model, mode)."""
     names = dict.fromkeys(
@@ -207,7 +207,7 @@ def family_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     return tables
 
 
-def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+def group_tables(all_arms: list[ArmView]) -> list[dict[str, Any]]:
     names: dict[str, None] = {}
     for arm in all_arms:
         names.update(dict.fromkeys(arm.groups))
@@ -238,7 +238,7 @@ def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     return tables
 
 
-def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+def coverage_tables(all_arms: list[ArmView]) -> list[dict[str, Any]]:
     """Schema-engine coverage per (arm, subset), as one more group table (none when no
     arm has a schema engine)."""
     labels = arm_labels(all_arms)
@@ -261,7 +261,7 @@ def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     ]
 
 
-def _sweep_row(sweep: Sweep, row: SweepRow) -> list[Cell]:
+def _sweep_row(sweep: Sweep, row: SweepRow) -> list[TableCell]:
     """A sweep row as cells: labels as text, scores with their interval, figures sortable
     by their number (the same columns as `headers`)."""
     texts = cells(sweep, row, intervals=False)
@@ -363,7 +363,7 @@ def _sample_facts(sample: SampleRecord) -> list[tuple[str, str]]:
     return rows
 
 
-def example_views(run_arms: list[Arm]) -> list[dict[str, Any]]:
+def example_views(run_arms: list[ArmView]) -> list[dict[str, Any]]:
     """Each example once (by id, in run order) with every arm's answer to it."""
     labels = arm_labels(run_arms)
     examples: dict[str, dict[str, Any]] = {}
@@ -393,7 +393,7 @@ def example_views(run_arms: list[Arm]) -> list[dict[str, Any]]:
     return list(examples.values())
 
 
-def run_view(run: LoadedRun, run_label: str, run_arms: list[Arm]) -> dict[str, Any]:
+def run_view(run: LoadedRun, run_label: str, run_arms: list[ArmView]) -> dict[str, Any]:
     models = dict.fromkeys(arm.model for arm in run_arms)
     blocks = [{"title": "Device and runtime", "rows": facts.device_rows(run), "code": None}]
     for label in models:

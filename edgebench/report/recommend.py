@@ -67,7 +67,7 @@ def parse_memory(text: str, option: str = "--max-memory") -> int:
 
 
 @dataclass(frozen=True)
-class Device:
+class Board:
     """A board with a RAM size and what its OS leaves to a model (an assumption)."""
 
     name: str
@@ -84,7 +84,7 @@ class Device:
 # desktop) after boot, plus the kernel's and the firmware's reserved memory (the GPU
 # carve-out, CMA), about 448 MiB in all, leaving 1.6 GiB of a 2 GB board.
 PI_RESERVE_MB = 448
-DEVICES = tuple(Device("Raspberry Pi 4/5", gb, PI_RESERVE_MB) for gb in (2, 4, 8))
+DEVICES = tuple(Board("Raspberry Pi 4/5", gb, PI_RESERVE_MB) for gb in (2, 4, 8))
 # Less free than this share of usable memory: fits, but the page cache and anything
 # else running will compete with it.
 TIGHT_SHARE = 0.10
@@ -243,7 +243,7 @@ def recommend(
     return Recommendation(sweep, budget_mb, min_accuracy, candidates)
 
 
-def device_verdict(need: float | None, device: Device) -> str:
+def device_verdict(need: float | None, device: Board) -> str:
     """ "fits", "tight" (less than 10% of usable memory left) or "no (+312 MiB)"."""
     if need is None:
         return "unknown"

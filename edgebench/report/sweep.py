@@ -21,7 +21,7 @@ from edgebench.report import facts
 from edgebench.report import markdown as md
 from edgebench.report.compare import ACCURACY, DEEPJSON_ACCURACY, with_interval
 from edgebench.report.plots import PREFERRED_METRICS
-from edgebench.report.rundata import Arm, LoadedRun, arms
+from edgebench.report.rundata import ArmView, LoadedRun, arms
 from edgebench.runfolder.read import read_fidelity
 from edgebench.runfolder.records import FidelityRecord
 from edgebench.summary.pareto import Point, dominated_by
@@ -41,7 +41,7 @@ SWEEP_NOTE = (
 
 @dataclass(frozen=True)
 class SweepRow:
-    arm: Arm
+    arm: ArmView
     quantization: str | None
     kl_mean: float | None
     top1: float | None
@@ -119,11 +119,11 @@ def is_sweep(run: LoadedRun) -> bool:
     return len(run.summary.models) > 1 and bool(metric_names(_scored(run, None)))
 
 
-def metric_names(run_arms: Sequence[Arm]) -> list[str]:
+def metric_names(run_arms: Sequence[ArmView]) -> list[str]:
     return list(dict.fromkeys(m for arm in run_arms for m in arm.metrics))
 
 
-def pick_metric(run_arms: Sequence[Arm], metric: str | None) -> str:
+def pick_metric(run_arms: Sequence[ArmView], metric: str | None) -> str:
     """`metric` when the arms have it, else the task's headline one; a one-line error
     naming what they have."""
     available = metric_names(run_arms)
@@ -143,7 +143,7 @@ def pick_arm(run: LoadedRun, arm: str | None) -> str | None:
     return arm
 
 
-def _scored(run: LoadedRun, constraint: str | None) -> list[Arm]:
+def _scored(run: LoadedRun, constraint: str | None) -> list[ArmView]:
     return [
         a
         for a in arms(run)
@@ -174,7 +174,7 @@ def build_sweep(run: LoadedRun, metric: str | None = None, constraint: str | Non
     return Sweep(run, name, scores, rows, fidelity)
 
 
-def _row(run: LoadedRun, arm: Arm, metric: str, fidelity: FidelityRecord | None) -> SweepRow:
+def _row(run: LoadedRun, arm: ArmView, metric: str, fidelity: FidelityRecord | None) -> SweepRow:
     record = run.manifest.model(arm.model)
     kl = top1 = None
     if fidelity is not None:
