@@ -154,9 +154,9 @@ def bench(
     Example: edgebench bench --device-name pi5-kitchen
     """
     from edgebench.bench.execute import BenchInterrupted, BenchSettings, execute_bench, plan_tests
+    from edgebench.cli.progress import BenchRichProgress
     from edgebench.report.bench_table import (
         RENDERERS,
-        BenchRichProgress,
         bench_notes,
         bench_table,
         speed_rows,
