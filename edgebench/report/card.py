@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
+from edgebench.analysis.rundata import ArmView, LoadedRun, arms, numeric, sample_scores
 from edgebench.errors import UserError
 from edgebench.io import json_line, write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, energy, facts
@@ -37,7 +38,6 @@ from edgebench.report.recommend import (
     device_rows,
     recommend,
 )
-from edgebench.report.rundata import ArmView, LoadedRun, arms, numeric, sample_scores
 from edgebench.report.sweep import build_sweep, is_sweep, pick_metric, sweep_markdown
 from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
 from edgebench.report.sweep_plot import sweep_plots

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from edgebench.analysis.rundata import ArmView
 from edgebench.report import facts
-from edgebench.report.rundata import ArmView
 
 
 @dataclass(frozen=True)

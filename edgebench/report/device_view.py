@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from edgebench.analysis.rundata import ArmView, labels_by_run
 from edgebench.report import energy, facts
 from edgebench.report.cells import (
     Column,
@@ -30,7 +31,6 @@ from edgebench.report.devices import (
     spans_devices,
     spreads,
 )
-from edgebench.report.rundata import ArmView, labels_by_run
 
 # The cost of a row in a device's leaderboard, by facts.PERF_COLUMNS key.
 DEVICE_PERF = ("perf.decode_tok_s.p50", facts.TTFT_KEY, "perf.peak_rss_mb")

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.analysis.rundata import ArmView, LoadedRun, flatten
 from edgebench.metrics import FAMILIES
-from edgebench.report.rundata import ArmView, LoadedRun, flatten
 from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf, Summary
 from edgebench.runtimes import version_of
 from edgebench.scoring.extract import describe_parse

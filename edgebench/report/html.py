@@ -21,6 +21,16 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from edgebench import __version__
+from edgebench.analysis.rundata import (
+    ArmView,
+    LoadedRun,
+    arms,
+    flatten,
+    labels_by_run,
+    numeric,
+    run_labels,
+    sample_scores,
+)
 from edgebench.errors import UserError
 from edgebench.io import json_line, write_text_atomic
 from edgebench.report import coverage, energy, facts
@@ -39,16 +49,6 @@ from edgebench.report.recommend import (
     device_note,
     device_rows,
     recommend,
-)
-from edgebench.report.rundata import (
-    ArmView,
-    LoadedRun,
-    arms,
-    flatten,
-    labels_by_run,
-    numeric,
-    run_labels,
-    sample_scores,
 )
 from edgebench.report.sweep import (
     COST_COLUMNS,

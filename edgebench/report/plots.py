@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from edgebench.analysis.rundata import ArmView, labels_by_run, numeric
 from edgebench.errors import UserError
 from edgebench.report.facts import device_label, metric_label
-from edgebench.report.rundata import ArmView, labels_by_run, numeric
 from edgebench.runfolder.records import BenchRow
 
 # The accuracy metrics plotted when a run has them, most telling first; a run with

@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from edgebench.analysis.rundata import LoadedRun
 from edgebench.errors import UserError
 from edgebench.report import facts
-from edgebench.report.rundata import LoadedRun
 from edgebench.report.sweep import Sweep, SweepRow, build_sweep
 from edgebench.runtimes import runtime_info
 from edgebench.summary.pareto import OBJECTIVES, dominated_by

@@ -15,13 +15,13 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.analysis.rundata import ArmView, LoadedRun, arms
 from edgebench.errors import UserError
 from edgebench.models.quant_types import precision_rank
 from edgebench.report import facts
 from edgebench.report import markdown as md
 from edgebench.report.compare import ACCURACY, DEEPJSON_ACCURACY, with_interval
 from edgebench.report.plots import PREFERRED_METRICS
-from edgebench.report.rundata import ArmView, LoadedRun, arms
 from edgebench.runfolder.read import read_fidelity
 from edgebench.runfolder.records import FidelityRecord
 from edgebench.summary.pareto import Point, dominated_by

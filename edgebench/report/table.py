@@ -10,6 +10,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.analysis.rundata import COUNT_KEYS
 from edgebench.report.coverage import coverage_table
 from edgebench.report.facts import (
     INDICATIVE,
@@ -20,7 +21,6 @@ from edgebench.report.facts import (
     interval_text,
 )
 from edgebench.report.fit import fitted
-from edgebench.report.rundata import COUNT_KEYS
 from edgebench.runfolder.records import ArmSummary, Perf, Summary
 from edgebench.system.cpu_share import CONTENDED_SHARE
 from edgebench.tasks import TASKS

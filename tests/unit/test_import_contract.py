@@ -5,15 +5,16 @@
     2  doctor                               `doctor`, `models check`
     3  bench, rescore                       `bench` and its sustained runs; `score`
     4  runner, report, db, plan, fleet      orchestration; rendering; results db; plans; hosts
-    5  summary                              summary.json from the records
-    6  backends, prompts, datagen, metrics  runtimes, prompts, generators, metric families
-    7  tasks, constraints, models           datasets, grammars, model files
-    8  scoring                              pure per-sample scores
-    9  runfolder, isolation                 the run-folder format; worker processes
-   10  io, system                           atomic files; what the machine is
-   11  record                               typed records that read, write and describe themselves
-   12  readback, failures                   the bounded reader; what a failure is and says
-   13  errors, resources, paths, environ,   leaves
+    5  analysis                             what the views show, computed: arms, sweeps, devices
+    6  summary                              summary.json from the records
+    7  backends, prompts, datagen, metrics  runtimes, prompts, generators, metric families
+    8  tasks, constraints, models           datasets, grammars, model files
+    9  scoring                              pure per-sample scores
+   10  runfolder, isolation                 the run-folder format; worker processes
+   11  io, system                           atomic files; what the machine is
+   12  record                               typed records that read, write and describe themselves
+   13  readback, failures                   the bounded reader; what a failure is and says
+   14  errors, resources, paths, environ,   leaves
        runtimes
 
 A module may import its own package and any package of a higher number (lower layer);
@@ -44,6 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("doctor",),
     ("bench", "rescore"),
     ("runner", "report", "db", "plan", "fleet"),
+    ("analysis",),
     ("summary",),
     ("backends", "prompts", "datagen", "metrics"),
     ("tasks", "constraints", "models"),

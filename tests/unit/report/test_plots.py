@@ -18,9 +18,9 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.container import ErrorbarContainer
 
+from edgebench.analysis.rundata import ArmView, arms
 from edgebench.report import plots
 from edgebench.report.html import render_report
-from edgebench.report.rundata import ArmView, arms
 from edgebench.summary import LoadedRun, load_run
 from edgebench.system.records import Device
 from tests.helpers.fakes import RIGHT, WRONG, fake_model

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from edgebench.analysis import rundata
 from edgebench.backends.fake import FakeBackend
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.metrics import get_family
-from edgebench.report import facts, rundata
+from edgebench.report import facts
 from edgebench.report.compare import compare_rows
 from edgebench.report.coverage import coverage_rows
 from edgebench.report.table import render_summary
