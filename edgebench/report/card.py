@@ -25,22 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.recommend import recommend
 from edgebench.analysis.rundata import ArmView, LoadedRun, arms, numeric, sample_scores
+from edgebench.analysis.sweep import build_sweep, is_sweep, pick_metric
 from edgebench.errors import UserError
 from edgebench.io import json_line, write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, energy, facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots, count_range
-from edgebench.report.recommend import (
-    DEVICE_HEADERS,
-    DEVICES_TITLE,
-    device_note,
-    device_rows,
-    recommend,
-)
-from edgebench.report.sweep import build_sweep, is_sweep, pick_metric, sweep_markdown
+from edgebench.report.recommend_view import DEVICE_HEADERS, DEVICES_TITLE, device_note, device_rows
 from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
 from edgebench.report.sweep_plot import sweep_plots
+from edgebench.report.sweep_view import sweep_markdown
 from edgebench.runfolder.identity import device_tag, identity_of
 from edgebench.runfolder.records import ArmSummary, ModelRecord
 from edgebench.runtimes import runtime_info
@@ -202,7 +199,7 @@ def eval_results(
     results = []
     for arm in model_arms:
         config = result_config(run, arm.model, arm.constraint)
-        values = [(name, value, facts.metric_label(name)) for name, value in arm.metrics.items()]
+        values = [(name, value, metric_label(name)) for name, value in arm.metrics.items()]
         published = speed_published(arm.result, allow_contended)
         values += [
             (t, _number(read(arm.result)), label)
@@ -281,7 +278,7 @@ def _headline_table(model_arms: list[ArmView]) -> str:
     metric = pick_metric(model_arms, None) if facts.metric_names(model_arms) else None
     perf = [column for key in HEADLINE_PERF for column in facts.PERF_COLUMNS if column[1] == key]
     headers = ["constraint", "n"]
-    headers += [f"{facts.metric_label(metric)} ↑ (95% CI)"] if metric else []
+    headers += [f"{metric_label(metric)} ↑ (95% CI)"] if metric else []
     headers += [
         facts.with_direction(label, facts.HIGHER_IS_BETTER.get(k)) for label, k, _, _ in perf
     ]
@@ -306,7 +303,7 @@ def _accuracy_table(model_arms: list[ArmView]) -> str:
     """Every accuracy figure per constraint mode with its interval, and what was not scored."""
     metrics = facts.metric_names(model_arms)
     counts = ["n", facts.SKIPPED_LABEL, facts.INVALID_DATA_LABEL]
-    headers = ["constraint", *counts, *(facts.metric_label(m) for m in metrics)]
+    headers = ["constraint", *counts, *(metric_label(m) for m in metrics)]
     rows = []
     for arm in model_arms:
         values, intervals, result = arm.metrics, arm.intervals, arm.result
@@ -373,7 +370,7 @@ def _group_tables(model_arms: list[ArmView]) -> list[str]:
                 )
         rows.sort(key=lambda r: str(r[0]))
         headers = [name, "constraint", "n", facts.SKIPPED_LABEL]
-        headers += [facts.metric_label(m) for m in metrics]
+        headers += [metric_label(m) for m in metrics]
         parts.append(f"### By {md.text(name)}\n\n{md.table(headers, rows, align_right_from=2)}")
     return parts
 
@@ -604,7 +601,7 @@ def _sample_outputs(model_arms: list[ArmView], count: int) -> list[str]:
         parts.append(f"Expected:\n\n{md.code_block(_pretty(first.expected), 'json')}")
         for arm, sample in by_mode:
             scores = sample_scores(sample, arm.run.manifest.task_family)
-            shown = ", ".join(f"{facts.metric_label(k)} {v:.2f}" for k, v in scores.items())
+            shown = ", ".join(f"{metric_label(k)} {v:.2f}" for k, v in scores.items())
             parts.append(
                 f"{md.text(arm.constraint)} · finish {md.text(sample.finish_reason)}"
                 f" · {md.text(shown or 'no scores')}:\n\n"
@@ -628,7 +625,7 @@ def _sweep_section(run: LoadedRun, swept: list[tuple[Plot, str]]) -> list[str]:
     sweep = build_sweep(run)
     return [
         "## Sweep: every variant of this run",
-        f"Front drawn on {md.text(facts.metric_label(sweep.metric))}; "
+        f"Front drawn on {md.text(metric_label(sweep.metric))}; "
         f"{md.inline_code('edgebench recommend RUN_DIR --max-memory 4GB')} picks under a budget.",
         sweep_markdown(sweep),
         *(_figure(plot, name) for plot, name in swept),

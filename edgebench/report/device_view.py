@@ -7,18 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from edgebench.analysis.rundata import ArmView, labels_by_run
-from edgebench.report import energy, facts
-from edgebench.report.cells import (
-    Column,
-    TableCell,
-    num_cell,
-    perf_cell,
-    rate_cell,
-    table_data,
-    text_cell,
-)
-from edgebench.report.devices import (
+from edgebench.analysis.devices import (
     ColumnKey,
     DeviceGroup,
     MatrixCell,
@@ -30,6 +19,18 @@ from edgebench.report.devices import (
     ranked,
     spans_devices,
     spreads,
+)
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.rundata import ArmView, labels_by_run
+from edgebench.report import energy, facts
+from edgebench.report.cells import (
+    Column,
+    TableCell,
+    num_cell,
+    perf_cell,
+    rate_cell,
+    table_data,
+    text_cell,
 )
 
 # The cost of a row in a device's leaderboard, by facts.PERF_COLUMNS key.
@@ -61,7 +62,7 @@ def _leaderboard(
         Column("quant", "quant"),
         Column("constraint", "mode"),
         Column("n", "n"),
-        *([Column(f"metric:{metric}", facts.metric_label(metric))] if metric else []),
+        *([Column(f"metric:{metric}", metric_label(metric))] if metric else []),
         *(Column(key, perf[key][0]) for key in DEVICE_PERF),
         *(Column(key, power[key][0]) for key in shown_power),
     ]
@@ -119,7 +120,7 @@ def _matrix(
         header,
         [row for rows in bodies.values() for row in rows],
         bodies=[{"model_label": label, "rows": rows} for label, rows in bodies.items()],
-        note=MATRIX_NOTE.format(metric=facts.metric_label(metric) if metric else "no score"),
+        note=MATRIX_NOTE.format(metric=metric_label(metric) if metric else "no score"),
     )
 
 
@@ -138,7 +139,7 @@ def _spread(
     found = spreads(groups, columns, metric)
     if not found:
         return None
-    label = facts.metric_label(metric) if metric else "metric"
+    label = metric_label(metric) if metric else "metric"
     header = [
         Column("model_label", "model of device"),
         Column("arm", "model · mode"),
@@ -171,7 +172,7 @@ def devices_section(all_arms: list[ArmView]) -> dict[str, Any] | None:
     run_label = labels_by_run(all_arms)
     with_energy = energy.measured([arm.result for arm in all_arms])
     return {
-        "metric": facts.metric_label(metric) if metric else None,
+        "metric": metric_label(metric) if metric else None,
         "count": len(groups),
         "models_of_device": len({g.identity.model_id for g in groups}),
         "leaderboards": [_leaderboard(g, metric, run_label, with_energy) for g in groups],

@@ -16,14 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from edgebench.analysis.figures import PREFERRED_METRICS, metric_label
 from edgebench.analysis.rundata import ArmView, labels_by_run, numeric
 from edgebench.errors import UserError
-from edgebench.report.facts import device_label, metric_label
+from edgebench.report.facts import device_label
 from edgebench.runfolder.records import BenchRow
 
-# The accuracy metrics plotted when a run has them, most telling first; a run with
-# other metric families plots its first ones instead.
-PREFERRED_METRICS = ("field_f1", "schema_compliance", "json_exact", "valid_json")
 MAX_PLOTTED_METRICS = 3
 MAX_GROUP_VALUES = 12
 # Per-schema results are a table: a plot of 25 schemas says less than the table does.

@@ -10,16 +10,10 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.analysis.figures import METRIC_LABELS
 from edgebench.analysis.rundata import COUNT_KEYS
 from edgebench.report.coverage import coverage_table
-from edgebench.report.facts import (
-    INDICATIVE,
-    METRIC_LABELS,
-    NO_VALUE,
-    SKIPPED_LABEL,
-    indicative,
-    interval_text,
-)
+from edgebench.report.facts import INDICATIVE, NO_VALUE, SKIPPED_LABEL, indicative, interval_text
 from edgebench.report.fit import fitted
 from edgebench.runfolder.records import ArmSummary, Perf, Summary
 from edgebench.system.cpu_share import CONTENDED_SHARE

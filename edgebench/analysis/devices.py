@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
+from edgebench.analysis.device_names import device_label
 from edgebench.analysis.rundata import ArmView
-from edgebench.report.device_names import device_label
-from edgebench.report.sweep import metric_names, pick_metric
+from edgebench.analysis.sweep import metric_names, pick_metric
 from edgebench.runfolder.identity import identity_of
 from edgebench.system.records import DeviceIdentity
 
