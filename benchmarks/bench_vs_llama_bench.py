@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.backends.speed_test import rate_stats
-from edgebench.runner.bench import PIN_ENV
+from edgebench.bench.execute import PIN_ENV
 from edgebench.runner.prepare import model_under_test
 
 TOOLS = ("llama-bench", "edgebench")

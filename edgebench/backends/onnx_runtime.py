@@ -123,7 +123,7 @@ def _has_byte_level(step: dict[str, Any] | None) -> bool:
 
 
 @dataclass
-class _Compiled:
+class _CompiledMatcher:
     """A constraint ready to decode with: an llguidance matcher and the keyword guard."""
 
     report: CompileReport
@@ -336,7 +336,7 @@ class OnnxBackend:
     def compile_constraint(self, request: ConstraintRequest) -> CompileReport:
         return self._compiled.compile(request)
 
-    def _compile(self, request: ConstraintRequest) -> _Compiled:
+    def _compile(self, request: ConstraintRequest) -> _CompiledMatcher:
         matcher_cls = self.llg.LLMatcher
         if request.mode == "json":
             # The llama.cpp path's json grammar, translated to Lark by llguidance.
@@ -346,8 +346,10 @@ class OnnxBackend:
             matcher = matcher_cls(self.llg_tokenizer, grammar, log_level=0)
             if matcher.is_error():
                 error = f"llguidance: {matcher.get_error()}"
-                return _Compiled(CompileReport.new(request, "llguidance", error=error))
-            return _Compiled(CompileReport.new(request, "grammars/json.gbnf"), matcher=matcher)
+                return _CompiledMatcher(CompileReport.new(request, "llguidance", error=error))
+            return _CompiledMatcher(
+                CompileReport.new(request, "grammars/json.gbnf"), matcher=matcher
+            )
         assert request.schema is not None
         guard, guarded = schema_guard(request.schema, self.use_guard)
         enforced = GUARDED_KEYWORDS if guard is not None else frozenset()
@@ -356,9 +358,9 @@ class OnnxBackend:
                 self.llg, self.llg_tokenizer, request.schema, enforced_elsewhere=enforced
             )
         except ValueError as exc:
-            return _Compiled(CompileReport.new(request, "llguidance", error=str(exc)))
+            return _CompiledMatcher(CompileReport.new(request, "llguidance", error=str(exc)))
         report = CompileReport.new(request, "llguidance", warnings=ignored, guarded=guarded)
-        return _Compiled(report, matcher=matcher, guard=guard)
+        return _CompiledMatcher(report, matcher=matcher, guard=guard)
 
     # -- decoding ------------------------------------------------------------------
     def greedy_token_ids(self, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
@@ -404,7 +406,7 @@ class OnnxBackend:
         return state.generation(len(ids), t_start, t_end, counters, guard)
 
     def _masked(
-        self, compiled: _Compiled, draw: Draw | None = None, closing: Closing | None = None
+        self, compiled: _CompiledMatcher, draw: Draw | None = None, closing: Closing | None = None
     ) -> MaskedGreedy:
         """The shared masked step (greedy, or sampled with `draw`), on this runtime's
         logits and tokenizer."""

@@ -153,15 +153,15 @@ def bench(
 
     Example: edgebench bench --device-name pi5-kitchen
     """
+    from edgebench.bench.execute import BenchInterrupted, BenchSettings, execute_bench, plan_tests
+    from edgebench.cli.progress import BenchRichProgress
     from edgebench.report.bench_table import (
         RENDERERS,
-        BenchRichProgress,
         bench_notes,
         bench_table,
         speed_rows,
     )
     from edgebench.report.formats import check_out, chosen_format
-    from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench, plan_tests
     from edgebench.runner.prepare import model_under_test
     from edgebench.system.identity import requested_name
 

@@ -34,7 +34,7 @@ CONVERSIONS = ("onnx",)
 PRECISIONS = ("fp32", "int4")
 GRAPHS = ("gqa", "optimum")
 LM_HEADS = ("float32", "int4")
-# edgebench.runner.doctor
+# edgebench.doctor.diagnose
 PROBE_SECONDS = 10.0
 # edgebench.runfolder.records
 RETIME_MODES = ("contended", "none")

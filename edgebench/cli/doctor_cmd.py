@@ -34,8 +34,8 @@ def doctor(
 
     Example: edgebench doctor --no-probe --json
     """
+    from edgebench.doctor.diagnose import diagnose
     from edgebench.report.doctor import doctor_text
-    from edgebench.runner.doctor import diagnose
 
     console = stderr_console()
     with stop_signals():  # SIGTERM and SIGHUP stop the probe's worker as Ctrl-C does

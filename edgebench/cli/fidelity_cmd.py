@@ -35,8 +35,8 @@ def fidelity(
 
     Example: edgebench fidelity runs/20261126T101500-smollm2-135m-instruct-edgejson --limit 20
     """
+    from edgebench.cli.progress import RichProgress
     from edgebench.report.fidelity import fidelity_table
-    from edgebench.report.table import RichProgress
     from edgebench.runfolder.read import FIDELITY
     from edgebench.runner.fidelity import fidelity_of_run
 

@@ -491,7 +491,7 @@ def check(
     """
     from rich.table import Table
 
-    from edgebench.runner.model_check import OK, check_models
+    from edgebench.doctor.model_check import OK, check_models
 
     results = check_models(paths, load=not no_load)
     if as_json:

@@ -12,8 +12,8 @@ from rich.console import Console, Group
 from rich.markup import escape
 
 from edgebench.cli.console import say, stderr_console, stdout_console, stop_signals
+from edgebench.cli.progress import RichProgress
 from edgebench.models.resolve import check_variants_ready
-from edgebench.report.table import RichProgress
 from edgebench.runfolder.records import RunSettings, Summary
 from edgebench.runner.engine import RunInterrupted, execute, resume_command
 from edgebench.runner.jobs import RunKind

@@ -67,9 +67,9 @@ def recommend(
 
     Example: edgebench recommend runs/sweep --max-memory 4GB --format md
     """
+    from edgebench.analysis.recommend import parse_memory
+    from edgebench.analysis.recommend import recommend as pick
     from edgebench.report.formats import chosen_format
-    from edgebench.report.recommend import parse_memory
-    from edgebench.report.recommend import recommend as pick
     from edgebench.report.recommend_view import as_json as view_json
     from edgebench.report.recommend_view import formatted, render
     from edgebench.summary import load_run

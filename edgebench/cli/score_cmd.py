@@ -44,7 +44,7 @@ def score(
     from edgebench.cli.output import show_summary
     from edgebench.metrics import parse_metric_params, parse_metrics
     from edgebench.report.table import render
-    from edgebench.runner.rescore import rescore
+    from edgebench.rescore import rescore
 
     result = rescore(
         run_dir,

@@ -36,7 +36,7 @@ class _Frame:
 
 
 @dataclass
-class _Scalar:
+class _OpenScalar:
     kind: str  # "string", "key", "number" or "literal"
     text: str = ""
     escaped: bool = False
@@ -210,7 +210,7 @@ def _shortest_number(schema: Schema, kind: str) -> str:
 _FIXED_SHAPE = ("date", "time", "date-time", "uuid")
 
 
-def _string_rest(scalar: _Scalar, schema: Schema) -> str:
+def _string_rest(scalar: _OpenScalar, schema: Schema) -> str:
     """What finishes an open string: an enum member it starts, the rest of a fixed-shape
     format, an email's missing domain, or just the closing quote."""
     text = scalar.text
@@ -253,7 +253,7 @@ class _Reader:
         self.schemas = _Schemas(schema)
         self.root = self.schemas.resolve(schema)
         self.stack: list[_Frame] = []
-        self.scalar: _Scalar | None = None
+        self.scalar: _OpenScalar | None = None
         self.done = False
 
     def read(self, text: str) -> None:
@@ -296,15 +296,15 @@ class _Reader:
                 and frame.kind == "object"
                 and frame.state in ("key_or_end", "key")
             )
-            self.scalar = _Scalar("key" if in_key else "string")
+            self.scalar = _OpenScalar("key" if in_key else "string")
         elif char == ":" and frame is not None:
             frame.state = "value"
         elif char == "," and frame is not None:
             frame.state = "key" if frame.kind == "object" else "value"
         else:
-            self.scalar = _Scalar("number" if char in "-0123456789" else "literal", char)
+            self.scalar = _OpenScalar("number" if char in "-0123456789" else "literal", char)
 
-    def _string_char(self, scalar: _Scalar, char: str) -> None:
+    def _string_char(self, scalar: _OpenScalar, char: str) -> None:
         if scalar.escaped:
             scalar.escaped = False
             scalar.text += char

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from edgebench.models.hashing import hash_file
-from edgebench.plan.file import BENCH_LISTS, COPING_OPTIONS, ModelEntry, Plan, TaskEntry
+from edgebench.plan.file import BENCH_LISTS, COPING_OPTIONS, Plan, PlanModel, TaskEntry
 
 RUNS, BENCH = "runs", "bench"
 CellKind = Literal["run", "bench"]
@@ -25,7 +25,7 @@ CellKind = Literal["run", "bench"]
 class Cell:
     id: str
     kind: CellKind
-    model: ModelEntry
+    model: PlanModel
     # what the cell measures, as JSON: a cell of the same id must keep it (`state.py`)
     settings: dict[str, Any]
     args: tuple[str, ...]  # `edgebench ARGS` without the output (`command_for` adds it)
@@ -99,7 +99,7 @@ def expand(plan: Plan) -> Cells:
 
 
 def run_cell(
-    model: ModelEntry,
+    model: PlanModel,
     task: TaskEntry,
     mode: str,
     threads: int,
@@ -135,7 +135,7 @@ def run_cell(
     )
 
 
-def bench_cell(model: ModelEntry, threads: tuple[int, ...], options: dict[str, Any]) -> Cell:
+def bench_cell(model: PlanModel, threads: tuple[int, ...], options: dict[str, Any]) -> Cell:
     args = ["bench", "--model", _escaped(model.spec), "--threads", _joined(threads)]
     settings = {"model": model.spec, "threads": list(threads), **options}
     return Cell(

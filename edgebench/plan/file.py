@@ -180,7 +180,7 @@ _TASK_KEYS = ("task", "name", "dataset", "schemas")
 
 # -- the checked plan -----------------------------------------------------------------
 @dataclass(frozen=True)
-class ModelEntry:
+class PlanModel:
     """One model of the matrix: the spec `edgebench run --model` gets (paths absolute),
     its label in cell ids, and the source `models quantize` makes it from, when it is a
     variant the plan may make."""
@@ -206,7 +206,7 @@ class TaskEntry:
 class BenchEntry:
     """[bench]: `edgebench bench` per model, over the thread counts."""
 
-    models: tuple[ModelEntry, ...]
+    models: tuple[PlanModel, ...]
     threads: tuple[int, ...]
     options: dict[str, Any]
 
@@ -215,7 +215,7 @@ class BenchEntry:
 class Plan:
     path: Path
     text: str  # the file as read: copied into the plan folder as run
-    models: tuple[ModelEntry, ...]
+    models: tuple[PlanModel, ...]
     constraints: tuple[str, ...]
     threads: tuple[int, ...]
     repetitions: int
@@ -337,7 +337,7 @@ def load_plan(path: Path, default_threads: int) -> Plan:
 
 def _check_size(
     source: _Source,
-    models: list[ModelEntry],
+    models: list[PlanModel],
     quantizations: tuple[str, ...],
     tasks: tuple[TaskEntry, ...],
     constraints: tuple[str, ...],
@@ -387,10 +387,10 @@ def _mode(value: Any) -> Any:
         return "!" + str(exc).removeprefix("--constraint: ")
 
 
-def _models(top: _Table, base: Path) -> list[ModelEntry]:
+def _models(top: _Table, base: Path) -> list[PlanModel]:
     """The table's `models`, each checked, no model twice."""
     registry = load_registry()
-    entries: list[ModelEntry] = []
+    entries: list[PlanModel] = []
     for spec in top.items("models", TEXT):
         try:
             entry = model_entry(spec, base, registry)
@@ -400,7 +400,7 @@ def _models(top: _Table, base: Path) -> list[ModelEntry]:
     return entries
 
 
-def _add_unique(table: _Table, key: str, entries: list[ModelEntry], entry: ModelEntry) -> None:
+def _add_unique(table: _Table, key: str, entries: list[PlanModel], entry: PlanModel) -> None:
     clash = next((e for e in entries if e.label == entry.label), None)
     if clash is not None:
         raise table.error(
@@ -409,37 +409,37 @@ def _add_unique(table: _Table, key: str, entries: list[ModelEntry], entry: Model
     entries.append(entry)
 
 
-def model_entry(spec: str, base: Path, registry: dict[str, Any]) -> ModelEntry:
+def model_entry(spec: str, base: Path, registry: dict[str, Any]) -> PlanModel:
     """A model as the plan names it, checked without loading or pulling anything."""
     if spec in registry:
-        return ModelEntry(spec, spec, source=spec)
+        return PlanModel(spec, spec, source=spec)
     quantized = split_quant_variant(spec)
     if quantized is not None:
         name, quant_type = quantized
         label = variant_label(name, quant_type)
         if name in registry:
-            return ModelEntry(label, label, source=name, quant_type=quant_type)
-        return ModelEntry(label, label)  # a variant of a local file: made beforehand
+            return PlanModel(label, label, source=name, quant_type=quant_type)
+        return PlanModel(label, label)  # a variant of a local file: made beforehand
     if spec.startswith(HF_PREFIX):
-        return ModelEntry(spec, _slug(Path(spec).stem))
+        return PlanModel(spec, _slug(Path(spec).stem))
     if "@" in spec and "/" not in spec and split_variant(spec) is not None:
         onnx_base = spec.rpartition("@")[0]
         if onnx_base not in registry:
             raise unknown_model_error(onnx_base, list(registry))
-        return ModelEntry(spec, _slug(spec))
+        return PlanModel(spec, _slug(spec))
     if "/" in spec or "\\" in spec or spec.lower().endswith(".gguf"):
         path = _resolved(base / spec, spec)
         if not path.is_file():
             raise UserError(f"model file {spec!r} not found (looked for {path})")
-        return ModelEntry(str(path), base_name_of(path.stem), source=str(path))
+        return PlanModel(str(path), base_name_of(path.stem), source=str(path))
     raise unknown_model_error(spec, list(registry))
 
 
 def _variants(
-    top: _Table, models: list[ModelEntry], quantizations: tuple[str, ...]
-) -> list[ModelEntry]:
+    top: _Table, models: list[PlanModel], quantizations: tuple[str, ...]
+) -> list[PlanModel]:
     """`quantizations`: each model (a registry name or a .gguf file) as each variant."""
-    variants: list[ModelEntry] = []
+    variants: list[PlanModel] = []
     for model in models:
         if model.source is None or model.quant_type is not None:
             raise top.error(
@@ -449,7 +449,7 @@ def _variants(
             )
         for quant_type in quantizations:
             label = variant_label(model.label, quant_type)
-            entry = ModelEntry(label, label, source=model.source, quant_type=quant_type)
+            entry = PlanModel(label, label, source=model.source, quant_type=quant_type)
             _add_unique(top, "quantizations", variants, entry)
     return variants
 
@@ -532,7 +532,7 @@ def _file(table: _Table, key: str, base: Path, *, folder: bool) -> Path | None:
 
 
 def _bench(
-    table: _Table, models: list[ModelEntry], threads: tuple[int, ...], base: Path
+    table: _Table, models: list[PlanModel], threads: tuple[int, ...], base: Path
 ) -> BenchEntry:
     table.reject_unknown(("models", "threads", *BENCH_OPTIONS))
     bench_models = _models(table, base) if "models" in table.data else models

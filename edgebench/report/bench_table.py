@@ -9,9 +9,7 @@ import io
 from dataclasses import fields, replace
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from edgebench.io import json_text
@@ -113,7 +111,7 @@ def rss_text(row: BenchRow) -> str:
     return f"{row.peak_rss_mb:.0f}" if row.peak_rss_mb else "-"
 
 
-# A `--duration` bench's columns (runner/sustained.py), after t/s.
+# A `--duration` bench's columns (bench/sustained.py), after t/s.
 SUSTAINED_HEADERS = ("1st min t/s", "last min t/s", "drop")
 
 
@@ -277,33 +275,3 @@ def bench_notes(report: BenchRecord) -> list[str]:
             which = f"{row.model} " if several else ""
             notes.append(f"{which}{row.test} (threads {row.threads}): " + "; ".join(reasons))
     return notes
-
-
-class BenchRichProgress:
-    """One bar per thread count: which test and repetition runs, and its speed so far."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self._progress: Progress | None = None
-        self._task: Any = None
-
-    def start(self, total: int | None, description: str) -> None:
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[label]}"),
-            TimeElapsedColumn(),
-            console=self.console,
-        )
-        self._progress.start()
-        self._task = self._progress.add_task(description, total=total, label="")
-
-    def advance(self, label: str) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, advance=1, label=label)
-
-    def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None

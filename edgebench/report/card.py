@@ -25,22 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from edgebench import __version__
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.recommend import recommend
+from edgebench.analysis.rundata import ArmView, LoadedRun, arms, numeric, sample_scores
+from edgebench.analysis.sweep import build_sweep, is_sweep, pick_metric
 from edgebench.errors import UserError
 from edgebench.io import json_line, write_bytes_atomic, write_text_atomic
 from edgebench.report import coverage, energy, facts
 from edgebench.report import markdown as md
 from edgebench.report.plots import Plot, all_plots, count_range
-from edgebench.report.recommend import (
-    DEVICE_HEADERS,
-    DEVICES_TITLE,
-    device_note,
-    device_rows,
-    recommend,
-)
-from edgebench.report.rundata import Arm, LoadedRun, arms, numeric, sample_scores
-from edgebench.report.sweep import build_sweep, is_sweep, pick_metric, sweep_markdown
+from edgebench.report.recommend_view import DEVICE_HEADERS, DEVICES_TITLE, device_note, device_rows
 from edgebench.report.sweep_plot import NAME as SWEEP_PLOT
 from edgebench.report.sweep_plot import sweep_plots
+from edgebench.report.sweep_view import sweep_markdown
 from edgebench.runfolder.identity import device_tag, identity_of
 from edgebench.runfolder.records import ArmSummary, ModelRecord
 from edgebench.runtimes import runtime_info
@@ -183,7 +180,9 @@ def result_config(run: LoadedRun, label: str, constraint: str) -> str:
     return "; ".join(f"{k}={v}" for k, v in config.items() if v is not None)
 
 
-def eval_results(run: LoadedRun, model_arms: list[Arm], allow_contended: bool = False) -> list[Any]:
+def eval_results(
+    run: LoadedRun, model_arms: list[ArmView], allow_contended: bool = False
+) -> list[Any]:
     """One EvalResult per metric and constraint mode: the accuracy metrics and the cost
     (speed, memory), named with the mode; `metric_config` holds the mode, runtime and
     device (`result_config`). Speed only for arms `speed_published` allows."""
@@ -200,7 +199,7 @@ def eval_results(run: LoadedRun, model_arms: list[Arm], allow_contended: bool = 
     results = []
     for arm in model_arms:
         config = result_config(run, arm.model, arm.constraint)
-        values = [(name, value, facts.metric_label(name)) for name, value in arm.metrics.items()]
+        values = [(name, value, metric_label(name)) for name, value in arm.metrics.items()]
         published = speed_published(arm.result, allow_contended)
         values += [
             (t, _number(read(arm.result)), label)
@@ -227,7 +226,7 @@ def _number(value: Any) -> float | None:
 
 
 def card_data(
-    run: LoadedRun, label: str, model_arms: list[Arm], allow_contended: bool = False
+    run: LoadedRun, label: str, model_arms: list[ArmView], allow_contended: bool = False
 ) -> Any:
     hub = _hub()
     record = run.manifest.model(label)
@@ -272,14 +271,14 @@ def _kv_table(rows: list[tuple[str, Any]]) -> str:
 HEADLINE_PERF = ("perf.decode_tok_s.p50", facts.TTFT_KEY, "perf.peak_rss_mb")
 
 
-def _headline_table(model_arms: list[Arm]) -> str:
+def _headline_table(model_arms: list[ArmView]) -> str:
     """One row per constraint mode, the key figures only: the task's headline accuracy
     and decode tok/s p50 with their 95% intervals, TTFT p50, peak RSS. Every other
     figure is in the Accuracy and Performance sections."""
     metric = pick_metric(model_arms, None) if facts.metric_names(model_arms) else None
     perf = [column for key in HEADLINE_PERF for column in facts.PERF_COLUMNS if column[1] == key]
     headers = ["constraint", "n"]
-    headers += [f"{facts.metric_label(metric)} ↑ (95% CI)"] if metric else []
+    headers += [f"{metric_label(metric)} ↑ (95% CI)"] if metric else []
     headers += [
         facts.with_direction(label, facts.HIGHER_IS_BETTER.get(k)) for label, k, _, _ in perf
     ]
@@ -294,17 +293,17 @@ def _headline_table(model_arms: list[Arm]) -> str:
     return md.table(headers, rows)
 
 
-def _perf_cell(arm: Arm, key: str, read: facts.Figure, digits: int) -> str:
+def _perf_cell(arm: ArmView, key: str, read: facts.Figure, digits: int) -> str:
     """A speed or memory figure with its interval when it has one (TTFT marked warm)."""
     value = facts.warm(facts.fmt(read(arm.result), digits), arm.result.perf, key)
     return " ".join(part for part in (value, facts.perf_interval(arm.result, key, digits)) if part)
 
 
-def _accuracy_table(model_arms: list[Arm]) -> str:
+def _accuracy_table(model_arms: list[ArmView]) -> str:
     """Every accuracy figure per constraint mode with its interval, and what was not scored."""
     metrics = facts.metric_names(model_arms)
     counts = ["n", facts.SKIPPED_LABEL, facts.INVALID_DATA_LABEL]
-    headers = ["constraint", *counts, *(facts.metric_label(m) for m in metrics)]
+    headers = ["constraint", *counts, *(metric_label(m) for m in metrics)]
     rows = []
     for arm in model_arms:
         values, intervals, result = arm.metrics, arm.intervals, arm.result
@@ -322,7 +321,7 @@ def _accuracy_table(model_arms: list[Arm]) -> str:
     return md.table(headers, rows)
 
 
-def _warning(model_arms: list[Arm]) -> list[str]:
+def _warning(model_arms: list[ArmView]) -> list[str]:
     """The sample-size warning, when an arm has fewer than 50 scored examples."""
     small = [a for a in model_arms if facts.indicative(a.result.n_scored)]
     if not small:
@@ -331,7 +330,7 @@ def _warning(model_arms: list[Arm]) -> list[str]:
     return [f"> **⚠ {facts.INDICATIVE}**: {n} examples scored; the intervals are wide."]
 
 
-def _contention(model_arms: list[Arm], allow_contended: bool) -> list[str]:
+def _contention(model_arms: list[ArmView], allow_contended: bool) -> list[str]:
     """One line per arm whose speed was contended or not measured (module docstring)."""
     lines = [contention_line(arm.result, allow_contended) for arm in model_arms]
     return [f"> **Speed**: {md.text(line)}" for line in lines if line is not None]
@@ -354,7 +353,7 @@ def _differences(run: LoadedRun, label: str) -> list[str]:
     ]
 
 
-def _group_tables(model_arms: list[Arm]) -> list[str]:
+def _group_tables(model_arms: list[ArmView]) -> list[str]:
     names: dict[str, None] = {}
     for arm in model_arms:
         names.update(dict.fromkeys(arm.groups))
@@ -371,12 +370,12 @@ def _group_tables(model_arms: list[Arm]) -> list[str]:
                 )
         rows.sort(key=lambda r: str(r[0]))
         headers = [name, "constraint", "n", facts.SKIPPED_LABEL]
-        headers += [facts.metric_label(m) for m in metrics]
+        headers += [metric_label(m) for m in metrics]
         parts.append(f"### By {md.text(name)}\n\n{md.table(headers, rows, align_right_from=2)}")
     return parts
 
 
-def _coverage_table(model_arms: list[Arm]) -> list[str]:
+def _coverage_table(model_arms: list[ArmView]) -> list[str]:
     """Schema-engine coverage per (constraint, subset); nothing without a schema engine."""
     rows = [
         [row["constraint"], row["group"]]
@@ -390,7 +389,7 @@ def _coverage_table(model_arms: list[Arm]) -> list[str]:
     return [f"### Schema engine coverage\n\n{md.table(headers, rows, align_right_from=2)}"]
 
 
-def _warm_label(label: str, metric_type: str, arm: Arm) -> str:
+def _warm_label(label: str, metric_type: str, arm: ArmView) -> str:
     warm = metric_type.startswith("time_to_first_token") and arm.result.perf.ttft_warm
     return f"{label}, warm" if warm else label
 
@@ -400,7 +399,7 @@ def _compile_ms(arm: ArmSummary) -> float | None:
     return seconds * 1000 if seconds is not None else None
 
 
-def _perf_tables(model_arms: list[Arm]) -> str:
+def _perf_tables(model_arms: list[ArmView]) -> str:
     rows = []
     for arm in model_arms:
         for label, dist, interval in facts.distributions(arm.result.perf):
@@ -455,7 +454,7 @@ def _perf_tables(model_arms: list[Arm]) -> str:
     return f"{speed}\n\n{md.table(headers, totals)}\n\n{md.text(facts.DIRECTION_LEGEND)}"
 
 
-def _energy_section(model_arms: list[Arm]) -> list[str]:
+def _energy_section(model_arms: list[ArmView]) -> list[str]:
     """Joules per token and per answer, and throttling: a table when measured, else the
     one line saying why."""
     results = [arm.result for arm in model_arms]
@@ -531,7 +530,7 @@ def device_summary(run: LoadedRun) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in rows if v is not None]
 
 
-def run_summary(run: LoadedRun, label: str, model_arms: list[Arm]) -> list[tuple[str, Any]]:
+def run_summary(run: LoadedRun, label: str, model_arms: list[ArmView]) -> list[tuple[str, Any]]:
     """How the numbers were made, in the rows a reader checks first; no local paths."""
     record = run.manifest.model(label)
     runtime = facts.runtime_of(run, label)
@@ -585,7 +584,7 @@ def _pretty(value: Any) -> str:
     return value if isinstance(value, str) else json_line(value, indent=2)
 
 
-def _sample_outputs(model_arms: list[Arm], count: int) -> list[str]:
+def _sample_outputs(model_arms: list[ArmView], count: int) -> list[str]:
     """The first `count` examples: what was expected and what each mode wrote, verbatim
     in code blocks (raw model text is never Markdown here)."""
     ids = list(dict.fromkeys(s.id for arm in model_arms for s in arm.samples))
@@ -602,7 +601,7 @@ def _sample_outputs(model_arms: list[Arm], count: int) -> list[str]:
         parts.append(f"Expected:\n\n{md.code_block(_pretty(first.expected), 'json')}")
         for arm, sample in by_mode:
             scores = sample_scores(sample, arm.run.manifest.task_family)
-            shown = ", ".join(f"{facts.metric_label(k)} {v:.2f}" for k, v in scores.items())
+            shown = ", ".join(f"{metric_label(k)} {v:.2f}" for k, v in scores.items())
             parts.append(
                 f"{md.text(arm.constraint)} · finish {md.text(sample.finish_reason)}"
                 f" · {md.text(shown or 'no scores')}:\n\n"
@@ -626,7 +625,7 @@ def _sweep_section(run: LoadedRun, swept: list[tuple[Plot, str]]) -> list[str]:
     sweep = build_sweep(run)
     return [
         "## Sweep: every variant of this run",
-        f"Front drawn on {md.text(facts.metric_label(sweep.metric))}; "
+        f"Front drawn on {md.text(metric_label(sweep.metric))}; "
         f"{md.inline_code('edgebench recommend RUN_DIR --max-memory 4GB')} picks under a budget.",
         sweep_markdown(sweep),
         *(_figure(plot, name) for plot, name in swept),
@@ -639,7 +638,7 @@ def _sweep_section(run: LoadedRun, swept: list[tuple[Plot, str]]) -> list[str]:
 def card_body(
     run: LoadedRun,
     label: str,
-    model_arms: list[Arm],
+    model_arms: list[ArmView],
     plot_files: list[tuple[Plot, str]],
     examples: int = 2,
     allow_contended: bool = False,

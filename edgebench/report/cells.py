@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from edgebench.analysis.rundata import ArmView
 from edgebench.report import facts
-from edgebench.report.rundata import Arm
 
 
 @dataclass(frozen=True)
-class Cell:
+class TableCell:
     text: str
     value: Any  # what the column sorts by (a number, or text)
     numeric: bool = False
@@ -26,14 +26,14 @@ class Column:
     first: bool = True  # on the first screen; False: behind the column chooser
 
 
-def num_cell(value: Any, digits: int) -> Cell:
+def num_cell(value: Any, digits: int) -> TableCell:
     """A number rounded to `digits`; "—" (sorting last) when there is none, never 0."""
     if not isinstance(value, int | float) or isinstance(value, bool):
-        return Cell(facts.NO_VALUE, "", True)
-    return Cell(facts.fmt(float(value), digits), value, True)
+        return TableCell(facts.NO_VALUE, "", True)
+    return TableCell(facts.fmt(float(value), digits), value, True)
 
 
-def perf_cell(arm: Arm, key: str, value: Any, digits: int) -> Cell:
+def perf_cell(arm: ArmView, key: str, value: Any, digits: int) -> TableCell:
     """A speed or memory figure, a p50 with its 95% interval under it; TTFT marked warm
     when a prefix cache served prompts."""
     cell = num_cell(value, digits)
@@ -44,17 +44,17 @@ def perf_cell(arm: Arm, key: str, value: Any, digits: int) -> Cell:
     )
 
 
-def text_cell(value: Any) -> Cell:
+def text_cell(value: Any) -> TableCell:
     text = facts.fmt(value)
-    return Cell(text, "" if value is None else text)
+    return TableCell(text, "" if value is None else text)
 
 
-def rate_cell(value: Any, interval: list[float] | None) -> Cell:
+def rate_cell(value: Any, interval: list[float] | None) -> TableCell:
     """A rate with its 95% interval under it; it sorts on the rate."""
     return replace(num_cell(value, 3), note=facts.interval_text(interval))
 
 
-def table_data(columns: list[Column], rows: list[list[Cell]], **extra: Any) -> dict[str, Any]:
+def table_data(columns: list[Column], rows: list[list[TableCell]], **extra: Any) -> dict[str, Any]:
     return {
         "columns": columns,
         "rows": rows,

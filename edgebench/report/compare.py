@@ -10,13 +10,13 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from edgebench.analysis.figures import METRIC_LABELS
 from edgebench.metrics import FAMILIES
 from edgebench.report import energy
 from edgebench.report.facts import (
     DIFFERENCE_HEADERS,
     INDICATIVE,
     INTERVAL_NOTE,
-    METRIC_LABELS,
     NO_VALUE,
     difference_rows,
     indicative,

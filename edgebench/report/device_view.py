@@ -7,17 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from edgebench.report import energy, facts
-from edgebench.report.cells import (
-    Cell,
-    Column,
-    num_cell,
-    perf_cell,
-    rate_cell,
-    table_data,
-    text_cell,
-)
-from edgebench.report.devices import (
+from edgebench.analysis.devices import (
     ColumnKey,
     DeviceGroup,
     MatrixCell,
@@ -30,7 +20,18 @@ from edgebench.report.devices import (
     spans_devices,
     spreads,
 )
-from edgebench.report.rundata import Arm, labels_by_run
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.rundata import ArmView, labels_by_run
+from edgebench.report import energy, facts
+from edgebench.report.cells import (
+    Column,
+    TableCell,
+    num_cell,
+    perf_cell,
+    rate_cell,
+    table_data,
+    text_cell,
+)
 
 # The cost of a row in a device's leaderboard, by facts.PERF_COLUMNS key.
 DEVICE_PERF = ("perf.decode_tok_s.p50", facts.TTFT_KEY, "perf.peak_rss_mb")
@@ -61,7 +62,7 @@ def _leaderboard(
         Column("quant", "quant"),
         Column("constraint", "mode"),
         Column("n", "n"),
-        *([Column(f"metric:{metric}", facts.metric_label(metric))] if metric else []),
+        *([Column(f"metric:{metric}", metric_label(metric))] if metric else []),
         *(Column(key, perf[key][0]) for key in DEVICE_PERF),
         *(Column(key, power[key][0]) for key in shown_power),
     ]
@@ -94,19 +95,19 @@ def _leaderboard(
     )
 
 
-def _matrix_cell(cell: MatrixCell | None) -> Cell:
+def _matrix_cell(cell: MatrixCell | None) -> TableCell:
     if cell is None:
         return num_cell(None, 3)
     speed = facts.fmt(cell.decode_tok_s, 1) + " tok/s"
     runs = f" · {cell.runs} runs" if cell.runs > 1 else ""
-    return Cell(num_cell(cell.metric, 3).text, cell.metric, True, note=speed + runs)
+    return TableCell(num_cell(cell.metric, 3).text, cell.metric, True, note=speed + runs)
 
 
 def _matrix(
     groups: Sequence[DeviceGroup], columns: Sequence[ColumnKey], metric: str | None
 ) -> dict[str, Any]:
     """Rows = devices, one body per model of device; columns = (model, mode)."""
-    bodies: dict[str, list[list[Cell]]] = {}
+    bodies: dict[str, list[list[TableCell]]] = {}
     for group in groups:
         row = [text_cell(group.label)] + [
             _matrix_cell(cell) for cell in matrix_row(group, columns, metric)
@@ -119,17 +120,17 @@ def _matrix(
         header,
         [row for rows in bodies.values() for row in rows],
         bodies=[{"model_label": label, "rows": rows} for label, rows in bodies.items()],
-        note=MATRIX_NOTE.format(metric=facts.metric_label(metric) if metric else "no score"),
+        note=MATRIX_NOTE.format(metric=metric_label(metric) if metric else "no score"),
     )
 
 
-def _range_cells(value: Range | None, digits: int) -> list[Cell]:
+def _range_cells(value: Range | None, digits: int) -> list[TableCell]:
     """ "12.0–13.5" sorting on the lowest, then the relative spread as a percentage."""
     if value is None:
         return [num_cell(None, digits), num_cell(None, 1)]
     text = f"{facts.fmt(value.low, digits)}–{facts.fmt(value.high, digits)}"
     relative = None if value.relative is None else value.relative * 100
-    return [Cell(text, value.low, True), num_cell(relative, 1)]
+    return [TableCell(text, value.low, True), num_cell(relative, 1)]
 
 
 def _spread(
@@ -138,7 +139,7 @@ def _spread(
     found = spreads(groups, columns, metric)
     if not found:
         return None
-    label = facts.metric_label(metric) if metric else "metric"
+    label = metric_label(metric) if metric else "metric"
     header = [
         Column("model_label", "model of device"),
         Column("arm", "model · mode"),
@@ -161,7 +162,7 @@ def _spread(
     return table_data(header, rows, note=SPREAD_NOTE)
 
 
-def devices_section(all_arms: list[Arm]) -> dict[str, Any] | None:
+def devices_section(all_arms: list[ArmView]) -> dict[str, Any] | None:
     """The section's tables; None when every arm ran on one device."""
     if not spans_devices(all_arms):
         return None
@@ -171,7 +172,7 @@ def devices_section(all_arms: list[Arm]) -> dict[str, Any] | None:
     run_label = labels_by_run(all_arms)
     with_energy = energy.measured([arm.result for arm in all_arms])
     return {
-        "metric": facts.metric_label(metric) if metric else None,
+        "metric": metric_label(metric) if metric else None,
         "count": len(groups),
         "models_of_device": len({g.identity.model_id for g in groups}),
         "leaderboards": [_leaderboard(g, metric, run_label, with_energy) for g in groups],

@@ -108,7 +108,7 @@ def build_section(device: Device, build_error: str | None) -> Section:
 
 
 class ProbeView(Protocol):
-    """The speed probe as runner/doctor.py's `Probe` holds it."""
+    """The speed probe as doctor/diagnose.py's `Probe` holds it."""
 
     status: str  # measured, skipped, unavailable or failed
     message: str | None  # why there is no figure, and what to do
@@ -137,7 +137,7 @@ def probe_section(probe: ProbeView) -> Section:
 
 
 def doctor_sections(device: Device, build_error: str | None, probe: ProbeView) -> list[Section]:
-    """The sections `edgebench doctor` prints (runner/doctor.py's `DoctorReport`)."""
+    """The sections `edgebench doctor` prints (doctor/diagnose.py's `DoctorReport`)."""
     return [device_section(device), build_section(device, build_error), probe_section(probe)]
 
 

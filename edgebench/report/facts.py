@@ -9,21 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from edgebench.metrics import FAMILIES
-from edgebench.report.rundata import Arm, LoadedRun, flatten
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.rundata import ArmView, LoadedRun, flatten
 from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf, Summary
 from edgebench.runtimes import version_of
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
 from edgebench.system.records import Device
 from edgebench.tasks import reference_of
-
-# A figure's label in tables and cards, as its family declares it (metrics/__init__.py);
-# the consistency summary's own figure beside them.
-METRIC_LABELS = {
-    **{figure: label for info in FAMILIES.values() for figure, label in info.labels.items()},
-    "sted_mean": "STED mean",
-}
 
 Figure = Callable[[ArmSummary], float | int | None]
 # Every table's cell for "no value" (a group whose examples were all skipped, a figure a
@@ -88,15 +81,6 @@ FIRST_SCREEN_PERF = (
     "perf.latency_s.p50",
     "perf.peak_rss_mb",
 )
-# At most this many of the task's figures are headline scores, in the family's order;
-# parts of a figure already shown (F1's precision and recall) are not.
-HEADLINE_SCORES = 3
-SUPPORTING_SCORES = ("field_precision", "field_recall")
-
-
-def headline_scores(names: list[str]) -> list[str]:
-    """The task's headline figures among `names` (the task's own, in table order)."""
-    return [n for n in names if n not in SUPPORTING_SCORES][:HEADLINE_SCORES]
 
 
 def device_summary(device: Device) -> str:
@@ -110,12 +94,6 @@ def device_summary(device: Device) -> str:
         f"{device.threads_used}\u00a0threads" if device.threads_used else None,
     ]
     return " · ".join(p for p in parts if p)
-
-
-def metric_label(name: str) -> str:
-    family, _, metric = name.rpartition(".")
-    label = METRIC_LABELS.get(metric, metric)
-    return f"{family} {label}" if family else label
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -181,7 +159,7 @@ def difference_rows(summary: Summary, digits: int = 3) -> list[list[str]]:
     ]
 
 
-def metric_names(arms: list[Arm]) -> list[str]:
+def metric_names(arms: list[ArmView]) -> list[str]:
     """Every accuracy figure any arm has, in first-seen order."""
     names: dict[str, None] = {}
     for arm in arms:

@@ -21,27 +21,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from edgebench import __version__
-from edgebench.errors import UserError
-from edgebench.io import json_line, write_text_atomic
-from edgebench.report import coverage, energy, facts
-from edgebench.report.cells import Cell, Column
-from edgebench.report.cells import num_cell as _num
-from edgebench.report.cells import perf_cell as _perf_cell
-from edgebench.report.cells import rate_cell as _rate
-from edgebench.report.cells import table_data as _table
-from edgebench.report.cells import text_cell as _text
-from edgebench.report.device_view import devices_section
-from edgebench.report.devices import labels_by_arm
-from edgebench.report.plots import PREFERRED_METRICS, Plot, all_plots, arm_labels
-from edgebench.report.recommend import (
-    DEVICE_HEADERS,
-    DEVICES_TITLE,
-    device_note,
-    device_rows,
-    recommend,
-)
-from edgebench.report.rundata import (
-    Arm,
+from edgebench.analysis.devices import labels_by_arm
+from edgebench.analysis.figures import PREFERRED_METRICS, headline_scores, metric_label
+from edgebench.analysis.recommend import recommend
+from edgebench.analysis.rundata import (
+    ArmView,
     LoadedRun,
     arms,
     flatten,
@@ -50,18 +34,21 @@ from edgebench.report.rundata import (
     run_labels,
     sample_scores,
 )
-from edgebench.report.sweep import (
-    COST_COLUMNS,
-    SWEEP_NOTE,
-    Sweep,
-    SweepRow,
-    build_sweep,
-    cells,
-    footnotes,
-    headers,
-    is_sweep,
-)
+from edgebench.analysis.sweep import Sweep, SweepRow, build_sweep, is_sweep
+from edgebench.errors import UserError
+from edgebench.io import json_line, write_text_atomic
+from edgebench.report import coverage, energy, facts
+from edgebench.report.cells import Column, TableCell
+from edgebench.report.cells import num_cell as _num
+from edgebench.report.cells import perf_cell as _perf_cell
+from edgebench.report.cells import rate_cell as _rate
+from edgebench.report.cells import table_data as _table
+from edgebench.report.cells import text_cell as _text
+from edgebench.report.device_view import devices_section
+from edgebench.report.plots import Plot, all_plots, arm_labels
+from edgebench.report.recommend_view import DEVICE_HEADERS, DEVICES_TITLE, device_note, device_rows
 from edgebench.report.sweep_plot import sweep_plots
+from edgebench.report.sweep_view import COST_COLUMNS, SWEEP_NOTE, cells, footnotes, headers
 from edgebench.runfolder.records import SampleRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -100,14 +87,14 @@ def content_security_policy(css: str, js: str) -> str:
     )
 
 
-def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
+def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
     """One row per (run, model, mode). The first screen holds what a reader compares:
     the row (run, device, model, quantization, mode, n), the task's headline scores with
     their intervals, and the cost (TTFT, decode tok/s, latency, peak RSS); every other
     column follows, hidden until the column chooser shows it. Extra metric families
     have tables of their own (`family_tables`)."""
     task_names = list(dict.fromkeys(k for arm in all_arms for k in numeric(arm.result.metrics)))
-    headline = facts.headline_scores(task_names)
+    headline = headline_scores(task_names)
     perf = {key: (label, read, digits) for label, key, read, digits in facts.PERF_COLUMNS}
     first_perf = [key for key in facts.FIRST_SCREEN_PERF if key in perf]
     columns = [
@@ -117,12 +104,12 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
         Column("quant", "quant"),
         Column("constraint", "mode"),
         Column("n", "n"),
-        *(Column(f"metric:{m}", facts.metric_label(m)) for m in headline),
+        *(Column(f"metric:{m}", metric_label(m)) for m in headline),
         *(Column(key, perf[key][0]) for key in first_perf),
         Column("n_skipped", facts.SKIPPED_LABEL, first=False),
         Column("n_invalid_data", facts.INVALID_DATA_LABEL, first=False),
         *(
-            Column(f"metric:{m}", facts.metric_label(m), first=False)
+            Column(f"metric:{m}", metric_label(m), first=False)
             for m in task_names
             if m not in headline
         ),
@@ -176,7 +163,7 @@ def leaderboard(all_arms: list[Arm]) -> dict[str, Any]:
     )
 
 
-def family_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+def family_tables(all_arms: list[ArmView]) -> list[dict[str, Any]]:
     """Each extra metric family (`--metrics`) in a table of its own: its figures with
     their intervals, one row per (run, model, mode)."""
     names = dict.fromkeys(
@@ -194,7 +181,7 @@ def family_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
         )
         columns = [Column("run", "run"), Column("model", "model"), Column("constraint", "mode")]
         columns += [Column("n", "n")]
-        columns += [Column(f"metric:{f}", facts.metric_label(f)) for f in figures]
+        columns += [Column(f"metric:{f}", metric_label(f)) for f in figures]
         rows = []
         for arm in present:
             family = arm.result.families[name]
@@ -207,7 +194,7 @@ def family_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     return tables
 
 
-def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+def group_tables(all_arms: list[ArmView]) -> list[dict[str, Any]]:
     names: dict[str, None] = {}
     for arm in all_arms:
         names.update(dict.fromkeys(arm.groups))
@@ -217,7 +204,7 @@ def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     for name in names:
         columns = [("value", name), ("arm", "model · constraint"), ("n", "n")]
         columns.append(("n_skipped", facts.SKIPPED_LABEL))
-        columns += [(f"metric:{m}", facts.metric_label(m)) for m in metrics]
+        columns += [(f"metric:{m}", metric_label(m)) for m in metrics]
         rows = []
         for label, arm in zip(labels, all_arms, strict=True):
             for value, scores in arm.groups.get(name, {}).items():
@@ -238,7 +225,7 @@ def group_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     return tables
 
 
-def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
+def coverage_tables(all_arms: list[ArmView]) -> list[dict[str, Any]]:
     """Schema-engine coverage per (arm, subset), as one more group table (none when no
     arm has a schema engine)."""
     labels = arm_labels(all_arms)
@@ -261,7 +248,7 @@ def coverage_tables(all_arms: list[Arm]) -> list[dict[str, Any]]:
     ]
 
 
-def _sweep_row(sweep: Sweep, row: SweepRow) -> list[Cell]:
+def _sweep_row(sweep: Sweep, row: SweepRow) -> list[TableCell]:
     """A sweep row as cells: labels as text, scores with their interval, figures sortable
     by their number (the same columns as `headers`)."""
     texts = cells(sweep, row, intervals=False)
@@ -293,7 +280,7 @@ def sweep_sections(runs: list[LoadedRun]) -> list[dict[str, Any]]:
         sections.append(
             {
                 "run": label,
-                "metric": facts.metric_label(sweep.metric),
+                "metric": metric_label(sweep.metric),
                 "table": table,
                 "plots": plot_entries(sweep_plots(sweep)),
                 "devices": _table(
@@ -337,7 +324,7 @@ def _headline(flat: dict[str, float]) -> tuple[str, bool | None]:
     if name is None:
         return "no scores", None
     passed = flat.get("schema_compliance", flat.get(name))
-    return f"{facts.metric_label(name)} {flat[name]:.2f}", bool(passed and passed >= 1)
+    return f"{metric_label(name)} {flat[name]:.2f}", bool(passed and passed >= 1)
 
 
 # Sample fields the drill-down shows elsewhere (or that name the example, shown above it).
@@ -363,7 +350,7 @@ def _sample_facts(sample: SampleRecord) -> list[tuple[str, str]]:
     return rows
 
 
-def example_views(run_arms: list[Arm]) -> list[dict[str, Any]]:
+def example_views(run_arms: list[ArmView]) -> list[dict[str, Any]]:
     """Each example once (by id, in run order) with every arm's answer to it."""
     labels = arm_labels(run_arms)
     examples: dict[str, dict[str, Any]] = {}
@@ -393,7 +380,7 @@ def example_views(run_arms: list[Arm]) -> list[dict[str, Any]]:
     return list(examples.values())
 
 
-def run_view(run: LoadedRun, run_label: str, run_arms: list[Arm]) -> dict[str, Any]:
+def run_view(run: LoadedRun, run_label: str, run_arms: list[ArmView]) -> dict[str, Any]:
     models = dict.fromkeys(arm.model for arm in run_arms)
     blocks = [{"title": "Device and runtime", "rows": facts.device_rows(run), "code": None}]
     for label in models:

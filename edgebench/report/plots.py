@@ -16,14 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from edgebench.analysis.figures import PREFERRED_METRICS, metric_label
+from edgebench.analysis.rundata import ArmView, labels_by_run, numeric
 from edgebench.errors import UserError
-from edgebench.report.facts import device_label, metric_label
-from edgebench.report.rundata import Arm, labels_by_run, numeric
+from edgebench.report.facts import device_label
 from edgebench.runfolder.records import BenchRow
 
-# The accuracy metrics plotted when a run has them, most telling first; a run with
-# other metric families plots its first ones instead.
-PREFERRED_METRICS = ("field_f1", "schema_compliance", "json_exact", "valid_json")
 MAX_PLOTTED_METRICS = 3
 MAX_GROUP_VALUES = 12
 # Per-schema results are a table: a plot of 25 schemas says less than the table does.
@@ -69,7 +67,7 @@ def _pyplot() -> Any:
     return plt
 
 
-def plotted_metrics(arms: Sequence[Arm]) -> list[str]:
+def plotted_metrics(arms: Sequence[ArmView]) -> list[str]:
     available: dict[str, None] = {}
     for arm in arms:
         available.update(dict.fromkeys(arm.metrics))
@@ -77,7 +75,7 @@ def plotted_metrics(arms: Sequence[Arm]) -> list[str]:
     return (chosen or list(available))[:MAX_PLOTTED_METRICS]
 
 
-def arm_labels(arms: Sequence[Arm]) -> list[str]:
+def arm_labels(arms: Sequence[ArmView]) -> list[str]:
     """The shortest labels that tell the arms apart: the constraint mode, then the
     model, then the run folder, then both."""
     candidates = (
@@ -111,7 +109,7 @@ def n_text(counts: Sequence[int]) -> str:
     return f"n={count_range(counts)}"
 
 
-def context(arms: Sequence[Arm], width: int = 100) -> str:
+def context(arms: Sequence[ArmView], width: int = 100) -> str:
     """What every plot says under its title: the models with their quantization, the
     device(s), and the examples each arm scored; lines of at most `width` characters."""
     models: dict[str, None] = {}
@@ -126,7 +124,7 @@ def context(arms: Sequence[Arm], width: int = 100) -> str:
     return _plain("\n".join(textwrap.wrap(line, width)))
 
 
-def _drawn(figure: Any, name: str, title: str, caption: str, arms: Sequence[Arm]) -> Drawn:
+def _drawn(figure: Any, name: str, title: str, caption: str, arms: Sequence[ArmView]) -> Drawn:
     """The finished plot: its title over the context line of the arms it shows."""
     width = int(figure.get_figwidth() * _CHARS_PER_INCH)
     figure.suptitle(f"{_plain(title)}\n{context(arms, width)}", fontsize="medium")
@@ -223,7 +221,7 @@ def _natural(value: str) -> tuple[int, float, str]:
         return (1, 0.0, value)
 
 
-def _group_score(arm: Arm, group: str, value: str, metric: str) -> float:
+def _group_score(arm: ArmView, group: str, value: str, metric: str) -> float:
     """One arm's mean of `metric` over the examples with that group value; NaN (no bar)
     when the arm has none."""
     scores = arm.groups.get(group, {}).get(value)
@@ -232,11 +230,11 @@ def _group_score(arm: Arm, group: str, value: str, metric: str) -> float:
     return numeric(scores).get(metric, float("nan"))
 
 
-def _group_interval(arm: Arm, group: str, value: str, metric: str) -> Interval:
+def _group_interval(arm: ArmView, group: str, value: str, metric: str) -> Interval:
     return arm.group_intervals.get(group, {}).get(value, {}).get(metric)
 
 
-def _group_tick(arms: Sequence[Arm], group: str, value: str) -> str:
+def _group_tick(arms: Sequence[ArmView], group: str, value: str) -> str:
     """ "3 (n=12)": a group value and the examples scored in it."""
     counts = [
         int(figures.get("n") or 0)
@@ -246,7 +244,7 @@ def _group_tick(arms: Sequence[Arm], group: str, value: str) -> str:
     return _plain(f"{value} ({n_text(counts)})")
 
 
-def arm_ticks(arms: Sequence[Arm], counts: Sequence[int] | None = None) -> list[str]:
+def arm_ticks(arms: Sequence[ArmView], counts: Sequence[int] | None = None) -> list[str]:
     """Each arm's label with its n (the examples scored, or `counts` when given)."""
     counts = counts if counts is not None else [arm.result.n_scored for arm in arms]
     return [f"{label} (n={n})" for label, n in zip(arm_labels(arms), counts, strict=True)]
@@ -259,7 +257,7 @@ ACCURACY_BY_GROUP_CAPTION = (
 )
 
 
-def accuracy_by_group(arms: Sequence[Arm]) -> list[Drawn]:
+def accuracy_by_group(arms: Sequence[ArmView]) -> list[Drawn]:
     """One plot per breakdown with a handful of values (complexity, depth, domain ...):
     each plotted metric per value, one bar per arm."""
     metrics = plotted_metrics(arms)
@@ -310,7 +308,7 @@ CONSTRAINT_MODES_CAPTION = (
 )
 
 
-def constraint_modes(arms: Sequence[Arm]) -> Drawn | None:
+def constraint_modes(arms: Sequence[ArmView]) -> Drawn | None:
     """Accuracy and decode tokens/s side by side for the constraint modes (needs two)."""
     if len(arms) < 2:
         return None
@@ -356,7 +354,7 @@ LATENCY_CAPTION = (
 )
 
 
-def latency_distribution(arms: Sequence[Arm]) -> Drawn | None:
+def latency_distribution(arms: Sequence[ArmView]) -> Drawn | None:
     """Per-example latency (request to last token) for each arm: box and points."""
     data = [
         [s.timings.latency_s for s in arm.samples if s.finish_reason not in _UNDECODED]
@@ -387,7 +385,7 @@ ACCURACY_SPEED_MEMORY_CAPTION = (
 INLINE_LABELS = 3
 
 
-def accuracy_speed_memory(arms: Sequence[Arm]) -> Drawn | None:
+def accuracy_speed_memory(arms: Sequence[ArmView]) -> Drawn | None:
     """Each arm as a point: accuracy against p50 decode tokens/s, the marker's area
     proportional to peak RSS, whiskers the accuracy's interval."""
     metrics = plotted_metrics(arms)
@@ -450,10 +448,10 @@ TIMELINE_CAPTION = (
 )
 
 
-def timeline(arms: Sequence[Arm]) -> list[Drawn]:
+def timeline(arms: Sequence[ArmView]) -> list[Drawn]:
     """Per run with a timeline: decode tokens/s, temperature, clock (and power) against
     time, on one time axis."""
-    runs: dict[int, list[Arm]] = {}
+    runs: dict[int, list[ArmView]] = {}
     for arm in arms:
         runs.setdefault(id(arm.run), []).append(arm)
     labels = labels_by_run(arms)
@@ -466,7 +464,7 @@ def timeline(arms: Sequence[Arm]) -> list[Drawn]:
     ]
 
 
-def _timeline(arms: Sequence[Arm], run_label: str | None) -> Drawn | None:
+def _timeline(arms: Sequence[ArmView], run_label: str | None) -> Drawn | None:
     rows = arms[0].run.timeline
     if not rows:
         return None
@@ -522,7 +520,7 @@ def _timeline(arms: Sequence[Arm], run_label: str | None) -> Drawn | None:
     return _drawn(figure, name, title, TIMELINE_CAPTION, arms)
 
 
-def drawn_plots(arms: Sequence[Arm]) -> list[Drawn]:
+def drawn_plots(arms: Sequence[ArmView]) -> list[Drawn]:
     """Every plot the arms support, the accuracy-speed-memory overview first."""
     overview = accuracy_speed_memory(arms)
     drawn = [overview] if overview is not None else []
@@ -532,7 +530,7 @@ def drawn_plots(arms: Sequence[Arm]) -> list[Drawn]:
     return drawn
 
 
-def all_plots(arms: Sequence[Arm]) -> list[Plot]:
+def all_plots(arms: Sequence[ArmView]) -> list[Plot]:
     drawn = drawn_plots(arms)
     if not drawn:
         return []

@@ -10,27 +10,26 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from edgebench.report import facts, formats
-from edgebench.report.fit import Fitted
-from edgebench.report.recommend import (
-    DEVICE_HEADERS,
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.recommend import (
     DEVICES,
-    DEVICES_TITLE,
+    PI_RESERVE_MB,
+    TIGHT_SHARE,
     Candidate,
     Recommendation,
-    device_note,
-    device_rows,
     device_verdict,
 )
-from edgebench.report.sweep import sweep_json, sweep_table
+from edgebench.report import facts, formats
+from edgebench.report.fit import Fitted
+from edgebench.report.sweep_view import sweep_json, sweep_table
 
 
 def _budget(rec: Recommendation) -> str:
     parts = [
         f"budget {rec.budget_mb:.0f} MiB" if rec.budget_mb is not None else "no memory budget",
-        f"min {facts.metric_label(rec.sweep.metric)} {rec.min_accuracy:g}"
+        f"min {metric_label(rec.sweep.metric)} {rec.min_accuracy:g}"
         if rec.min_accuracy is not None
-        else f"{facts.metric_label(rec.sweep.metric)} above 0",  # the default floor
+        else f"{metric_label(rec.sweep.metric)} above 0",  # the default floor
     ]
     return " · ".join(parts)
 
@@ -46,7 +45,7 @@ def _memory(c: Candidate) -> str:
 
 def pick_text(rec: Recommendation, c: Candidate) -> str:
     row = c.row
-    metric = facts.metric_label(rec.sweep.metric)
+    metric = metric_label(rec.sweep.metric)
     interval = facts.interval_text(row.arm.intervals.get(rec.sweep.metric))
     figures = [
         f"{metric} {facts.fmt(row.accuracy)} {interval}".strip(),
@@ -140,3 +139,26 @@ def as_json(rec: Recommendation) -> dict[str, Any]:
         ],
         "fidelity_reference": rec.sweep.fidelity.reference if rec.sweep.fidelity else None,
     }
+
+
+DEVICES_TITLE = "Raspberry Pi 4/5: does it fit? (memory)"
+DEVICE_HEADERS = ["variant · mode", "needs MiB", *(f"{d.ram_gb} GB" for d in DEVICES)]
+
+
+def device_rows(rec: Recommendation) -> list[list[str]]:
+    """Per variant and mode: its need and the verdict on each board (DEVICE_HEADERS)."""
+    return [
+        [c.row.key, facts.fmt(c.need_mb, 0), *(device_verdict(c.need_mb, d) for d in DEVICES)]
+        for c in rec.candidates
+    ]
+
+
+def device_note() -> str:
+    usable = ", ".join(f"{d.ram_gb} GB: {d.usable_mb} MiB" for d in DEVICES)
+    return (
+        f"Usable memory assumed (not measured on a Pi): RAM minus {PI_RESERVE_MB} MiB for "
+        f"Raspberry Pi OS Lite, the kernel and the firmware's reserve ({usable}). Verdicts "
+        "from the measured need on this run's device; a Pi's own build and kernel may "
+        f"differ by a few MB. tight: fits with less than {TIGHT_SHARE:.0%} of usable "
+        "memory left. Memory only: speed on a Pi is not predicted."
+    )

@@ -1,10 +1,11 @@
 """The sweep's plot: accuracy against file size, colour for decode tokens/s, peak RSS
-written by each point, the Pareto front (report/sweep.py) ringed and joined; in the
+written by each point, the Pareto front (analysis/sweep.py) ringed and joined; in the
 style of plots.py (context under the title, n per arm, a legend past three points)."""
 
 from __future__ import annotations
 
-from edgebench.report.facts import metric_label
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.sweep import Sweep, SweepRow
 from edgebench.report.plots import (
     INLINE_LABELS,
     Drawn,
@@ -16,7 +17,6 @@ from edgebench.report.plots import (
     _pyplot,
     _whiskers,
 )
-from edgebench.report.sweep import Sweep, SweepRow
 
 NAME = "sweep-pareto"
 TITLE = "Which variant: accuracy vs file size vs decode speed vs peak RSS"

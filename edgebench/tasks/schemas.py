@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from edgebench.errors import UserError
 from edgebench.tasks.base import DEFAULT_STYLE, Example, Prompt, fill_template, prompt_template_for
 from edgebench.tasks.edgejson import render_schema
-from edgebench.tasks.formats.jsonschemabench import SchemaFile, read_schemas
+from edgebench.tasks.formats.jsonschemabench import ReleaseSchema, read_schemas
 
 PROMPT_TEMPLATE = (
     "Write one JSON object that conforms to the JSON Schema below: a realistic instance "
@@ -38,7 +38,7 @@ REFERENCE_TEMPLATE = f"[system] {REFERENCE_SYSTEM}\n[user] {REFERENCE_USER}"
 PROMPT_TEMPLATES = {"default": PROMPT_TEMPLATE, "reference": REFERENCE_TEMPLATE}
 
 
-def _example(row: SchemaFile) -> Example:
+def _example(row: ReleaseSchema) -> Example:
     return Example(
         id=row.id,
         text="",  # the schema is the whole input

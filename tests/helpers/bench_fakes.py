@@ -14,9 +14,9 @@ from edgebench.backends.base import LoadInfo
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.speed_test import SpeedPlan, SpeedResult
 from edgebench.backends.worker import InProcessWorker
+from edgebench.bench import execute as bench
 from edgebench.isolation import WorkerDied
 from edgebench.prompts import STYLE_COMPLETION, PromptFormat
-from edgebench.runner import bench
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.system.memory import MemoryPeak
 from tests.helpers.waits import FakeTime

@@ -1,7 +1,7 @@
 """The shape of bench.json files written through the fake backend: every object's keys
 and every value's JSON type, for scenarios that cover how a bench ends (completed,
 crashed, stopped, interrupted, two models, `--duration` with `--wait-cool`, a worker
-that fails to load). `tests/unit/runner/data/bench_shapes.json` holds the shapes the
+that fails to load). `tests/unit/bench/data/bench_shapes.json` holds the shapes the
 bench wrote before `BenchRecord` built it; `test_bench_shapes.py` holds it to them."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.bench.execute import BenchSettings, execute_bench
 from edgebench.isolation import WorkerDied
-from edgebench.runner.bench import BenchSettings, execute_bench
 from edgebench.runner.spec import ModelUnderTest
 from tests.helpers.bench_fakes import SpeedWorkers, TimedWorker, bench_model
 from tests.helpers.waits import FakeTime
 
-GOLDEN = Path(__file__).parents[1] / "unit" / "runner" / "data" / "bench_shapes.json"
+GOLDEN = Path(__file__).parents[1] / "unit" / "bench" / "data" / "bench_shapes.json"
 
 
 def shape(value: Any) -> Any:

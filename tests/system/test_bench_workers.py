@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from edgebench.backends.worker import BackendWorker
-from edgebench.runner.bench import BenchSettings, execute_bench, pin_environment
+from edgebench.bench.execute import BenchSettings, execute_bench, pin_environment
 from tests.helpers.bench_fakes import bench_model
 
 pytestmark = pytest.mark.skipif(

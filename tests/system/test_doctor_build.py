@@ -7,8 +7,8 @@ import os
 import signal
 from typing import Any
 
+from edgebench.doctor import diagnose as doctor
 from edgebench.errors import UserError
-from edgebench.runner import doctor
 
 
 def _not_installed() -> dict[str, Any]:

@@ -34,7 +34,7 @@ def mutate(data: bytes, header_end: int, rng: random.Random) -> bytes:
 
 def test_fuzzed_headers_end_in_a_rejection_or_a_reported_worker_outcome(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")
-    from edgebench.runner.model_check import CRASHED, OK, REFUSED, REJECTED, TIMEOUT, check_models
+    from edgebench.doctor.model_check import CRASHED, OK, REFUSED, REJECTED, TIMEOUT, check_models
 
     original = tiny_llama_gguf()
     base = tmp_path / "tiny.gguf"
@@ -65,7 +65,7 @@ def test_a_file_that_crashes_llama_cpp_is_reported_not_inherited(
     """A real native crash: SPM without byte tokens makes llama.cpp abort on "Hello"."""
     pytest.importorskip("llama_cpp")
     isolate(monkeypatch, tmp_path)
-    from edgebench.runner.model_check import CRASHED, check_models
+    from edgebench.doctor.model_check import CRASHED, check_models
 
     path = tmp_path / "no-bytes.gguf"
     path.write_bytes(tiny_llama_gguf(byte_tokens=False))

@@ -2,16 +2,19 @@
 
     0  __main__                             `python -m edgebench`
     1  cli                                  commands
-    2  runner, report, db, plan, fleet      orchestration; rendering; results db; plans; hosts
-    3  summary                              summary.json from the records
-    4  backends, prompts, datagen, metrics  runtimes, prompts, generators, metric families
-    5  tasks, constraints, models           datasets, grammars, model files
-    6  scoring                              pure per-sample scores
-    7  runfolder, isolation                 the run-folder format; worker processes
-    8  io, system                           atomic files; what the machine is
-    9  record                               typed records that read, write and describe themselves
-   10  readback, failures                   the bounded reader; what a failure is and says
-   11  errors, resources, paths, environ,   leaves
+    2  doctor                               `doctor`, `models check`
+    3  bench, rescore                       `bench` and its sustained runs; `score`
+    4  runner, report, db, plan, fleet      orchestration; rendering; results db; plans; hosts
+    5  analysis                             what the views show, computed: arms, sweeps, devices
+    6  summary                              summary.json from the records
+    7  backends, prompts, datagen, metrics  runtimes, prompts, generators, metric families
+    8  tasks, constraints, models           datasets, grammars, model files
+    9  scoring                              pure per-sample scores
+   10  runfolder, isolation                 the run-folder format; worker processes
+   11  io, system                           atomic files; what the machine is
+   12  record                               typed records that read, write and describe themselves
+   13  readback, failures                   the bounded reader; what a failure is and says
+   14  errors, resources, paths, environ,   leaves
        runtimes
 
 A module may import its own package and any package of a higher number (lower layer);
@@ -39,7 +42,10 @@ import edgebench
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli",),
+    ("doctor",),
+    ("bench", "rescore"),
     ("runner", "report", "db", "plan", "fleet"),
+    ("analysis",),
     ("summary",),
     ("backends", "prompts", "datagen", "metrics"),
     ("tasks", "constraints", "models"),
@@ -109,13 +115,13 @@ def test_a_wrong_way_import_is_caught(tmp_path: Path) -> None:
     parse = copy / "scoring" / "parse.py"
     parse.write_text(parse.read_text() + "\nfrom edgebench.runner.engine import execute\n")
     report = copy / "report" / "table.py"
-    report.write_text(report.read_text() + "\n\ndef late():\n    import edgebench.runner.bench\n")
+    report.write_text(report.read_text() + "\n\ndef late():\n    import edgebench.runner.engine\n")
     found = violations(copy)
     assert len(found) == 2, found
-    assert found[0].startswith("report/table.py:") and "report (layer 2) imports runner" in found[0]
-    assert (
-        found[1].startswith("scoring/parse.py:") and "scoring (layer 6) imports runner" in found[1]
-    )
+    assert found[0].startswith("report/table.py:")
+    assert f"report (layer {RANK['report']}) imports runner" in found[0]
+    assert found[1].startswith("scoring/parse.py:")
+    assert f"scoring (layer {RANK['scoring']}) imports runner" in found[1]
 
 
 def test_every_package_is_in_a_layer() -> None:

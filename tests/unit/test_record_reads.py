@@ -1,8 +1,9 @@
 """Report views and the runner read records, not raw dicts of them: no `.get("FIELD")`
-in edgebench/report or edgebench/runner where FIELD is a field of a record class (the
-run folder's, bench.json's, the device block's). A `.get` whose receiver is a genuinely
-free-form dict (options as given, figures keyed by the families' own names, a runtime's
-own facts, files a model ships) is allowed by module and receiver name, each with why.
+in edgebench/report, analysis, runner, bench or doctor where FIELD is a field of a record
+class (the run folder's, bench.json's, the device block's). A `.get` whose receiver is a
+genuinely free-form dict (options as given, figures keyed by the families' own names, a
+runtime's own facts, files a model ships) is allowed by module and receiver name, each
+with why.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from edgebench.runfolder import records
 from edgebench.system import records as device_records
 
 PACKAGE_ROOT = Path(edgebench.__file__).parent
-CHECKED = ("report", "runner")
+CHECKED = ("report", "analysis", "runner", "bench", "doctor")
 
 # Figures keyed by the names metric families and the summary declare (`n`, `n_skipped`,
 # `valid_json`, `decode_tok_s` ...): dicts by design, their keys not record fields.
@@ -34,13 +35,13 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/coverage.py", "task"): _FIGURES,
     ("report/facts.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval (empty before 2.9)",
     ("report/facts.py", "ci"): "Perf.p50_ci95: figure name -> interval (empty before 2.9)",
-    ("report/recommend.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval",
+    ("analysis/recommend.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval",
     ("report/recommend_view.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval",
-    ("report/sweep.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval",
+    ("report/sweep_view.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval",
     ("report/facts.py", "runtime"): "a runtime's own facts, as the backend reports them",
     ("report/compare.py", "row"): "compare's own table row (a view's dict, not a record)",
-    ("runner/bench.py", "runtime"): "a runtime's own facts, as the backend reports them",
-    ("runner/bench.py", "details"): "ModelUnderTest.details: what the model file's header says",
+    ("bench/execute.py", "runtime"): "a runtime's own facts, as the backend reports them",
+    ("bench/execute.py", "details"): "ModelUnderTest.details: what the model file's header says",
     ("runner/prepare.py", "source"): "a model file's metadata (GGUF header, ONNX sidecar)",
     ("runner/prepare.py", "provenance"): "an ONNX model's conversion sidecar, as written",
     ("runner/prepare.py", "prompt"): "a model's prompt format as its sidecar gives it",

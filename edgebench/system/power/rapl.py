@@ -17,7 +17,7 @@ from edgebench.system.tree import SystemTree
 
 
 @dataclass
-class Domain:
+class RaplDomain:
     name: str  # "package-0", "dram"
     energy_path: str  # relative to the tree's root
     counter: EnergyCounter
@@ -31,7 +31,7 @@ class RaplSource:
         "AMD, updated about every millisecond); wrap-around corrected"
     )
 
-    def __init__(self, tree: SystemTree, domains: list[Domain]) -> None:
+    def __init__(self, tree: SystemTree, domains: list[RaplDomain]) -> None:
         self.tree = tree
         self.domains = domains
         names = ", ".join(domain.name for domain in domains)
@@ -76,5 +76,5 @@ def probe(tree: SystemTree, runner: CommandRunner | None = None) -> Probe:
             return None, f"RAPL: /{path} or its max_energy_range_uj unreadable ({why})"
         counter = EnergyCounter(wrap)
         counter.update(raw)
-        domains.append(Domain(name, path, counter))
+        domains.append(RaplDomain(name, path, counter))
     return RaplSource(tree, domains), ""

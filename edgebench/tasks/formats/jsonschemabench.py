@@ -28,7 +28,7 @@ SCHEMA_SUFFIX = ".json"
 
 
 @dataclass(frozen=True)
-class SchemaFile:
+class ReleaseSchema:
     """One schema of the release: its subset (the folder), name (file stem) and content."""
 
     subset: str
@@ -74,7 +74,7 @@ def schema_root(dataset: Path) -> Path:
     return dataset
 
 
-def read_schemas(dataset: Path) -> list[SchemaFile]:
+def read_schemas(dataset: Path) -> list[ReleaseSchema]:
     """Every schema under `dataset`, subsets in name order, files in name order."""
     root = schema_root(dataset)
     folders = _subset_folders(root)
@@ -86,7 +86,7 @@ def read_schemas(dataset: Path) -> list[SchemaFile]:
             f"{root}: no schema files (expected <Subset>/<name>.json, as the release's data/)"
         )
     return [
-        SchemaFile(folder.name, path.stem, path, _read(path))
+        ReleaseSchema(folder.name, path.stem, path, _read(path))
         for folder in folders
         for path in _files(folder)
     ]

@@ -8,10 +8,10 @@ from edgebench.cli import choices
 from edgebench.constraints.spec import CLOSABLE_MODES, CLOSE_SUFFIX, MODES
 from edgebench.datagen import edgejson
 from edgebench.db.schema import DEFAULT_DB
+from edgebench.doctor.diagnose import PROBE_SECONDS
 from edgebench.metrics import FAMILIES, family_names
 from edgebench.models.onnx_model import GRAPHS, LM_HEADS, PRECISIONS
 from edgebench.runfolder import records
-from edgebench.runner.doctor import PROBE_SECONDS
 from edgebench.runtimes import conversions
 from edgebench.scoring.extract import PARSE_MODES
 from edgebench.system.cpu_share import CONTENDED_SHARE

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from edgebench.runner import doctor
+from edgebench.doctor import diagnose as doctor
 from edgebench.system.device import device_info
 from edgebench.system.identity import ENV_NAME, config_of
 from tests.helpers.bench_fakes import SpeedWorkers

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.cli.app import main
-from edgebench.runner import model_check
-from edgebench.runner.model_check import OK, REJECTED, CheckResult, check_models
+from edgebench.doctor import model_check
+from edgebench.doctor.model_check import OK, REJECTED, ModelCheck, check_models
 from tests.helpers.cli import assert_one_line_error, run_cli, run_one_row
 from tests.helpers.gguf_factory import isolate, sample_metadata, write_gguf
 
@@ -71,9 +71,9 @@ def test_models_check_loads_the_files_after_a_rejected_one(
 ) -> None:
     loaded: list[Path] = []
 
-    def load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, CheckResult]:
+    def load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, ModelCheck]:
         loaded.extend(path for path, _ in files)
-        return {path: CheckResult(path, OK, "loads") for path, _ in files}
+        return {path: ModelCheck(path, OK, "loads") for path, _ in files}
 
     monkeypatch.setattr(model_check, "_load_each", load_each)
     bad, good = mistyped(tmp_path, "float"), write_gguf(tmp_path / "good.gguf")

@@ -94,7 +94,7 @@ def test_ctrl_c_while_a_consistency_run_counts_tokens_gives_its_resume_hint(
 def test_ctrl_c_during_a_bench_says_where_what_was_measured_is_kept(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from edgebench.runner import bench
+    from edgebench.bench import execute as bench
     from tests.helpers.bench_fakes import SpeedWorkers
     from tests.helpers.gguf_factory import isolate, write_gguf
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from edgebench.bench import execute as bench
 from edgebench.cli.app import main
 from edgebench.cli.options import parse_duration
 from edgebench.errors import UserError
 from edgebench.report.bench_table import SUSTAINED_HEADERS
 from edgebench.runfolder.records import BenchRecord, BenchRow
-from edgebench.runner import bench
 from edgebench.runner.spec import ModelUnderTest
 from tests.helpers.bench_fakes import TimedWorker, fake_start_worker
 from tests.helpers.cli import assert_one_line_error, run_cli

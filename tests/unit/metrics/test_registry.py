@@ -123,7 +123,7 @@ def test_cli_rejects_an_unknown_family(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_cards_and_reports_see_the_extra_families(run_fake: RunFake) -> None:
-    from edgebench.report.rundata import arms, load_run
+    from edgebench.analysis.rundata import arms, load_run
 
     run_dir = run_fake(OUTPUTS, metrics=("structure",)).run_dir
     (arm,) = arms(load_run(run_dir))

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from edgebench.bench.execute import BenchSettings, execute_bench
 from edgebench.cli.app import main
 from edgebench.report import plots
 from edgebench.report.bench_table import rows_json, speed_rows
 from edgebench.report.plots import speed_over_time
 from edgebench.runfolder.records import BenchRecord
-from edgebench.runner.bench import BenchSettings, execute_bench
 from tests.helpers.bench_fakes import SpeedWorkers, TimedWorker, bench_model
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.inline_prompts import chat_templates_in_process

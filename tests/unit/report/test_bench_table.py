@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from edgebench.bench.execute import BenchSettings, execute_bench
 from edgebench.report.bench_table import (
     BUSY_SHARE,
     NOISY_CV,
@@ -19,7 +20,6 @@ from edgebench.report.bench_table import (
     speed_rows,
 )
 from edgebench.runfolder.records import BenchRecord, BenchRow
-from edgebench.runner.bench import BenchSettings, execute_bench
 from edgebench.runner.spec import ModelUnderTest
 from tests.helpers.bench_fakes import SpeedWorkers, bench_model
 

@@ -1,7 +1,7 @@
 """A consistency run is first-class in `compare`, `card` and `report`: its arm at each
 temperature is a row with the task's figures over that temperature's generations and
 its consistency figures (mean over prompts, intervals over prompts), through the same
-data path as any run (summary `consistency.arms`, report/rundata.py)."""
+data path as any run (summary `consistency.arms`, analysis/rundata.py)."""
 
 from __future__ import annotations
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from edgebench.analysis.rundata import arms
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.report.card import write_card
 from edgebench.report.compare import compare_rows, compare_table
 from edgebench.report.html import render_report
-from edgebench.report.rundata import arms
 from edgebench.runfolder.identity import identity_of
 from edgebench.summary import LoadedRun, load_run
 from edgebench.system.records import Device

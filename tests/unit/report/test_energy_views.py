@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from edgebench.analysis.rundata import arms, load_run
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.report.card import render_card
 from edgebench.report.compare import compare_rows, compare_table
 from edgebench.report.html import render_report
 from edgebench.report.plots import drawn_plots
-from edgebench.report.rundata import arms, load_run
 from tests.helpers.fakes import RIGHT, WRONG
 from tests.helpers.power import FakePower
 from tests.helpers.run_fake import RunFake

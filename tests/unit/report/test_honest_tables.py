@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from edgebench.analysis.rundata import arms
 from edgebench.report.card import write_card
 from edgebench.report.compare import compare_rows, compare_table
 from edgebench.report.html import group_tables, leaderboard, render_report
-from edgebench.report.rundata import arms
 from edgebench.report.table import render_summary
 from edgebench.runner.engine import RunResult
 from edgebench.summary import load_run

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.report.facts import device_summary, headline_scores
+from edgebench.analysis.figures import headline_scores
+from edgebench.analysis.rundata import run_labels
+from edgebench.report.facts import device_summary
 from edgebench.report.html import render_report
-from edgebench.report.rundata import run_labels
 from edgebench.summary import LoadedRun, load_run
 from edgebench.system.records import Device
 from tests.helpers.inline_prompts import chat_templates_in_process

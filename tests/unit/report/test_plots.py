@@ -18,9 +18,9 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.container import ErrorbarContainer
 
+from edgebench.analysis.rundata import ArmView, arms
 from edgebench.report import plots
 from edgebench.report.html import render_report
-from edgebench.report.rundata import Arm, arms
 from edgebench.summary import LoadedRun, load_run
 from edgebench.system.records import Device
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
@@ -172,7 +172,7 @@ def test_a_group_an_arm_never_saw_has_no_stub(run: LoadedRun) -> None:
     mine = arms(run)
     mask = mine[1]
     groups = {**mask.result.groups, "tier": {"rare": {"n": 5, "field_f1": 0.5}}}
-    changed = Arm(mask.run, _with_task_groups(mask, groups), mask.samples)
+    changed = ArmView(mask.run, _with_task_groups(mask, groups), mask.samples)
     (tier,) = [
         d for d in plots.accuracy_by_group([mine[0], changed]) if d.name == "accuracy-by-tier"
     ]
@@ -182,7 +182,7 @@ def test_a_group_an_arm_never_saw_has_no_stub(run: LoadedRun) -> None:
     assert not ax.texts
 
 
-def _with_task_groups(arm: Arm, groups: dict[str, Any]) -> Any:
+def _with_task_groups(arm: ArmView, groups: dict[str, Any]) -> Any:
     task_name = next(k for k, f in arm.result.families.items() if f.role == "task")
     family = replace(arm.result.families[task_name], groups=groups)
     return replace(arm.result, families={**arm.result.families, task_name: family})

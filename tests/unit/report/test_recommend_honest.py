@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console, RenderableType
 
-from edgebench.report.recommend import recommend
+from edgebench.analysis.recommend import recommend
 from edgebench.report.recommend_view import render
 from edgebench.summary import LoadedRun, load_run
 from tests.helpers.cli import assert_one_line_error, run_cli

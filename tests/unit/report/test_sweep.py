@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from edgebench.analysis.sweep import build_sweep, is_sweep
 from edgebench.errors import UserError
 from edgebench.report.card import write_card
 from edgebench.report.fit import Fitted
 from edgebench.report.html import render_report
-from edgebench.report.sweep import build_sweep, is_sweep, sweep_json, sweep_table
 from edgebench.report.sweep_plot import sweep_plots
+from edgebench.report.sweep_view import sweep_json, sweep_table
 from edgebench.runfolder.records import SCHEMA_VERSION
 from edgebench.summary import load_run
 from tests.helpers.sweep_runs import REQUANTIZED, make_sweep_run, variant

@@ -12,19 +12,20 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from edgebench.analysis import rundata
 from edgebench.backends.fake import FakeBackend
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
 from edgebench.metrics import get_family
-from edgebench.report import facts, rundata
+from edgebench.report import facts
 from edgebench.report.compare import compare_rows
 from edgebench.report.coverage import coverage_rows
 from edgebench.report.table import render_summary
+from edgebench.rescore import rescore
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import plan_budget, plan_context
 from edgebench.runner.engine import RunInterrupted
 from edgebench.runner.prepare import load_examples
-from edgebench.runner.rescore import rescore
 from edgebench.scoring.parse import parse_json_output
 from edgebench.summary import load_run
 from edgebench.tasks.base import Example

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from edgebench.backends.fake import FakeBackend
-from edgebench.runner.bench import BenchSettings, execute_bench
+from edgebench.bench.execute import BenchSettings, execute_bench
 from edgebench.system.build_features import build_facts
 from edgebench.system.records import Device
 from tests.helpers.bench_fakes import bench_model, built_for

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.bench.execute import BenchSettings, execute_bench
 from edgebench.errors import UserError
-from edgebench.runner.bench import BenchSettings, execute_bench
 from edgebench.system.identity import ENV_NAME, config_of
 from tests.helpers.bench_fakes import bench_model, built_for
 from tests.helpers.device_trees import pi5_tree

@@ -188,8 +188,8 @@ def test_a_meter_that_fails_from_the_start_is_one_line_before_the_run(tmp_path: 
 
 
 def test_compare_says_the_energy_is_partial_and_why(run_fake: RunFake, tmp_path: Path) -> None:
+    from edgebench.analysis.rundata import load_run
     from edgebench.report.compare import compare_table
-    from edgebench.report.rundata import load_run
 
     command = meter(tmp_path, 1, "echo 'E: checksum'", every=2)
     result = metered_run(run_fake, command, 3)

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from edgebench.backends.fake import FakeBackend
+from edgebench.cli.progress import RichProgress
 from edgebench.report.facts import run_rows
-from edgebench.report.table import RichProgress
 from edgebench.runfolder.read import read_manifest, read_samples
 from edgebench.runner.engine import RunInterrupted
 from edgebench.summary import load_run

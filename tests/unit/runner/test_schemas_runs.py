@@ -24,10 +24,10 @@ from edgebench.report.compare import compare_rows
 from edgebench.report.coverage import coverage_rows
 from edgebench.report.html import render_report
 from edgebench.report.table import render_summary
+from edgebench.rescore import rescore
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.budget import UNLABELLED_BUDGET
 from edgebench.runner.prepare import load_examples
-from edgebench.runner.rescore import rescore
 from edgebench.summary import load_run
 from edgebench.tasks.schemas import SchemasTask
 from tests.helpers.cli import run_cli

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from edgebench.report.device_names import device_label
-from edgebench.report.rundata import Arm
-from edgebench.report.sweep import metric_names, pick_metric
+from edgebench.analysis.device_names import device_label
+from edgebench.analysis.rundata import ArmView
+from edgebench.analysis.sweep import metric_names, pick_metric
 from edgebench.runfolder.identity import identity_of
 from edgebench.system.records import DeviceIdentity
 
 
-def arm_identity(arm: Arm) -> DeviceIdentity:
+def arm_identity(arm: ArmView) -> DeviceIdentity:
     return identity_of(arm.run.manifest.device)
 
 
@@ -29,7 +29,7 @@ class DeviceGroup:
 
     identity: DeviceIdentity
     label: str  # unique among the groups shown together
-    arms: list[Arm]
+    arms: list[ArmView]
 
 
 def _unique(labels: list[str], identities: list[DeviceIdentity]) -> list[str]:
@@ -41,9 +41,9 @@ def _unique(labels: list[str], identities: list[DeviceIdentity]) -> list[str]:
     ]
 
 
-def device_groups(all_arms: Sequence[Arm]) -> list[DeviceGroup]:
+def device_groups(all_arms: Sequence[ArmView]) -> list[DeviceGroup]:
     """The devices, grouped by model of device (its label), then by name and unit."""
-    by_fingerprint: dict[str, tuple[DeviceIdentity, list[Arm]]] = {}
+    by_fingerprint: dict[str, tuple[DeviceIdentity, list[ArmView]]] = {}
     for arm in all_arms:
         identity = arm_identity(arm)
         by_fingerprint.setdefault(identity.fingerprint, (identity, []))[1].append(arm)
@@ -59,31 +59,31 @@ def device_groups(all_arms: Sequence[Arm]) -> list[DeviceGroup]:
     ]
 
 
-def spans_devices(all_arms: Sequence[Arm]) -> bool:
+def spans_devices(all_arms: Sequence[ArmView]) -> bool:
     """The arms come from more than one device."""
     return len({arm_identity(arm).fingerprint for arm in all_arms}) > 1
 
 
-def labels_by_arm(all_arms: Sequence[Arm]) -> dict[int, str]:
+def labels_by_arm(all_arms: Sequence[ArmView]) -> dict[int, str]:
     """Each arm's device label, keyed by the arm's identity; empty for one device."""
     if not spans_devices(all_arms):
         return {}
     return {id(arm): group.label for group in device_groups(all_arms) for arm in group.arms}
 
 
-def primary_metric(all_arms: Sequence[Arm]) -> str | None:
+def primary_metric(all_arms: Sequence[ArmView]) -> str | None:
     """The task's headline figure (as the sweep and plots pick it); None: nothing scored."""
     return pick_metric(all_arms, None) if metric_names(all_arms) else None
 
 
-def decode_tok_s(arm: Arm) -> float | None:
+def decode_tok_s(arm: ArmView) -> float | None:
     return arm.result.perf.decode_tok_s.p50
 
 
-def ranked(device_arms: Sequence[Arm], metric: str | None) -> list[Arm]:
+def ranked(device_arms: Sequence[ArmView], metric: str | None) -> list[ArmView]:
     """Best first on `metric`, then on decode tok/s; an arm without the figure last."""
 
-    def key(arm: Arm) -> tuple[bool, float, bool, float]:
+    def key(arm: ArmView) -> tuple[bool, float, bool, float]:
         score = arm.metrics.get(metric) if metric else None
         speed = decode_tok_s(arm)
         return (score is None, -(score or 0.0), speed is None, -(speed or 0.0))
@@ -109,7 +109,7 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return fmean(present) if present else None
 
 
-def _cell(arms: Sequence[Arm], metric: str | None) -> MatrixCell:
+def _cell(arms: Sequence[ArmView], metric: str | None) -> MatrixCell:
     return MatrixCell(
         metric=_mean([arm.metrics.get(metric) if metric else None for arm in arms]),
         decode_tok_s=_mean([decode_tok_s(arm) for arm in arms]),
@@ -117,11 +117,11 @@ def _cell(arms: Sequence[Arm], metric: str | None) -> MatrixCell:
     )
 
 
-def _in_column(arms: Sequence[Arm], column: ColumnKey) -> list[Arm]:
+def _in_column(arms: Sequence[ArmView], column: ColumnKey) -> list[ArmView]:
     return [arm for arm in arms if (arm.model, arm.constraint) == column]
 
 
-def matrix_columns(all_arms: Sequence[Arm]) -> list[ColumnKey]:
+def matrix_columns(all_arms: Sequence[ArmView]) -> list[ColumnKey]:
     """Every (model, mode) any device ran, in first-seen order."""
     return list(dict.fromkeys((arm.model, arm.constraint) for arm in all_arms))
 

@@ -1,6 +1,6 @@
 """bench.json keeps its shape now that `BenchRecord` builds it: the same keys, of the
 same JSON types, in every way a bench ends, as the dict-built file had
-(tests/unit/runner/data/bench_shapes.json was written by the bench before the change)."""
+(tests/unit/bench/data/bench_shapes.json was written by the bench before the change)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def test_bench_json_has_the_shape_it_always_had(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["completed", "crashed", "duration_wait_cool"])
 def test_every_bench_json_reads_back_as_its_record(tmp_path: Path, name: str) -> None:
+    from edgebench.bench.execute import bench_json
     from edgebench.runfolder.records import BenchRecord
-    from edgebench.runner.bench import bench_json
 
     bench_shapes(tmp_path)
     written = json.loads((tmp_path / f"{name}.json").read_text())

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from edgebench.backends.base import now
 from edgebench.backends.llama_cpp import installed_build
 from edgebench.backends.speed_test import GENERATION, SpeedPlan, SpeedResult, SpeedTest
+from edgebench.bench.execute import SpeedWorker, bench_context, pin_environment
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.failures import (
@@ -29,7 +30,6 @@ from edgebench.failures import (
 from edgebench.isolation import call_isolated
 from edgebench.models.registry import DEFAULT_MODEL, load_registry
 from edgebench.models.resolve import resolve_model
-from edgebench.runner.bench import SpeedWorker, bench_context, pin_environment
 from edgebench.runner.prepare import model_under_test
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import start_worker

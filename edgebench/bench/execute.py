@@ -10,7 +10,7 @@ crash keeps what was measured.
 
 `--duration` repeats the rounds (every row once) until that much wall time has passed
 since the first timed repetition of the group of workers, each repetition stamped on the
-wall clock, and reports each row's first minute against its last (runner/sustained.py).
+wall clock, and reports each row's first minute against its last (bench/sustained.py).
 `--cooldown` pauses before every timed repetition but the first; `--wait-cool` waits for
 the CPU to cool before anything loads (runner/cooling.py). Pauses fall between the
 timed intervals, never inside one.
@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from edgebench.backends.base import LoadInfo, now
 from edgebench.backends.speed_test import GENERATION, PROMPT, SpeedPlan, SpeedResult, SpeedTest
+from edgebench.bench.sustained import sustained_figures
 from edgebench.environ import temporary_environ
 from edgebench.errors import RunFailure, UserError
 from edgebench.failures import WorkerDied, WorkerError, is_user_error
@@ -45,7 +46,6 @@ from edgebench.runfolder.records import (
 from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runner.sustained import sustained_figures
 from edgebench.runner.workers import start_worker
 from edgebench.runtimes import needs_cpu_build
 from edgebench.system.build_features import build_facts

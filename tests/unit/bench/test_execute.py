@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from edgebench.bench import execute as bench
+from edgebench.bench.execute import BenchSettings, bench_context, execute_bench, plan_tests
 from edgebench.errors import RunFailure, UserError
 from edgebench.isolation import WorkerError
 from edgebench.runfolder.records import SCHEMA_VERSION, BenchRecord
-from edgebench.runner import bench
-from edgebench.runner.bench import BenchSettings, bench_context, execute_bench, plan_tests
 from edgebench.runner.spec import ModelUnderTest
 from tests.helpers.bench_fakes import SpeedWorkers, bench_model
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from edgebench.analysis.figures import metric_label
+from edgebench.analysis.rundata import LoadedRun
+from edgebench.analysis.sweep import Sweep, SweepRow, build_sweep
 from edgebench.errors import UserError
-from edgebench.report import facts
-from edgebench.report.rundata import LoadedRun
-from edgebench.report.sweep import Sweep, SweepRow, build_sweep
 from edgebench.runtimes import runtime_info
 from edgebench.summary.pareto import OBJECTIVES, dominated_by
 
@@ -67,7 +67,7 @@ def parse_memory(text: str, option: str = "--max-memory") -> int:
 
 
 @dataclass(frozen=True)
-class Device:
+class Board:
     """A board with a RAM size and what its OS leaves to a model (an assumption)."""
 
     name: str
@@ -84,7 +84,7 @@ class Device:
 # desktop) after boot, plus the kernel's and the firmware's reserved memory (the GPU
 # carve-out, CMA), about 448 MiB in all, leaving 1.6 GiB of a 2 GB board.
 PI_RESERVE_MB = 448
-DEVICES = tuple(Device("Raspberry Pi 4/5", gb, PI_RESERVE_MB) for gb in (2, 4, 8))
+DEVICES = tuple(Board("Raspberry Pi 4/5", gb, PI_RESERVE_MB) for gb in (2, 4, 8))
 # Less free than this share of usable memory: fits, but the page cache and anything
 # else running will compete with it.
 TIGHT_SHARE = 0.10
@@ -144,7 +144,7 @@ def _limits(
         reasons.append("no peak RSS measured: its memory is unknown")
     elif budget_mb is not None and need > budget_mb:
         reasons.append(f"over budget by {need - budget_mb:.0f} MiB (needs {need:.0f} MiB)")
-    label = facts.metric_label(metric)
+    label = metric_label(metric)
     if row.accuracy is None:
         reasons.append(f"no {label} score")
     elif floor is not None and row.accuracy < floor:
@@ -243,7 +243,7 @@ def recommend(
     return Recommendation(sweep, budget_mb, min_accuracy, candidates)
 
 
-def device_verdict(need: float | None, device: Device) -> str:
+def device_verdict(need: float | None, device: Board) -> str:
     """ "fits", "tight" (less than 10% of usable memory left) or "no (+312 MiB)"."""
     if need is None:
         return "unknown"
@@ -251,26 +251,3 @@ def device_verdict(need: float | None, device: Device) -> str:
     if need > usable:
         return f"no (+{need - usable:.0f} MiB)"
     return "tight" if usable - need < TIGHT_SHARE * usable else "fits"
-
-
-DEVICES_TITLE = "Raspberry Pi 4/5: does it fit? (memory)"
-DEVICE_HEADERS = ["variant · mode", "needs MiB", *(f"{d.ram_gb} GB" for d in DEVICES)]
-
-
-def device_rows(rec: Recommendation) -> list[list[str]]:
-    """Per variant and mode: its need and the verdict on each board (DEVICE_HEADERS)."""
-    return [
-        [c.row.key, facts.fmt(c.need_mb, 0), *(device_verdict(c.need_mb, d) for d in DEVICES)]
-        for c in rec.candidates
-    ]
-
-
-def device_note() -> str:
-    usable = ", ".join(f"{d.ram_gb} GB: {d.usable_mb} MiB" for d in DEVICES)
-    return (
-        f"Usable memory assumed (not measured on a Pi): RAM minus {PI_RESERVE_MB} MiB for "
-        f"Raspberry Pi OS Lite, the kernel and the firmware's reserve ({usable}). Verdicts "
-        "from the measured need on this run's device; a Pi's own build and kernel may "
-        f"differ by a few MB. tight: fits with less than {TIGHT_SHARE:.0%} of usable "
-        "memory left. Memory only: speed on a Pi is not predicted."
-    )

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from edgebench.bench.execute import BenchInterrupted, BenchSettings, execute_bench
+from edgebench.bench.sustained import sustained_figures
 from edgebench.runfolder.records import BenchRecord
-from edgebench.runner.bench import BenchInterrupted, BenchSettings, execute_bench
 from edgebench.runner.cooling import wait_until_cool
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runner.sustained import sustained_figures
 from tests.helpers.bench_fakes import TimedWorker, bench_model
 from tests.helpers.waits import START, FakeTime
 

@@ -13,10 +13,10 @@ import pytest
 from edgebench.backends.fake import FakeBackend
 from edgebench.errors import UserError
 from edgebench.io import read_jsonl
+from edgebench.rescore import rescore
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.jobs import ConsistencyRun
 from edgebench.runner.prepare import load_examples
-from edgebench.runner.rescore import rescore
 from edgebench.tasks import get_task
 from tests.helpers.cli import assert_one_line_error, run_cli
 from tests.helpers.faults import break_edgejson_scoring

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.errors import UserError
-from edgebench.report.recommend import (
+from edgebench.analysis.recommend import (
     DEVICES,
     MIB,
     Recommendation,
@@ -17,6 +16,7 @@ from edgebench.report.recommend import (
     parse_memory,
     recommend,
 )
+from edgebench.errors import UserError
 from edgebench.summary import load_run
 from tests.helpers.sweep_runs import make_sweep_run
 

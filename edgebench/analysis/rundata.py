@@ -14,7 +14,7 @@ from edgebench.runfolder.records import ArmSummary, Figures, SampleRecord
 from edgebench.summary import LoadedRun, load_run, result_arms
 
 __all__ = [
-    "Arm",
+    "ArmView",
     "LoadedRun",
     "arms",
     "flatten",
@@ -30,7 +30,7 @@ COUNT_KEYS = ("n", "n_skipped")
 
 
 @dataclass(frozen=True)
-class Arm:
+class ArmView:
     """One model under one constraint mode: a leaderboard row, a model-index entry."""
 
     run: LoadedRun
@@ -91,11 +91,11 @@ def _of(result: ArmSummary, sample: SampleRecord) -> bool:
     )
 
 
-def arms(run: LoadedRun) -> list[Arm]:
+def arms(run: LoadedRun) -> list[ArmView]:
     """Every (model, constraint mode) of a run, in the order the run made them; a
     consistency run's at each temperature."""
     return [
-        Arm(run, result, [s for s in run.samples if _of(result, s)])
+        ArmView(run, result, [s for s in run.samples if _of(result, s)])
         for result in result_arms(run.summary)
     ]
 
@@ -164,7 +164,7 @@ def run_labels(folders: Sequence[Path]) -> list[str]:
     return unique
 
 
-def labels_by_run(all_arms: Sequence[Arm]) -> dict[int, str]:
+def labels_by_run(all_arms: Sequence[ArmView]) -> dict[int, str]:
     """Each run's unique label (run_labels of its folder), keyed by the run's identity."""
     runs = list({id(arm.run): arm.run for arm in all_arms}.values())
     return dict(zip(map(id, runs), run_labels([run.path for run in runs]), strict=True))

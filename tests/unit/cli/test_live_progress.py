@@ -13,7 +13,7 @@ from rich.console import Console
 
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.backends.worker import InProcessWorker
-from edgebench.report.table import RichProgress
+from edgebench.cli.progress import RichProgress
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Worker
 from tests.helpers.fakes import fake_model

@@ -29,7 +29,7 @@ OK, REJECTED, REFUSED, CRASHED, TIMEOUT = "ok", "rejected", "refused", "crashed"
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class ModelCheck:
     """`verdict`: ok; rejected (by the header check, nothing native ran); refused (by
     llama.cpp, cleanly); crashed (the worker died); timeout (it hung)."""
 
@@ -46,31 +46,31 @@ class CheckResult:
 
 def check_models(
     paths: list[Path], *, load: bool = True, timeout: float = CHECK_TIMEOUT_S
-) -> list[CheckResult]:
-    results: dict[Path, CheckResult] = {}
+) -> list[ModelCheck]:
+    results: dict[Path, ModelCheck] = {}
     loadable: list[tuple[Path, int]] = []
     for path in paths:
         try:
             header = read_gguf(path)
         except UserError as exc:
-            results[path] = CheckResult(path, REJECTED, str(exc))
+            results[path] = ModelCheck(path, REJECTED, str(exc))
             continue
         except Exception as exc:  # a reader bug on one stranger's file
             # must not cost the report on the others: it is that file's verdict.
             detail = f"the header reader failed on {path}: {type(exc).__name__}: {exc}"
-            results[path] = CheckResult(path, REJECTED, detail)
+            results[path] = ModelCheck(path, REJECTED, detail)
             continue
         n_ctx = min(CHECK_N_CTX, header.context_length or CHECK_N_CTX)
         if load:
             loadable.append((path, max(n_ctx, 8)))
         else:
-            results[path] = CheckResult(path, OK, "header checked (not loaded)")
+            results[path] = ModelCheck(path, OK, "header checked (not loaded)")
     results.update(_load_each(loadable, timeout))
     return [results[p] for p in paths]
 
 
-def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, CheckResult]:
-    results: dict[Path, CheckResult] = {}
+def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, ModelCheck]:
+    results: dict[Path, ModelCheck] = {}
     worker: BackendWorker | None = None
     runtime = runtime_for_format("gguf")  # the runtime that loads GGUF files
     backend, mode_options = backend_for(runtime.name, "none")
@@ -85,16 +85,16 @@ def _load_each(files: list[tuple[Path, int]], timeout: float) -> dict[Path, Chec
                 worker.load(n_ctx, timeout=timeout)
                 gen = worker.generate("Hello", DecodeSettings(max_tokens=2), timeout=timeout)
                 detail = f"loads and decodes ({gen.output_tokens} tokens)"
-                results[path] = CheckResult(path, OK, detail)
+                results[path] = ModelCheck(path, OK, detail)
             except WorkerError as exc:
-                results[path] = CheckResult(path, REFUSED, str(exc))
+                results[path] = ModelCheck(path, REFUSED, str(exc))
             except WorkerDied as exc:
                 died = worker_failure(exc, f"during {exc.during}", who="the worker").line
-                results[path] = CheckResult(path, CRASHED, f"{runtime.label} crashed: {died}")
+                results[path] = ModelCheck(path, CRASHED, f"{runtime.label} crashed: {died}")
                 worker.close()  # type: ignore[union-attr]
                 worker = None
             except WorkerTimeout as exc:
-                results[path] = CheckResult(path, TIMEOUT, str(exc))
+                results[path] = ModelCheck(path, TIMEOUT, str(exc))
                 worker.close()  # type: ignore[union-attr]
                 worker = None
     finally:
