@@ -13,7 +13,9 @@
 # root (Raspberry Pi OS's base: Python 3.11 that refuses a system-wide pip install), clones
 # this repository's HEAD into it, and does what docs/start/install.md says for a Pi:
 # `python3 -m venv .venv && . .venv/bin/activate && ./install.sh`; then pulls the default
-# model, runs `edgebench doctor` and `edgebench run --limit 3 --constraint none,mask`.
+# model, runs `edgebench doctor` and `edgebench run --limit 3 --constraint none,mask`
+# (with --retime none: emulated speed is not measured, and re-timing an example another
+# process slowed would only decode it again at ~3 tokens/s).
 # Last, the Cortex-A76 build under QEMU_CPU=cortex-a72 must be refused in one line
 # (exit 1) before any example. Every step prints its time.
 #
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
     --build) build="$2"; shift 2 ;;
     --clean) clean=1; shift ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "arm64-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -173,7 +175,7 @@ check_cpu() {
     "cd /root/edgebench && . $venv/bin/activate && edgebench doctor"
   step "$cpu: edgebench run --limit 3 --constraint none,mask" in_root "$cpu" \
     "cd /root/edgebench && . $venv/bin/activate && rm -rf /root/run-$cpu && \
-     edgebench run --limit 3 --constraint none,mask --out /root/run-$cpu"
+     edgebench run --limit 3 --constraint none,mask --retime none --out /root/run-$cpu"
 }
 
 status=0
