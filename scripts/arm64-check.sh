@@ -5,6 +5,7 @@
 #   sudo scripts/arm64-check.sh --cpus cortex-a72     one CPU model
 #   sudo scripts/arm64-check.sh --build native        compile llama.cpp under emulation (slow)
 #   sudo scripts/arm64-check.sh --build-only          only the cross builds (the runs later)
+#   sudo scripts/arm64-check.sh --no-run              build, install, pull and doctor, no run
 #
 # Needs root (chroot, mounts) and Debian's qemu-user-static, binfmt-support and mmdebstrap
 # (and g++-aarch64-linux-gnu for the cross build):
@@ -36,6 +37,7 @@ cpus="cortex-a76 cortex-a72"
 build="cross"
 clean=0
 build_only=0
+no_run=0
 mirror="${EDGEBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 llama_version="$(sed -n 's/^LLAMA_VERSION="\(.*\)"/\1/p' "$repo/install.sh")"
 while [ $# -gt 0 ]; do
@@ -44,7 +46,8 @@ while [ $# -gt 0 ]; do
     --build) build="$2"; shift 2 ;;
     --clean) clean=1; shift ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --no-run) no_run=1; shift ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "arm64-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -173,6 +176,7 @@ check_cpu() {
     "cd /root/edgebench && . $venv/bin/activate && edgebench models pull smollm2-135m-instruct"
   step "$cpu: edgebench doctor" in_root "$cpu" \
     "cd /root/edgebench && . $venv/bin/activate && edgebench doctor"
+  [ "$no_run" -eq 0 ] || return 0
   step "$cpu: edgebench run --limit 3 --constraint none,mask" in_root "$cpu" \
     "cd /root/edgebench && . $venv/bin/activate && rm -rf /root/run-$cpu && \
      edgebench run --limit 3 --constraint none,mask --retime none --out /root/run-$cpu"
