@@ -23,6 +23,7 @@ from edgebench.runner.prepare import (
     mixed_tuning_warning,
     model_under_test,
 )
+from edgebench.runner.request import RunEnvironment, RunRequest
 from edgebench.runner.subset import select_examples
 from edgebench.tasks.base import Task
 
@@ -105,17 +106,9 @@ def run_and_show(
         tuning = mixed_tuning_warning(models)
         if tuning is not None:
             _warn(console, tuning)
-        result = execute(
-            settings,
-            models,
-            task,
-            examples,
-            dataset,
-            kind=kind,
-            progress=RichProgress(console, pause_s=settings.delay),
-            resume=resume,
-            device_name=device_name,
-        )
+        request = RunRequest(settings, models, task, examples, dataset, kind, resume, device_name)
+        progress = RichProgress(console, pause_s=settings.delay)
+        result = execute(request, RunEnvironment(progress=progress))
     show_summary(result.summary, render, as_json, output_format, formatted)
     if result.worker_failures:
         console.print(

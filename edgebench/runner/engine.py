@@ -38,7 +38,6 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
 from edgebench.backends.answer_end import LoopRule
 from edgebench.backends.base import now
@@ -105,7 +104,7 @@ from edgebench.runner.fidelity import (
     variant_groups,
 )
 from edgebench.runner.interrupt import StopRequest
-from edgebench.runner.jobs import GreedyRun, Job, RunKind
+from edgebench.runner.jobs import Job, RunKind
 from edgebench.runner.power import (
     check_power_settings,
     choose,
@@ -116,11 +115,12 @@ from edgebench.runner.power import (
 )
 from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
 from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
+from edgebench.runner.request import Progress, RunEnvironment, RunRequest
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.samples import needs_retime
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.subset import dataset_positions, sample_examples, select_examples
-from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline, lost_note
+from edgebench.runner.timeline import HeatReader, Timeline, lost_note
 from edgebench.runner.workers import (
     Worker,
     WorkerFactory,
@@ -133,7 +133,6 @@ from edgebench.system.build_features import build_facts
 from edgebench.system.build_fit import check_build_fits
 from edgebench.system.cpu_share import CpuMeter, CpuTimes, PsutilTimes, process_tree
 from edgebench.system.device import device_info
-from edgebench.system.heat import heat_sample
 from edgebench.system.power import PowerChoice
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
 from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
@@ -189,61 +188,27 @@ class RunResult:
     worker_failures: int = 0
 
 
-class Progress(Protocol):
-    def start(self, total: int, description: str, run_left: int) -> None:
-        """An arm of `total` jobs begins; `run_left` jobs are left in the run, its own
-        included."""
-
-    def advance(self, sample: SampleRecord) -> None: ...
-    def step(self, stats: str) -> None:
-        """One example of the fidelity phase done; `stats`: its running figures."""
-
-    def note(self, message: str) -> None: ...
-    def stop(self) -> None: ...
-
-
 def resume_command(kind: str, run_dir: Path) -> str:
     """The command that continues a run of `kind` (its command has the kind's name), the
     folder quoted for the shell so the hint can be pasted whatever the path holds."""
     return f"edgebench {kind} --resume {shlex.quote(str(run_dir))}"
 
 
-def execute(
-    settings: RunSettings,
-    models: list[ModelUnderTest],
-    task: PromptingTask,
-    dataset: list[Example],
-    dataset_record: DatasetRecord,
-    *,
-    kind: RunKind | None = None,
-    worker_factory: WorkerFactory | None = None,
-    progress: Progress | None = None,
-    resume: bool = False,
-    waits: Waits | None = None,
-    power: PowerChoice | None = None,
-    timeline_interval: float = INTERVAL_S,
-    heat: HeatReader = heat_sample,
-    fidelity_factory: FidelityFactory | None = None,
-    device_name: str | None = None,
-    cpu_times: Callable[[], CpuTimes] | None = None,
-) -> RunResult:
-    """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
-    `--sample`) through each model, once per constraint mode (each model and mode in its
-    own worker, one after another), as the run `kind` says (default: every example once,
-    greedily), into one run folder. The whole dataset sizes the automatic token budget,
-    so a subset measures the same thing as the full run; n_ctx fits the examples decoded,
-    and a `--sample` is drawn from those that fit.
+def execute(request: RunRequest, environment: RunEnvironment | None = None) -> RunResult:
+    """Run `request` (runner/request.py) into one run folder: each model once per
+    constraint mode, each model and mode in its own worker, one after another. The whole
+    dataset sizes the automatic token budget, so a subset measures the same thing as the
+    full run; n_ctx fits the examples decoded, and a `--sample` is drawn from those that
+    fit. With `request.resume` the folder's complete records are kept and only the
+    missing jobs run; a resumed run keeps the device identity it started with.
 
-    With `resume`, `settings.out` is an earlier run of the same models, dataset and
-    settings: its complete records are kept and only the missing jobs run.
-
-    `power` (default: chosen from the settings) is the power source the timeline polls
-    every `timeline_interval` seconds, with `heat` (temperature, clocks, throttling);
-    tests pass fakes. `device_name` (`--device-name`, checked) names the device in its
-    identity (None: $EDGEBENCH_DEVICE_NAME, else the hostname); a resumed run keeps the
-    identity it started with. `cpu_times` makes the source of CPU times each arm and the
-    timeline read (None: `CPU_TIMES`, psutil; tests pass fakes)."""
-    kind = kind or GreedyRun()
+    `environment` (default: the real machine's workers, power, heat and CPU times, no
+    progress shown) is what a test or a library caller replaces."""
+    env = environment or RunEnvironment()
+    settings, models, task = request.settings, request.models, request.task
+    dataset, resume, device_name = request.dataset, request.resume, request.device_name
+    kind = request.kind
+    worker_factory, waits, power = env.worker_factory, env.waits, env.power
     labels = [m.label for m in models]
     if not models:
         raise UserError("--model: no model to run")
@@ -255,7 +220,7 @@ def execute(
     examples, sample = select_examples(dataset, settings)
     if not examples:
         raise UserError("the dataset has no examples to run")
-    dataset_record = replace(dataset_record, sample=sample)
+    dataset_record = replace(request.dataset_record, sample=sample)
     families = select_families(task.metric_family, settings.metrics, settings.metric_params)
     prompt_template_for(task, settings.prompt)  # an unknown style: one line, no folder
     # Rendering runs each model's chat template: a failure here leaves no folder behind.
@@ -286,17 +251,17 @@ def execute(
             kind,
             families,
             worker_factory,
-            progress,
-            waits or Waits(),
-            fidelity_factory,
+            env.progress,
+            waits,
+            env.fidelity_factory,
             device_name=device_name,
-            cpu_times=cpu_times or CPU_TIMES,
+            cpu_times=env.cpu_times or CPU_TIMES,
         )
         # Ctrl-C is remembered from here on (a finalizer cannot swallow it)
         with run.stop.installed():
             try:
                 run.begin(dataset_record, resume)
-                run.start_power(choice, timeline_interval, heat)
+                run.start_power(choice, env.timeline_interval, env.heat)
                 first_worker, plans = run.plan()
             except OSError as exc:
                 raise run.stopped(exc) from None
