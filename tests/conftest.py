@@ -34,7 +34,10 @@ import pytest
 
 from edgebench.backends.fake import FakeBackend
 from edgebench.runfolder.records import DatasetRecord, RunSettings
+from edgebench.runner.cooling import Waits
 from edgebench.runner.engine import RunResult, execute
+from edgebench.runner.jobs import GreedyRun
+from edgebench.runner.request import RunEnvironment, RunRequest
 from edgebench.system.power import PowerChoice
 from tests.helpers.cpu_times import CLEAN, always
 from tests.helpers.fakes import EchoTask, fake_model, in_process
@@ -218,26 +221,29 @@ def run_fake(tmp_path: Path) -> RunFake:
     ) -> RunResult:
         backend = outputs if isinstance(outputs, FakeBackend) else FakeBackend(outputs)
         settings = {"out": tmp_path / "run", "warmup": False, **settings}
-        return execute(
+        request = RunRequest(
             RunSettings(**settings),
             models or [fake_model()],
             task_impl or EchoTask(),
             examples if examples is not None else make_examples(n),
             dataset_record or DatasetRecord(path="mem"),
-            kind=kind,
+            kind=kind or GreedyRun(),
+            resume=resume,
+            device_name=device_name,
+        )
+        environment = RunEnvironment(
             worker_factory=factory or in_process(backend),
             progress=progress,
-            resume=resume,
-            waits=waits,
+            waits=waits or Waits(),
             # no machine's power source (nor its idle baseline) in a fake run, unless given
             power=power or PowerChoice(None, None, "no power source in tests"),
             timeline_interval=timeline_interval,
             # the timeline reads no machine in a fake run (same figures everywhere)
             heat=heat or (lambda: dict(NOTHING_READABLE)),
             fidelity_factory=fidelity_factory,
-            device_name=device_name,
             # a quiet machine unless a test says otherwise (tests/helpers/cpu_times.py)
             cpu_times=cpu_times or always(CLEAN),
         )
+        return execute(request, environment)
 
     return run

@@ -13,17 +13,11 @@ from rich.markup import escape
 
 from edgebench.cli.console import say, stderr_console, stdout_console, stop_signals
 from edgebench.cli.progress import RichProgress
-from edgebench.models.resolve import check_variants_ready
 from edgebench.runfolder.records import RunSettings, Summary
-from edgebench.runner.engine import RunInterrupted, execute, resume_command
+from edgebench.runner.engine import RunInterrupted, resume_command
 from edgebench.runner.jobs import RunKind
-from edgebench.runner.prepare import (
-    invalid_data_warning,
-    load_examples,
-    mixed_tuning_warning,
-    model_under_test,
-)
-from edgebench.runner.subset import select_examples
+from edgebench.runner.request import RunEnvironment
+from edgebench.runner.start import start_run
 from edgebench.tasks.base import Task
 
 
@@ -88,33 +82,22 @@ def run_and_show(
     output_format: str = "table",
     formatted: Formatted | None = None,
 ) -> None:
-    """Load the dataset (its mistakes are reported before any model is resolved or
-    pulled), resolve the models, run them through the engine with a progress bar, print
-    the summary with `render`, and say where it went and what a crash or timeout cost.
+    """Start the run (runner/start.py: the dataset, the models, the engine) with a
+    progress bar and its warnings on stderr, print the summary with `render`, and say
+    where it went and what a crash or timeout cost.
     `device_name`: `--device-name`, checked (None: the environment's, or the hostname);
     `output_format`, `formatted`: see `show_summary`."""
     console = stderr_console()
     with interruptible(console):
-        examples, dataset = load_examples(task, settings)
-        select_examples(examples, settings)  # --sample and --stratify mistakes, before a pull
-        warning = invalid_data_warning(dataset)
-        if warning is not None:
-            _warn(console, warning)
-        check_variants_ready(model_specs)
-        models = [model_under_test(spec) for spec in model_specs]
-        tuning = mixed_tuning_warning(models)
-        if tuning is not None:
-            _warn(console, tuning)
-        result = execute(
+        result = start_run(
             settings,
-            models,
+            model_specs,
             task,
-            examples,
-            dataset,
-            kind=kind,
-            progress=RichProgress(console, pause_s=settings.delay),
+            kind,
             resume=resume,
             device_name=device_name,
+            environment=RunEnvironment(progress=RichProgress(console, pause_s=settings.delay)),
+            warn=lambda warning: _warn(console, warning),
         )
     show_summary(result.summary, render, as_json, output_format, formatted)
     if result.worker_failures:

@@ -1,5 +1,7 @@
 """The run engine: everything that decodes goes through here (`edgebench run` and
 `edgebench consistency`), so resume, timeouts and crash isolation hold for all of it.
+`execute` takes one `RunRequest` and one `RunEnvironment` (runner/request.py); the CLI
+reaches it through runner/start.py: `start_run`.
 
     execute()
       folder    RunFolder.create (new) or .reopen (--resume): locked for the whole run
@@ -9,7 +11,8 @@
       plan      per model: count tokens in a worker, token budget per schema; a --sample
                 drawn from the rows that fit; n_ctx from the examples decoded (those
                 that do not fit --max-context are marked skipped), memory check, then
-                the run kind's jobs (every model before any arm runs)
+                the run kind's jobs (every model before any arm runs; the figures
+                from runner/planning.py, the workers and manifest here)
       arms      per (model, constraint mode) an `Arm` (runner/arm.py): a worker, then per
                 job generate -> score -> append to samples.jsonl (fsynced); a job the
                 worker dies on is recorded and a fresh worker goes on
@@ -36,13 +39,11 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
-from edgebench.backends.answer_end import LoopRule
 from edgebench.backends.base import now
-from edgebench.constraints import FREE_MODES, closes
+from edgebench.constraints import closes
 from edgebench.errors import RunFailure, UserError
 from edgebench.failures import (
     WorkerDied,
@@ -68,13 +69,10 @@ from edgebench.runfolder.read import (
 )
 from edgebench.runfolder.records import (
     SCHEMA_VERSION,
-    AnswerEndPlan,
     ArmRecord,
     DatasetRecord,
-    DecodingPlan,
     GitCommit,
     JobKey,
-    LoopRuleRecord,
     Manifest,
     MemoryCheck,
     ModelPlan,
@@ -89,23 +87,15 @@ from edgebench.runfolder.records import (
     arm_key,
 )
 from edgebench.runner.arm import Arm, ArmGaveUp
-from edgebench.runner.budget import (
-    TokenBudget,
-    context_limit,
-    misfit,
-    plan_budget,
-    plan_context,
-    reference_text,
-)
-from edgebench.runner.cooling import Waits, wait_until_cool
+from edgebench.runner.cooling import wait_until_cool
 from edgebench.runner.fidelity import (
-    FidelityFactory,
     already_measured,
     measure_fidelity,
     variant_groups,
 )
 from edgebench.runner.interrupt import StopRequest
-from edgebench.runner.jobs import GreedyRun, Job, RunKind
+from edgebench.runner.jobs import Job, RunKind
+from edgebench.runner.planning import Counted, ModelJobs, Planner, Selection, unfit_note
 from edgebench.runner.power import (
     check_power_settings,
     choose,
@@ -114,16 +104,16 @@ from edgebench.runner.power import (
     needs_idle,
     power_record,
 )
-from edgebench.runner.prefixes import check_prefix_cache, grouped_by_prefix, shared_prefixes
-from edgebench.runner.preflight import available_memory_bytes, check_memory, estimate_memory
+from edgebench.runner.prefixes import check_prefix_cache
+from edgebench.runner.preflight import check_memory
+from edgebench.runner.request import Progress, RunEnvironment, RunRequest
 from edgebench.runner.resume import resume_conflict, resume_point
 from edgebench.runner.samples import needs_retime
 from edgebench.runner.spec import ModelUnderTest
-from edgebench.runner.subset import dataset_positions, sample_examples, select_examples
-from edgebench.runner.timeline import INTERVAL_S, HeatReader, Timeline, lost_note
+from edgebench.runner.subset import select_examples
+from edgebench.runner.timeline import HeatReader, Timeline, lost_note
 from edgebench.runner.workers import (
     Worker,
-    WorkerFactory,
     skip_reason,
     start_worker,
 )
@@ -133,28 +123,15 @@ from edgebench.system.build_features import build_facts
 from edgebench.system.build_fit import check_build_fits
 from edgebench.system.cpu_share import CpuMeter, CpuTimes, PsutilTimes, process_tree
 from edgebench.system.device import device_info
-from edgebench.system.heat import heat_sample
 from edgebench.system.power import PowerChoice
 from edgebench.system.versions import git_commit, package_versions, runtime_build, utc_now
-from edgebench.tasks.base import Example, PromptingTask, prompt_template_for
+from edgebench.tasks.base import PromptingTask, prompt_template_for
 
-STOP_APPLIES_TO = "none (grammars end the JSON themselves)"
 # The room held for the manifest's last write (runfolder.folder.RunFolder.reserve).
 RESERVE_MIN_BYTES = 32 * 1024
 RESERVE_FACTOR = 4
 # the idle baseline's wait asks whether the run was stopped this often, seconds
 IDLE_STEP_S = 0.25
-
-
-def answer_end_plan(settings: RunSettings) -> AnswerEndPlan:
-    """The run's answer-ending policies, as the manifest records them."""
-    return AnswerEndPlan(
-        stop_at_json=settings.stop_at_json,
-        stop_at_json_applies_to=list(FREE_MODES),
-        loop_detection=LoopRuleRecord(**asdict(LoopRule())) if settings.loop_detection else None,
-        close_arms=[mode for mode in settings.constraints if closes(mode)],
-        close_tokens=settings.close_tokens,
-    )
 
 
 # What can end an arm early: recorded as the arm's status, then the run goes on (or stops,
@@ -189,114 +166,59 @@ class RunResult:
     worker_failures: int = 0
 
 
-class Progress(Protocol):
-    def start(self, total: int, description: str, run_left: int) -> None:
-        """An arm of `total` jobs begins; `run_left` jobs are left in the run, its own
-        included."""
-
-    def advance(self, sample: SampleRecord) -> None: ...
-    def step(self, stats: str) -> None:
-        """One example of the fidelity phase done; `stats`: its running figures."""
-
-    def note(self, message: str) -> None: ...
-    def stop(self) -> None: ...
-
-
 def resume_command(kind: str, run_dir: Path) -> str:
     """The command that continues a run of `kind` (its command has the kind's name), the
     folder quoted for the shell so the hint can be pasted whatever the path holds."""
     return f"edgebench {kind} --resume {shlex.quote(str(run_dir))}"
 
 
-def execute(
-    settings: RunSettings,
-    models: list[ModelUnderTest],
-    task: PromptingTask,
-    dataset: list[Example],
-    dataset_record: DatasetRecord,
-    *,
-    kind: RunKind | None = None,
-    worker_factory: WorkerFactory | None = None,
-    progress: Progress | None = None,
-    resume: bool = False,
-    waits: Waits | None = None,
-    power: PowerChoice | None = None,
-    timeline_interval: float = INTERVAL_S,
-    heat: HeatReader = heat_sample,
-    fidelity_factory: FidelityFactory | None = None,
-    device_name: str | None = None,
-    cpu_times: Callable[[], CpuTimes] | None = None,
-) -> RunResult:
-    """Run the examples of `dataset` the settings select (all, the first `--limit`, or a
-    `--sample`) through each model, once per constraint mode (each model and mode in its
-    own worker, one after another), as the run `kind` says (default: every example once,
-    greedily), into one run folder. The whole dataset sizes the automatic token budget,
-    so a subset measures the same thing as the full run; n_ctx fits the examples decoded,
-    and a `--sample` is drawn from those that fit.
+def execute(request: RunRequest, environment: RunEnvironment | None = None) -> RunResult:
+    """Run `request` (runner/request.py) into one run folder: each model once per
+    constraint mode, each model and mode in its own worker, one after another. The whole
+    dataset sizes the automatic token budget, so a subset measures the same thing as the
+    full run; n_ctx fits the examples decoded, and a `--sample` is drawn from those that
+    fit. With `request.resume` the folder's complete records are kept and only the
+    missing jobs run; a resumed run keeps the device identity it started with.
 
-    With `resume`, `settings.out` is an earlier run of the same models, dataset and
-    settings: its complete records are kept and only the missing jobs run.
-
-    `power` (default: chosen from the settings) is the power source the timeline polls
-    every `timeline_interval` seconds, with `heat` (temperature, clocks, throttling);
-    tests pass fakes. `device_name` (`--device-name`, checked) names the device in its
-    identity (None: $EDGEBENCH_DEVICE_NAME, else the hostname); a resumed run keeps the
-    identity it started with. `cpu_times` makes the source of CPU times each arm and the
-    timeline read (None: `CPU_TIMES`, psutil; tests pass fakes)."""
-    kind = kind or GreedyRun()
+    `environment` (default: the real machine's workers, power, heat and CPU times, no
+    progress shown) is what a test or a library caller replaces."""
+    env = environment or RunEnvironment()
+    settings, models, task = request.settings, request.models, request.task
+    dataset, resume, kind = request.dataset, request.resume, request.kind
     labels = [m.label for m in models]
     if not models:
         raise UserError("--model: no model to run")
     if len(set(labels)) != len(labels):
         twice = next(label for label in labels if labels.count(label) > 1)
         raise UserError(f"--model: {twice!r} is named twice")
-    if worker_factory is None and needs_cpu_build(m.backend for m in models):
+    if env.worker_factory is None and needs_cpu_build(m.backend for m in models):
         check_build_fits()  # a build for another CPU: one line, not a SIGILL per example
     examples, sample = select_examples(dataset, settings)
     if not examples:
         raise UserError("the dataset has no examples to run")
-    dataset_record = replace(dataset_record, sample=sample)
+    dataset_record = replace(request.dataset_record, sample=sample)
     families = select_families(task.metric_family, settings.metrics, settings.metric_params)
     prompt_template_for(task, settings.prompt)  # an unknown style: one line, no folder
     # Rendering runs each model's chat template: a failure here leaves no folder behind.
     # Every example's prompt is rendered: a sample is drawn from those that fit.
     built = [task.build_prompt(ex, settings.prompt) for ex in dataset]
     dataset_prompts = [m.prompt_format.render_many(built) for m in models]
-    positions = dataset_positions(dataset, examples)
-    prompts = [[whole[i] for i in positions] for whole in dataset_prompts]
+    chosen = Selection.of(dataset, examples, dataset_prompts)
     if settings.prefix_cache:
         check_prefix_cache(models, settings.constraints)
     check_power_settings(settings)
     # the source chosen (a --power-command polled once) before the folder is made: a
     # meter that cannot give its first reading is one line and leaves nothing behind
-    choice = power or choose(settings)
+    choice = env.power or choose(settings)
     folder = _open_folder(settings, kind, labels, resume)
     run: _Run | None = None
     try:
-        run = _Run(
-            folder,
-            settings,
-            models,
-            task,
-            dataset,
-            examples,
-            positions,
-            dataset_prompts,
-            prompts,
-            kind,
-            families,
-            worker_factory,
-            progress,
-            waits or Waits(),
-            fidelity_factory,
-            device_name=device_name,
-            cpu_times=cpu_times or CPU_TIMES,
-        )
+        run = _Run(folder, request, env, chosen, families)
         # Ctrl-C is remembered from here on (a finalizer cannot swallow it)
         with run.stop.installed():
             try:
                 run.begin(dataset_record, resume)
-                run.start_power(choice, timeline_interval, heat)
+                run.start_power(choice, env.timeline_interval, env.heat)
                 first_worker, plans = run.plan()
             except OSError as exc:
                 raise run.stopped(exc) from None
@@ -351,30 +273,6 @@ def _remove_if_empty(path: Path, made: bool) -> None:
             path.rmdir()
 
 
-@dataclass(frozen=True)
-class _Counted:
-    """One model's token counts of the whole dataset's prompts, and the budgets."""
-
-    counts: list[int]  # per dataset example: its prompt's tokens
-    budget: TokenBudget
-
-
-def unfit_note(dataset: list[Example], unfit: dict[int, str], stratify: str | None) -> str:
-    """The line saying how many examples a `--sample` could not draw from, and why."""
-    first = next(iter(unfit))
-    note = (
-        f"--sample: {len(unfit)} of {len(dataset)} examples cannot fit the context and are "
-        f"not drawn from (the first, '{dataset[first].id}': {unfit[first]}; every id in "
-        "manifest.json)"
-    )
-    if stratify is not None:
-        kept = {ex.groups.get(stratify) for i, ex in enumerate(dataset) if i not in unfit}
-        lost = sorted({ex.groups.get(stratify) for ex in dataset} - kept, key=str)
-        if lost:
-            note += f"; no example of {stratify} {', '.join(map(str, lost))} fits"
-    return note
-
-
 def arm_job(job: Job, mode: str) -> Job:
     """The job as the arm of `mode` runs it: a `+close` arm also skips what fits only
     without its closing room."""
@@ -386,16 +284,6 @@ def arm_job(job: Job, mode: str) -> Job:
 # Where runs read CPU times unless told (a module attribute: the unit tests' fixture puts
 # a quiet fake machine here, so a busy test machine re-times nothing).
 CPU_TIMES: Callable[[], CpuTimes] = PsutilTimes
-
-
-@dataclass
-class _ModelPlan:
-    """What every arm of one model shares: context size, stop strings, the jobs."""
-
-    model: ModelUnderTest
-    n_ctx: int
-    stop: tuple[str, ...]
-    jobs: list[Job]
 
 
 def status_of(failure: BaseException | None) -> RunStatus:
@@ -422,22 +310,10 @@ class _Run:
     """The state of one run while it executes (see the module docstring)."""
 
     folder: RunFolder
-    settings: RunSettings
-    models: list[ModelUnderTest]
-    task: PromptingTask
-    dataset: list[Example]  # the whole dataset: it sizes the token budget
-    examples: list[Example]  # those the run decodes
-    positions: list[int]  # each run example's index in the dataset
-    dataset_prompts: list[list[str]]  # per model, per dataset example
-    prompts: list[list[str]]  # per model, per run example
-    kind: RunKind
+    request: RunRequest  # settings, models, task, kind, device name
+    env: RunEnvironment  # workers, progress, waits, power, fidelity, CPU times
+    chosen: Selection  # the examples decoded and every prompt (a --sample: redrawn)
     families: list[Family]
-    factory: WorkerFactory | None
-    progress: Progress | None
-    waits: Waits  # the clock, sleep and thermometer of --delay and --wait-cool
-    fidelity_factory: FidelityFactory | None = None
-    device_name: str | None = None  # --device-name (None: the environment's, or the hostname)
-    cpu_times: Callable[[], CpuTimes] = PsutilTimes  # a new source of CPU times
     stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C, remembered
     samples: list[SampleRecord] = field(default_factory=list)  # the records so far
     resumed: bool = False
@@ -447,14 +323,39 @@ class _Run:
 
     def __post_init__(self) -> None:
         self.specs = [(m, mode) for m in self.models for mode in self.settings.constraints]
+        self.planner = Planner(self.request)
+
+    @property
+    def settings(self) -> RunSettings:
+        return self.request.settings
+
+    @property
+    def models(self) -> list[ModelUnderTest]:
+        return self.request.models
+
+    @property
+    def task(self) -> PromptingTask:
+        return self.request.task
+
+    @property
+    def kind(self) -> RunKind:
+        return self.request.kind
+
+    @property
+    def progress(self) -> Progress | None:
+        return self.env.progress
 
     @property
     def resume(self) -> str:
         return resume_command(self.kind.name, self.folder.path)
 
+    def cpu_source(self) -> CpuTimes:
+        """A new source of CPU times: the environment's, else `CPU_TIMES`."""
+        return (self.env.cpu_times or CPU_TIMES)()
+
     def make_worker(self, model: ModelUnderTest, mode: str) -> Worker:
-        if self.factory is not None:
-            return self.factory(model, mode)
+        if self.env.worker_factory is not None:
+            return self.env.worker_factory(model, mode)
         return start_worker(model, mode, threads=self.settings.threads, guard=self.settings.guard)
 
     def note(self, message: str) -> None:
@@ -481,7 +382,7 @@ class _Run:
                 f"continue it with `{resume_command(stored.kind, run_dir)}`"
             )
         conflict = resume_conflict(
-            stored, self.settings, self.models, self.task, dataset, self.device_name
+            stored, self.settings, self.models, self.task, dataset, self.request.device_name
         )
         if conflict is None and stored.consistency != self.kind.plan_record():
             conflict = "the sampling plan differs (--samples, --temperatures, --seed)"
@@ -535,7 +436,7 @@ class _Run:
                 prompt_style=self.settings.prompt,
             ),
             dataset=dataset,
-            device=device_info(self.settings.threads, name=self.device_name),
+            device=device_info(self.settings.threads, name=self.request.device_name),
             packages=package_versions(),
             git=GitCommit.from_json(git) if git else None,
             families=describe_families(self.families, self.task.metric_family),
@@ -554,7 +455,7 @@ class _Run:
                 choice.source,
                 interval=interval,
                 heat=heat,
-                cpu=CpuMeter(process_tree, self.cpu_times()),
+                cpu=CpuMeter(process_tree, self.cpu_source()),
             )
             self.timeline.open(resumed=self.resumed)
             self.timeline.start()
@@ -607,19 +508,19 @@ class _Run:
             self.timeline.at(arm_key(model.label, mode) if job else None, example)
 
     # -- plan ------------------------------------------------------------------------
-    def plan(self) -> tuple[Worker, list[_ModelPlan]]:
+    def plan(self) -> tuple[Worker, list[ModelJobs]]:
         """Token counts, budget, context size and the memory check for every model before
         any arm runs (a prompt that does not fit one model fails the run before the others
         spend an hour), each model's counted in a worker of its first arm; a `--sample` is
-        then drawn from the examples every model can run. The first model's worker is
-        returned for its first arm to keep."""
-        counted: list[_Counted] = []
+        then drawn from the examples every model can run (runner/planning.py has the
+        figures). The first model's worker is returned for its first arm to keep."""
+        counted: list[Counted] = []
         first_worker: Worker | None = None
         for position, model in enumerate(self.models):
             usable = [m for mm, m in self.specs if mm is model and skip_reason(model, m) is None]
             worker = self.make_worker(model, usable[0] if usable else "none")
             try:
-                counted.append(self._count(worker, position))
+                counted.append(self.planner.count(worker, self.chosen, position))
             except BaseException as exc:
                 worker.close()
                 if first_worker is not None:
@@ -631,7 +532,7 @@ class _Run:
             else:  # it would only hold memory while the first model is measured
                 worker.close()
         assert first_worker is not None
-        plans: list[_ModelPlan] = []
+        plans: list[ModelJobs] = []
         model = self.models[0]
         try:
             if self.settings.sample is not None:
@@ -650,53 +551,17 @@ class _Run:
             raise
         return first_worker, plans
 
-    def _count(self, worker: Worker, position: int) -> _Counted:
-        """The tokens of every prompt of the dataset, and the budgets its expected
-        answers give (the whole dataset's, whatever the run decodes)."""
-        whole = self.dataset_prompts[position]
-        counts = worker.count_tokens(whole + [reference_text(ex) for ex in self.dataset])
-        budget = plan_budget(self.settings.max_tokens, self.dataset, counts[len(whole) :])
-        return _Counted(counts[: len(whole)], budget)
-
-    def _closing_room(self) -> int:
-        """What a `+close` arm may add after the budget (0 when the run has none)."""
-        return self.settings.close_tokens if answer_end_plan(self.settings).close_arms else 0
-
-    def _draw_from_fitting(self, counted: list[_Counted]) -> None:
-        """`--sample`: draw from the examples every arm of every model can run (prompt,
-        budget and any closing room within the context limit), so the sample is scored
-        whole; say how many could not fit."""
-        room, settings = self._closing_room(), self.settings
-        unfit: dict[int, str] = {}  # dataset index -> why it cannot fit
-        for position, model in enumerate(self.models):
-            limit, source = context_limit(settings.n_ctx, settings.max_context, model.n_ctx_train)
-            counts, budget = counted[position].counts, counted[position].budget
-            for index, example in enumerate(self.dataset):
-                reason = misfit(counts[index], budget.for_example(example), room, limit, source)
-                if reason is not None and index not in unfit:
-                    unfit[index] = reason
-        unfit = dict(sorted(unfit.items()))  # in dataset order
-        fitting = [ex for i, ex in enumerate(self.dataset) if i not in unfit]
-        n = settings.sample
-        assert n is not None
-        if n > len(fitting):
-            first = next(iter(unfit))
-            raise UserError(
-                f"--sample {n}: only {len(fitting)} of the {len(self.dataset)} examples fit "
-                f"the context (example '{self.dataset[first].id}': {unfit[first]}); give a "
-                "smaller --sample or a larger --max-context"
-            )
-        chosen = sample_examples(fitting, n, settings.stratify, settings.seed)
-        self.examples = chosen
-        self.positions = dataset_positions(self.dataset, chosen)
-        self.prompts = [[whole[i] for i in self.positions] for whole in self.dataset_prompts]
-        dataset = self.manifest.dataset
+    def _draw_from_fitting(self, counted: list[Counted]) -> None:
+        """`--sample`: drawn from the examples every model can run, recorded with those
+        that cannot fit (a resumed run must draw the same); say how many could not."""
+        self.chosen, unfit = self.planner.draw(self.chosen, counted)
+        dataset, whole = self.manifest.dataset, self.chosen.dataset
         assert dataset.sample is not None
         sample = replace(
             dataset.sample,
-            ids=[example.id for example in chosen],
+            ids=[example.id for example in self.chosen.examples],
             n_unfit=len(unfit),
-            unfit_ids=[self.dataset[i].id for i in unfit],
+            unfit_ids=[whole[i].id for i in unfit],
         )
         if self.resumed and sample != dataset.sample:
             raise UserError(
@@ -705,88 +570,29 @@ class _Run:
             )
         self.manifest = replace(self.manifest, dataset=replace(dataset, sample=sample))
         if unfit:
-            self.note(unfit_note(self.dataset, unfit, settings.stratify))
+            self.note(unfit_note(whole, unfit, self.settings.stratify))
 
-    def _plan_with(self, position: int, counted: _Counted) -> _ModelPlan:
-        model, prompts = self.models[position], self.prompts[position]
-        stop = tuple(dict.fromkeys(model.prompt_format.stop + model.stop))
-        dataset_counts, budget = counted.counts, counted.budget
-        prompt_counts = [dataset_counts[i] for i in self.positions]
-        budgets = [budget.for_example(ex) for ex in self.examples]
-        answer_end = answer_end_plan(self.settings)
-        context = plan_context(
-            self.dataset,
-            dataset_counts,
-            [budget.for_example(ex) for ex in self.dataset],
-            n_ctx=self.settings.n_ctx,
-            max_context=self.settings.max_context,
-            n_ctx_train=model.n_ctx_train,
-            run=self.positions,
-            token_budget=budget,
-            room=self._closing_room(),  # the `+close` arms' only
-        )
-        decoding = DecodingPlan(
-            strategy=self.kind.strategy,  # type: ignore[arg-type]
-            max_tokens=budget.largest(),
-            max_tokens_rule=budget.rule,
-            max_tokens_by_schema=budget.by_schema,
-            stop=list(stop),
-            stop_applies_to=STOP_APPLIES_TO,
-            constraints=list(self.settings.constraints),
-            keyword_guard=self.settings.guard,
-            skipped_examples=len(context.skipped),
-            answer_end=answer_end,
-            prefix_cache=self.settings.prefix_cache,
-            close_skipped_examples=len(context.close_skipped),
-        )
+    def _plan_with(self, position: int, counted: Counted) -> ModelJobs:
+        """One model's plan into the manifest (a resumed run's must not have changed),
+        its memory checked, then its jobs."""
+        model = self.models[position]
+        planned = self.planner.plan(position, counted, self.chosen)
         stored = self.manifest.models[position].plan
-        if self.resumed and stored is not None and stored.decoding != decoding:
+        if self.resumed and stored is not None and stored.decoding != planned.decoding:
             where = f" of {model.label}" if len(self.models) > 1 else ""
             raise UserError(
                 f"cannot resume {self.folder.path}: the decoding plan{where} differs (token "
                 "budget, stop strings, answer-ending policies or prefix cache; was the "
                 "tokenizer changed, or the run made by an older edgebench?)"
             )
-        estimate = estimate_memory(model, context.n_ctx, available_memory_bytes())
-        memory = MemoryCheck(**estimate.to_dict(), enforced=self.settings.check_memory)
+        memory = MemoryCheck(**planned.estimate.to_dict(), enforced=self.settings.check_memory)
+        record = ModelPlan(planned.context.n_ctx, planned.decoding, memory)
         models = list(self.manifest.models)
-        models[position] = replace(
-            models[position], plan=ModelPlan(context.n_ctx, decoding, memory)
-        )
+        models[position] = replace(models[position], plan=record)
         self.manifest = replace(self.manifest, models=models)
         if self.settings.check_memory:
-            check_memory(model, estimate)
-        planned = [
-            Job(
-                i,
-                ex,
-                prompt,
-                max_tokens,
-                context.skipped.get(i),
-                close_skip_reason=context.close_skipped.get(i),
-            )
-            for i, (ex, prompt, max_tokens) in enumerate(
-                zip(self.examples, prompts, budgets, strict=True)
-            )
-        ]
-        if self.settings.prefix_cache:
-            planned = self._with_prefixes(position, planned, prompt_counts)
-        return _ModelPlan(model, context.n_ctx, stop, self.kind.jobs(planned))
-
-    def _with_prefixes(
-        self, position: int, planned: list[Job], prompt_tokens: list[int]
-    ) -> list[Job]:
-        """The jobs with their shared prompt prefix, the examples of one prefix in a row."""
-        model = self.models[position]
-        prefixes = shared_prefixes(
-            model.prompt_format,
-            self.task,
-            self.examples,
-            self.prompts[position],
-            self.settings.prompt,
-        )
-        order = grouped_by_prefix(list(range(len(planned))), prefixes, prompt_tokens)
-        return [replace(planned[i], prefix=prefixes[i]) for i in order]
+            check_memory(model, planned.estimate)
+        return self.planner.jobs(position, counted, self.chosen, planned)
 
     def _stop_before_arms(self, exc: BaseException, model: ModelUnderTest) -> None:
         """Record why the run ended before its first arm; a worker failure becomes a
@@ -848,7 +654,7 @@ class _Run:
             return failure if isinstance(failure, KeyboardInterrupt) else exc
         return failure
 
-    def run_arms(self, first_worker: Worker, plans: list[_ModelPlan]) -> BaseException | None:
+    def run_arms(self, first_worker: Worker, plans: list[ModelJobs]) -> BaseException | None:
         """Every arm in turn; a failed arm costs only itself, except Ctrl-C and disk
         errors, which stop the run. Returns the first failure."""
         failure: BaseException | None = None
@@ -922,7 +728,7 @@ class _Run:
         target = self.settings.wait_cool
         if target is None:
             return
-        waited = wait_until_cool(target, self.settings.wait_cool_timeout, self.waits, self.note)
+        waited = wait_until_cool(target, self.settings.wait_cool_timeout, self.env.waits, self.note)
         self.manifest = replace(self.manifest, wait_cool=[*self.manifest.wait_cool, waited])
 
     def _run_arm(
@@ -930,7 +736,7 @@ class _Run:
         model: ModelUnderTest,
         mode: str,
         worker: Worker | None,
-        plan: _ModelPlan,
+        plan: ModelJobs,
         pending: list[Job],
         callbacks: tuple[Callable[[SampleRecord], None], Callable[[SampleRecord], None]],
         run_left: int,
@@ -951,7 +757,7 @@ class _Run:
             if worker is not None:
                 worker.close()
             return failure
-        t_arm, paused_before = self.waits.clock(), record.paused_s
+        t_arm, paused_before = self.env.waits.clock(), record.paused_s
         if self.progress is not None:
             done = len(plan.jobs) - len(pending)
             resumed = f" · resumed, {done} done" if done else ""
@@ -967,12 +773,12 @@ class _Run:
             record=self.manifest.arm(model.label, mode),  # type: ignore[arg-type]
             on_sample=callbacks[0],
             on_retimed=callbacks[1],
-            cpu_times=self.cpu_times(),
+            cpu_times=self.cpu_source(),
             families=self.families,
             note=self.note,
             on_job=lambda job: self._at(model, mode, job),
             worker=worker,
-            waits=self.waits,
+            waits=self.env.waits,
         )
         try:
             arm.run(pending, retime)
@@ -991,7 +797,7 @@ class _Run:
         paused = record.paused_s - paused_before  # --delay: not the arm's time
         record = replace(
             record,
-            wall_s=record.wall_s + self.waits.clock() - t_arm - paused,
+            wall_s=record.wall_s + self.env.waits.clock() - t_arm - paused,
             status=status_of(failure),  # type: ignore[arg-type]
             error=_error_text(failure),
         )
@@ -1001,7 +807,7 @@ class _Run:
         return self._write_manifest_after(failure)
 
     def _retime_left(
-        self, model: ModelUnderTest, mode: str, plan: _ModelPlan
+        self, model: ModelUnderTest, mode: str, plan: ModelJobs
     ) -> list[tuple[Job, SampleRecord]]:
         """An earlier session's contended samples of this arm that were not re-timed (it
         stopped before), with their jobs: `--resume` re-times them."""
@@ -1034,7 +840,7 @@ class _Run:
                 self.samples,
                 threads=self.settings.threads,
                 write=self.folder.write_fidelity,
-                factory=self.fidelity_factory,
+                factory=self.env.fidelity_factory,
                 progress=self.progress,
                 check_stop=self.stop.check,
             )
@@ -1046,7 +852,7 @@ class _Run:
     def _in_run_order(self, samples: list[SampleRecord]) -> list[SampleRecord]:
         """Retried jobs were appended at the end of a resumed run: restore run order."""
         arm_order = {(m.label, mode): n for n, (m, mode) in enumerate(self.specs)}
-        planned = [Job(i, ex, "", 0) for i, ex in enumerate(self.examples)]
+        planned = [Job(i, ex, "", 0) for i, ex in enumerate(self.chosen.examples)]
         job_order = {job.key: n for n, job in enumerate(self.kind.jobs(planned))}
 
         def position(sample: SampleRecord) -> tuple[int, int]:

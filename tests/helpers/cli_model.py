@@ -22,8 +22,7 @@ from tests.helpers.run_folder import manifest_of
 def use_fake_model(monkeypatch: pytest.MonkeyPatch, make_worker: WorkerFactory) -> None:
     """Every `--model` name (or none) resolves to `fake_model(<the name>)`, and every
     worker the run starts is `make_worker(model, mode)` (e.g. an `InProcessWorker`)."""
-    from edgebench.cli import output
-    from edgebench.runner import engine
+    from edgebench.runner import engine, start
 
     def resolve(spec: str | None) -> ModelUnderTest:
         return fake_model(spec or "fake-model")
@@ -31,7 +30,7 @@ def use_fake_model(monkeypatch: pytest.MonkeyPatch, make_worker: WorkerFactory) 
     def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool) -> Worker:
         return make_worker(model, mode)
 
-    monkeypatch.setattr(output, "model_under_test", resolve)
+    monkeypatch.setattr(start, "model_under_test", resolve)
     monkeypatch.setattr(engine, "start_worker", start_worker)
 
 

@@ -48,7 +48,7 @@ class FakeCpuTimes:
 
 
 def always(shares: Shares) -> Callable[[], FakeCpuTimes]:
-    """A source factory (`execute(cpu_times=...)`) whose every interval has `shares`."""
+    """A source factory (`RunEnvironment(cpu_times=...)`) whose every interval has `shares`."""
     return lambda: FakeCpuTimes([shares])
 
 

@@ -21,6 +21,7 @@ from edgebench.backends.base import DecodeSettings, Generation
 from edgebench.backends.fake import FakeBackend, FakeTimings
 from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import RunResult, execute
+from edgebench.runner.request import RunEnvironment, RunRequest
 from edgebench.system.heat import heat_sample
 from edgebench.system.tree import SystemTree
 from tests.helpers.device_trees import cpu_files, pi5_tree, write
@@ -83,17 +84,20 @@ def fake_energy_run(out: Path) -> RunResult:
         lambda t: 2.6 + 3.4 * min(max(t - pi.t0 - 2.0, 0.0), 1.0) + 0.02 * (pi.temp_c() - 45)
     )
     settings = RunSettings(out=out, warmup=False, idle_baseline=2.0, constraints=("none", "mask"))
-    return execute(
+    request = RunRequest(
         settings,
         [fake_model("fake-model")],
         EchoTask(),
         make_examples(24),
         DatasetRecord(path="fake-examples"),
+    )
+    environment = RunEnvironment(
         worker_factory=in_process(SlowingBackend(pi)),
         power=meter.choice(),
         timeline_interval=1.0,
         heat=pi.read,
     )
+    return execute(request, environment)
 
 
 if __name__ == "__main__":

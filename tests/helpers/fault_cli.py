@@ -19,10 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from edgebench.backends.fake import FakeBackend
 from edgebench.backends.worker import InProcessWorker
-from edgebench.cli import output
 from edgebench.cli.app import main
 from edgebench.plan import execute
-from edgebench.runner import engine
+from edgebench.runner import engine, start
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import Worker
 from tests.helpers.cpu_times import CLEAN, always
@@ -38,7 +37,7 @@ def run(argv: list[str]) -> None:
     def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool) -> Worker:
         return InProcessWorker(FakeBackend(echo=True, delay_s=delay))
 
-    output.model_under_test = resolve  # type: ignore[assignment]
+    start.model_under_test = resolve  # type: ignore[assignment]
     engine.start_worker = start_worker  # type: ignore[assignment]
     engine.CPU_TIMES = always(CLEAN)  # a quiet machine: the answers' count is the test's
     execute.EDGEBENCH[:] = [sys.executable, str(Path(__file__).resolve()), argv[0]]

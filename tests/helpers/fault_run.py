@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from edgebench.backends.worker import BackendWorker
 from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import RunInterrupted, execute
+from edgebench.runner.request import RunEnvironment, RunRequest
 from tests.helpers.fakes import EchoTask, fake_model
 from tests.helpers.faults import echo_examples
 
@@ -27,13 +28,16 @@ def main(argv: list[str]) -> int:
     delay = float(argv[argv.index("--delay") + 1]) if "--delay" in argv else 0.0
     options = {"echo": True, "delay_s": delay}
     try:
-        execute(
+        request = RunRequest(
             RunSettings(out=out, warmup=False),
             [fake_model()],
             EchoTask(),
             echo_examples(n),
             DatasetRecord(path="mem"),
-            worker_factory=lambda model, mode: BackendWorker("fake", options),
+        )
+        execute(
+            request,
+            RunEnvironment(worker_factory=lambda model, mode: BackendWorker("fake", options)),
         )
     except RunInterrupted:
         return 130

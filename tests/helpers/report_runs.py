@@ -14,6 +14,7 @@ from edgebench.constraints import parse_modes
 from edgebench.prompts import PromptFormat
 from edgebench.runfolder.records import DatasetRecord, RunSettings
 from edgebench.runner.engine import execute
+from edgebench.runner.request import RunEnvironment, RunRequest
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.system.records import Device
 from edgebench.tasks import get_task
@@ -110,12 +111,8 @@ def make_run(
     )
     dataset = DatasetRecord(path=dataset_path, sha256="ab" * 32, n_examples=200)
     execute(
-        settings,
-        [hostile_model(model_label)],
-        task,
-        examples,
-        dataset,
-        worker_factory=lambda model, mode: InProcessWorker(backend(mode)),
+        RunRequest(settings, [hostile_model(model_label)], task, examples, dataset),
+        RunEnvironment(worker_factory=lambda model, mode: InProcessWorker(backend(mode))),
     )
     if device is not None:  # the device block of another machine
         manifest_path = out / "manifest.json"

@@ -15,6 +15,7 @@ from edgebench.constraints import parse_modes
 from edgebench.prompts import PromptFormat
 from edgebench.runfolder.records import SCHEMA_VERSION, DatasetRecord, RunSettings
 from edgebench.runner.engine import execute
+from edgebench.runner.request import RunEnvironment, RunRequest
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.tasks import get_task
 
@@ -97,12 +98,10 @@ def make_sweep_run(
     )
     dataset = DatasetRecord(path="data/edgejson/test.jsonl", sha256="ab" * 32, n_examples=n)
     execute(
-        settings,
-        [_model(v, base) for v in variants],
-        task,
-        examples,
-        dataset,
-        worker_factory=lambda model, mode: InProcessWorker(backend(model, str(mode))),
+        RunRequest(settings, [_model(v, base) for v in variants], task, examples, dataset),
+        RunEnvironment(
+            worker_factory=lambda model, mode: InProcessWorker(backend(model, str(mode)))
+        ),
     )
     _set_memory_and_source(out, by_label)
     if fidelity:

@@ -17,6 +17,7 @@ from edgebench.constraints import parse_modes
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.request import RunRequest
 from edgebench.tasks import get_task
 from tests.helpers.run_folder import final_samples
 
@@ -32,7 +33,7 @@ def policy_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     settings = RunSettings(limit=LIMIT, threads=2, out=out, constraints=modes)
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
-    execute(settings, [model_under_test(None)], task, examples, info)
+    execute(RunRequest(settings, [model_under_test(None)], task, examples, info))
     return out
 
 

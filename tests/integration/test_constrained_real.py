@@ -16,6 +16,7 @@ from edgebench.resources import resource_dir
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.request import RunRequest
 from edgebench.scoring.schema import get_checker
 from edgebench.tasks import get_task
 from edgebench.tasks.base import Prompt
@@ -44,7 +45,7 @@ def constrained_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     settings = RunSettings(limit=3, threads=2, out=out, constraints=tuple(parse_modes(MODES)))
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
-    execute(settings, [model_under_test(None)], task, examples, info)
+    execute(RunRequest(settings, [model_under_test(None)], task, examples, info))
     return out
 
 

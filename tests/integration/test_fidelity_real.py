@@ -16,6 +16,7 @@ from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.fidelity import fidelity_examples
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.request import RunRequest
 from edgebench.scoring.fidelity import summarize_positions
 from edgebench.tasks import get_task
 
@@ -51,7 +52,11 @@ def variant_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     settings = RunSettings(limit=LIMIT, threads=2, out=out, warmup=False)
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
-    execute(settings, [model_under_test(None), model_under_test(str(q2))], task, examples, info)
+    execute(
+        RunRequest(
+            settings, [model_under_test(None), model_under_test(str(q2))], task, examples, info
+        )
+    )
     return out
 
 

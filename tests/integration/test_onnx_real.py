@@ -15,6 +15,7 @@ import pytest
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.request import RunRequest
 from edgebench.tasks import get_task
 from tests.helpers.cli import edgebench_ok as run_cli
 from tests.helpers.needs import unavailable
@@ -143,7 +144,7 @@ def test_gguf_and_onnx_int4_in_one_run(onnx_models: dict[str, Path], tmp_path: P
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
     models = [model_under_test(None), model_under_test(str(onnx_models["int4"]))]
-    result = execute(settings, models, task, examples, info)
+    result = execute(RunRequest(settings, models, task, examples, info))
     onnx_label = models[1].label
     assert onnx_label == "smollm2-135m-instruct@onnx-int4"
     # The memory pre-check's KV cache: float32 on onnxruntime, f16 in llama.cpp.

@@ -10,6 +10,7 @@ import pytest
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.request import RunRequest
 from edgebench.tasks import get_task
 from tests.helpers.run_folder import final_samples
 
@@ -25,7 +26,7 @@ def run(out: Path, reverse: bool) -> dict[str, dict]:
     chosen = examples[:LIMIT]
     if reverse:
         chosen = chosen[::-1]
-    result = execute(settings, [model_under_test(None)], task, chosen, info)
+    result = execute(RunRequest(settings, [model_under_test(None)], task, chosen, info))
     assert result.summary.arms[0].perf.ttft_warm
     return {s["id"]: s for s in final_samples(out)}
 

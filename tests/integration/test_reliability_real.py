@@ -16,6 +16,7 @@ from edgebench.io import read_jsonl
 from edgebench.runfolder.records import RunSettings
 from edgebench.runner.engine import execute
 from edgebench.runner.prepare import load_examples, model_under_test
+from edgebench.runner.request import RunRequest
 from edgebench.tasks import get_task
 from tests.helpers.run_folder import final_samples
 
@@ -55,7 +56,7 @@ def test_contact_info_under_gbnf_is_recorded_and_the_run_completes(
     )
     task = get_task("edgejson")
     examples, info = load_examples(task, settings)
-    result = execute(settings, [model_under_test(None)], task, examples, info)
+    result = execute(RunRequest(settings, [model_under_test(None)], task, examples, info))
 
     samples = final_samples(tmp_path / "run")
     assert [s["schema_id"] for s in samples] == ["contact_info", "contact_info", "location"]

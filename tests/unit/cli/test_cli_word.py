@@ -81,10 +81,10 @@ def _tuned(label: str | None) -> object:
 
 
 def test_run_warns_once_when_a_base_model_meets_an_instruct_model(cli: RoundtripCli) -> None:
-    from edgebench.cli import output
+    from edgebench.runner import start
 
     cli.answer_with(FakeBackend(echo=True))
-    cli.monkeypatch.setattr(output, "model_under_test", _tuned)
+    cli.monkeypatch.setattr(start, "model_under_test", _tuned)
     code, err = cli.start("run", "--model", "smol,gemma-base")
     assert code == 0, err
     assert err.count("gemma-base is a base model") == 1

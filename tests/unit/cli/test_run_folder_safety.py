@@ -69,12 +69,12 @@ def test_ctrl_c_while_a_resumed_run_counts_tokens_counts_the_kept_examples(
 def test_ctrl_c_before_the_run_folder_exists_says_nothing_was_written(
     cli: RoundtripCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from edgebench.cli import output
+    from edgebench.runner import start
 
     def interrupted(*args: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(output, "load_examples", interrupted)
+    monkeypatch.setattr(start, "load_examples", interrupted)
     cli.answer_with(FakeBackend())
     code, err = cli.start("run")
     assert code == 130 and "Traceback" not in err

@@ -1,4 +1,4 @@
-"""Consistency runs (`execute(..., kind=ConsistencyRun(...))`) with the fake backend in
+"""Consistency runs (`execute(RunRequest(..., kind=ConsistencyRun(...)))`) with the fake backend in
 this process: seeds and run order, the STED summary, Ctrl-C and --resume. Killed and hung
 workers of a consistency run are in tests/system/test_consistency_faults.py."""
 
