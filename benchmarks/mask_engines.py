@@ -389,8 +389,8 @@ def timed_ms(call: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return result, (time.perf_counter_ns() - t0) / 1e6
 
 
-def make_engines(names: list[str], vocab: Vocab, threads: int) -> list[Any]:
-    engines: list[Any] = []
+def make_engines(names: list[str], vocab: Vocab, threads: int) -> list[Engine]:
+    engines: list[Engine] = []
     for name in names:
         if name == "llguidance":
             engines.append(LlguidanceEngine(vocab))
@@ -512,7 +512,7 @@ def table(rows: list[tuple[str, str, Tally]]) -> list[str]:
 
 
 def print_results(
-    engines: list[Any], tallies: dict[str, Tally], args: argparse.Namespace, wall: float
+    engines: list[Engine], tallies: dict[str, Tally], args: argparse.Namespace, wall: float
 ) -> None:
     device = device_info(args.threads)
     print()
