@@ -34,7 +34,9 @@ def examples() -> list[tuple[str, dict[str, Any]]]:
     task = get_task("edgejson")
     chosen, _ = load_examples(task, RunSettings(limit=N_PROMPTS))
     model = model_under_test(None)
-    return [(model.prompt_format.render(task.build_prompt(ex)), ex.schema) for ex in chosen]
+    return [
+        (model.prompt_format.render(task.build_prompt(ex)), ex.schema) for ex in chosen[:N_PROMPTS]
+    ]
 
 
 @pytest.fixture(scope="module")
