@@ -126,10 +126,10 @@ class _StreamWatch:
 
     def push(self, token: int) -> bool:
         state = self.state
-        state.sampled()
-        self.t_last = now()
         if state.output_tokens >= self.max_tokens:
             return True  # the pipeline streamed past the budget: not part of the answer
+        state.sampled()
+        self.t_last = now()
         if token in self.eog:
             state.finish = FINISH_STOP
             return True
@@ -349,7 +349,8 @@ class OpenVinoBackend:
             )
             counters = perf_counters(result.perf_metrics)
         except Exception as exc:  # the pipeline's errors: this example fails, not the run
-            state.finish, state.error = FINISH_ERROR, f"{type(exc).__name__}: {_first_line(exc)}"
+            state.finish = FINISH_ERROR
+            state.error = f"{type(exc).__name__}: {xgrammar_message(exc)}"
         t_end = now()
         ended_itself = state.finish == FINISH_LENGTH and state.error is None
         if ended_itself and state.output_tokens < settings.max_tokens:
