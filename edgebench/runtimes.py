@@ -1,8 +1,9 @@
 """What each runtime can do, declared once: the one place that knows a runtime by name.
 
 A model runs on a runtime (`ModelUnderTest.backend`, the manifest's model `backend`):
-`llama` (llama.cpp, GGUF files), `onnx` (onnxruntime, converted ONNX folders), and the
-tests' `fake`. Every module that used to check one of those names reads its `Runtime`
+`llama` (llama.cpp, GGUF files), `onnx` (onnxruntime, converted ONNX folders), `openvino`
+(OpenVINO GenAI: a GGUF read directly, or an exported OpenVINO folder), and the tests'
+`fake`. Every module that used to check one of those names reads its `Runtime`
 instead: the backend classes and the constraint modes each decodes (and why it cannot
 decode the others), `--prefix-cache`, the memory the load holds, fidelity, the model
 card's library, the runtime block's version key, the packages `--version` and the
@@ -20,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 # Every constraint mode (edgebench.constraints.spec.MODES: the order help texts use).
-_MODES = ("none", "json", "gbnf", "outlines", "mask")
+_MODES = ("none", "json", "gbnf", "outlines", "mask", "xgrammar")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,10 @@ def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, An
     }
 
 
+_XGRAMMAR_ELSEWHERE = (
+    "XGrammar runs inside OpenVINO GenAI; use `mask` (llguidance) or `gbnf` on llama.cpp models"
+)
+
 LLAMA = Runtime(
     name="llama",
     cpu_build=True,
@@ -69,6 +74,7 @@ LLAMA = Runtime(
         **_modes("llama", ("none", "json", "gbnf", "mask"), per_mode=True),
         **_modes("llama-outlines", ("outlines",), per_mode=False),
     },
+    unsupported={"xgrammar": _XGRAMMAR_ELSEWHERE},
     prefix_cache=True,
     kv_at_load=True,
     logits=("edgebench.backends.teacher_forcing", "LlamaLogits"),
@@ -83,6 +89,7 @@ ONNX = Runtime(
     backends={"onnx": ("edgebench.backends.onnx_runtime", "OnnxBackend")},
     modes=_modes("onnx", ("none", "json", "mask"), per_mode=True),
     unsupported={
+        "xgrammar": _XGRAMMAR_ELSEWHERE,
         "gbnf": "GBNF grammars run inside llama.cpp's sampler; onnxruntime has none",
         "outlines": (
             "Outlines 1.x has no onnxruntime model type (it drives transformers, llama.cpp and "
@@ -95,6 +102,30 @@ ONNX = Runtime(
     install_extra="onnx",
     conversion="onnx",
 )
+# After llama and onnx: runtime_for_format("gguf") stays llama.cpp (OpenVINO GenAI reads a
+# GGUF only when a model spec asks for it: `NAME@openvino`).
+OPENVINO = Runtime(
+    name="openvino",
+    label="OpenVINO GenAI",
+    model_format="openvino",
+    backends={"openvino": ("edgebench.backends.openvino", "OpenVinoBackend")},
+    modes=_modes("openvino", ("none", "json", "xgrammar"), per_mode=True),
+    unsupported={
+        "mask": (
+            "OpenVINO GenAI does not hand per-step logits to Python on its generation "
+            "path, so llguidance cannot mask them; use `xgrammar` for the schema"
+        ),
+        "gbnf": "GBNF grammars run inside llama.cpp's sampler; use `xgrammar` on OpenVINO",
+        "outlines": (
+            "Outlines 1.x has no OpenVINO GenAI model type; use `xgrammar` for the schema"
+        ),
+    },
+    hub_library="openvino",
+    package="openvino-genai",
+    version_key="openvino_genai",
+    install_extra="openvino",
+    conversion="openvino",
+)
 # The tests' scripted backend: every mode, no runtime to install.
 FAKE = Runtime(
     name="fake",
@@ -105,7 +136,9 @@ FAKE = Runtime(
     logits=("edgebench.backends.fake", "FakeLogits"),
 )
 
-RUNTIMES: Mapping[str, Runtime] = MappingProxyType({r.name: r for r in (LLAMA, ONNX, FAKE)})
+RUNTIMES: Mapping[str, Runtime] = MappingProxyType(
+    {r.name: r for r in (LLAMA, ONNX, OPENVINO, FAKE)}
+)
 # The runtime of a model named without one (a GGUF: registry names, paths, hf: files).
 DEFAULT_RUNTIME = LLAMA.name
 

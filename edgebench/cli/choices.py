@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 # edgebench.constraints.spec
-MODES = ("none", "json", "gbnf", "outlines", "mask")
+MODES = ("none", "json", "gbnf", "outlines", "mask", "xgrammar")
 CLOSE_SUFFIX = "+close"
 CLOSABLE_MODES = ("mask",)
 # edgebench.metrics.family_names()
@@ -29,7 +29,7 @@ EDGEJSON_EXAMPLES_PER_SCHEMA = 8
 # edgebench.db.schema
 DEFAULT_DB = Path("edgebench.db")
 # edgebench.runtimes.conversions()
-CONVERSIONS = ("onnx",)
+CONVERSIONS = ("onnx", "openvino")
 # edgebench.models.onnx_model
 PRECISIONS = ("fp32", "int4")
 GRAPHS = ("gqa", "optimum")

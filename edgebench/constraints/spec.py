@@ -16,6 +16,7 @@ MODES: dict[str, str] = {
     "gbnf": "the task's JSON Schema as GBNF (llama-cpp-python's converter, llama.cpp sampler)",
     "outlines": "the task's JSON Schema through Outlines 1.x (outlines-core index)",
     "mask": "the task's JSON Schema as a token mask from llguidance, with fast-forwarding",
+    "xgrammar": "the task's JSON Schema through XGrammar inside OpenVINO GenAI (structured output)",
 }
 
 

@@ -4,12 +4,14 @@ A spec is a registry name (`smollm2-135m-instruct`, pulled when missing), a path
 `.gguf` file, `hf:OWNER/REPO/FILE.gguf` (downloaded from the Hugging Face Hub, which
 needs the `hf` extra and internet), a quantized variant `NAME@Q4_K_M` (made by
 `models quantize`), a converted variant `NAME@onnx-int4` (made by `models convert`) or
-the path of such a converted folder. None means the default model.
+the path of such a converted folder; `NAME@openvino` (the registry GGUF read by OpenVINO
+GenAI) and `NAME@openvino-int4` or the path of an exported OpenVINO folder
+(models/openvino_model.py). None means the default model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from edgebench.errors import UserError
@@ -25,6 +27,15 @@ from edgebench.models.onnx_model import (
     variant_dir,
     verify_weights,
 )
+from edgebench.models.openvino_model import (
+    OpenVinoModel,
+    read_folder,
+    read_variant,
+    split_openvino_variant,
+    variant_name,
+)
+from edgebench.models.openvino_model import is_folder as is_openvino_folder
+from edgebench.models.openvino_model import variant_dir as openvino_dir
 from edgebench.models.quantized import (
     QuantizedModel,
     provenance_file,
@@ -60,10 +71,14 @@ class ResolvedModel:
     stop: list[str] = field(default_factory=list)
     onnx: OnnxModel | None = None  # a converted ONNX folder (then `path` is the folder)
     quantized: QuantizedModel | None = None  # a variant `models quantize` made
+    # read by OpenVINO GenAI: an exported folder (`path`), or the GGUF file itself
+    openvino: OpenVinoModel | None = None
 
     @property
     def runtime(self) -> str:
-        """The backend family that runs it: llama (GGUF) or onnx."""
+        """The backend family that runs it: llama (GGUF), onnx or openvino."""
+        if self.openvino is not None:
+            return "openvino"
         return "onnx" if self.onnx is not None else "llama"
 
 
@@ -76,6 +91,9 @@ def resolve_model(spec: str | None, *, pull_missing: bool = True) -> ResolvedMod
     quantized = split_quant_variant(spec)
     if quantized is not None:
         return _from_quantized(spec, *quantized, registry)
+    openvino = split_openvino_variant(spec)
+    if openvino is not None:
+        return _from_openvino(spec, *openvino, registry, pull_missing=pull_missing)
     variant = split_variant(spec)
     if variant is not None:
         base, precision = variant
@@ -92,6 +110,8 @@ def resolve_model(spec: str | None, *, pull_missing: bool = True) -> ResolvedMod
         )
     if Path(spec).expanduser().is_dir() and (Path(spec).expanduser() / PROVENANCE).is_file():
         return _from_onnx(spec, Path(spec).expanduser(), None, force_hint="NAME")
+    if is_openvino_folder(Path(spec).expanduser()):
+        return _openvino_folder(spec, read_folder(Path(spec).expanduser()), None)
     if spec.startswith(HF_PREFIX):
         return _from_local(spec, hf_file(spec), label=spec)
     if _looks_like_path(spec):
@@ -121,6 +141,50 @@ def _from_onnx(
         prompt_style=str(prompt.get("style") or "chat"),
         stop=list(prompt.get("stop") or []),
         onnx=model,
+    )
+
+
+def _from_openvino(
+    spec: str,
+    base: str,
+    precision: str | None,
+    registry: dict[str, ModelEntry],
+    *,
+    pull_missing: bool,
+) -> ResolvedModel:
+    """`NAME@openvino`: the registry GGUF, read by OpenVINO GenAI; `NAME@openvino-P`:
+    the folder `models convert --to openvino` made (never made here)."""
+    entry = registry.get(base)
+    if precision is None:
+        if entry is None:
+            raise unknown_model_error(base, list(registry))
+        gguf = _from_registry(base, entry, pull_missing=pull_missing)
+        return replace(
+            gguf,
+            spec=spec,
+            label=variant_name(base, None),
+            openvino=OpenVinoModel(path=gguf.path),
+        )
+    if entry is None and not is_openvino_folder(openvino_dir(base, precision)):
+        raise unknown_model_error(base, list(registry))
+    return _openvino_folder(spec, read_variant(base, precision), entry)
+
+
+def _openvino_folder(spec: str, model: OpenVinoModel, entry: ModelEntry | None) -> ResolvedModel:
+    """An exported folder: identified by its weights' sha256 (remembered per size and
+    mtime); prompted as its provenance says, else as its registry entry does."""
+    prompt = model.prompt or {}
+    name = model.provenance.get("name") if model.provenance else None
+    return ResolvedModel(
+        spec=spec,
+        label=str(name) if name else (model.path.name if entry is None else spec),
+        path=model.path,
+        entry=entry,
+        sha256=sha256_file(model.weights),
+        size_bytes=int(model.weights_bytes or 0),
+        prompt_style=str(prompt.get("style") or (entry.prompt_style if entry else "chat")),
+        stop=list(prompt.get("stop") or (entry.stop if entry else [])),
+        openvino=model,
     )
 
 

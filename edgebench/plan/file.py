@@ -33,6 +33,7 @@ from edgebench.constraints.spec import parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import parse_metrics
 from edgebench.models.onnx_model import split_variant
+from edgebench.models.openvino_model import split_openvino_variant
 from edgebench.models.quant_types import canonical_type
 from edgebench.models.quantized import base_name_of, split_quant_variant, variant_label
 from edgebench.models.registry import load_registry, unknown_model_error
@@ -422,7 +423,8 @@ def model_entry(spec: str, base: Path, registry: dict[str, Any]) -> PlanModel:
         return PlanModel(label, label)  # a variant of a local file: made beforehand
     if spec.startswith(HF_PREFIX):
         return PlanModel(spec, _slug(Path(spec).stem))
-    if "@" in spec and "/" not in spec and split_variant(spec) is not None:
+    converted = "@" in spec and "/" not in spec
+    if converted and (split_openvino_variant(spec) or split_variant(spec)) is not None:
         onnx_base = spec.rpartition("@")[0]
         if onnx_base not in registry:
             raise unknown_model_error(onnx_base, list(registry))

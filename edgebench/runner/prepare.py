@@ -8,6 +8,7 @@ from typing import Any
 
 from edgebench.errors import UserError
 from edgebench.models.gguf import kv_cache_bytes_per_token, read_gguf
+from edgebench.models.openvino_model import context_length as openvino_context_length
 from edgebench.models.quantized import QuantizedModel
 from edgebench.models.registry import tuning_of
 from edgebench.models.resolve import ResolvedModel, resolve_model
@@ -48,6 +49,8 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
     resolved = resolve_model(spec)
     if resolved.onnx is not None:
         return _onnx_under_test(resolved)
+    if resolved.openvino is not None and resolved.openvino.exported:
+        return _exported_under_test(resolved)
     header = read_gguf(resolved.path)
     tokens = header.special_tokens()
     prompt_format = PromptFormat(
@@ -80,6 +83,7 @@ def model_under_test(spec: str | None) -> ModelUnderTest:
         stop=tuple(resolved.stop),
         kv_bytes_per_token=kv_cache_bytes_per_token(header.metadata),
         tuning=tuning_of(entry, header.chat_template is not None),
+        backend=resolved.runtime,  # a GGUF OpenVINO GenAI reads (NAME@openvino) too
     )
 
 
@@ -135,6 +139,67 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
         details=details,
         stop=tuple(resolved.stop),
     )
+
+
+def _exported_under_test(resolved: ResolvedModel) -> ModelUnderTest:
+    """An exported OpenVINO folder: prompted as its provenance says, else as the GGUF it
+    was exported from (the registry entry's file, which must be in the cache)."""
+    model = resolved.openvino
+    assert model is not None and model.provenance is not None
+    prompt = model.prompt
+    source = model.provenance.get("source") or {}
+    if prompt is None:
+        prompt = _source_prompt(resolved)
+    entry = resolved.entry
+    context = openvino_context_length(model)
+    details: dict[str, Any] = {
+        "registry_name": entry.name if entry else None,
+        "format": RUNTIMES[resolved.runtime].model_format,
+        "architecture": source.get("architecture"),
+        "quantization": model.precision,
+        "parameters": source.get("parameters"),
+        "context_length": context,
+        "license": entry.license if entry else None,
+        "base_model": (entry.base_model or None) if entry else None,
+    }
+    return ModelUnderTest(
+        label=resolved.label,
+        path=resolved.path,
+        sha256=resolved.sha256,
+        size_bytes=resolved.size_bytes,
+        prompt_format=PromptFormat(
+            style=resolved.prompt_style,
+            chat_template=prompt.get("chat_template"),
+            bos_token=prompt.get("bos_token"),
+            eos_token=prompt.get("eos_token"),
+        ),
+        n_ctx_train=context,
+        backend=resolved.runtime,
+        tuning=tuning_of(entry, prompt.get("chat_template") is not None),
+        details=details,
+        stop=tuple(resolved.stop),
+    )
+
+
+def _source_prompt(resolved: ResolvedModel) -> dict[str, Any]:
+    """The chat template and special tokens of the GGUF an export came from, when its
+    provenance records none: the registry entry's cached file, checked by sha256."""
+    model = resolved.openvino
+    assert model is not None
+    entry = resolved.entry
+    if entry is None or entry.sha256 != model.source_sha256:
+        raise UserError(
+            f"{resolved.path}: the provenance file records no prompt format and its source "
+            f"GGUF (sha256 {str(model.source_sha256)[:12]}...) is not a registry model"
+        )
+    gguf = resolve_model(entry.name, pull_missing=False)
+    header = read_gguf(gguf.path)
+    tokens = header.special_tokens()
+    return {
+        "chat_template": header.chat_template,
+        "bos_token": tokens["bos_token"],
+        "eos_token": tokens["eos_token"],
+    }
 
 
 def _onnx_kv_bytes(provenance: dict[str, Any]) -> int | None:

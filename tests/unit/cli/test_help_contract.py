@@ -225,7 +225,8 @@ def test_version_names_the_package_and_the_runtimes(capsys: pytest.CaptureFixtur
         main(["--version"])
     assert not exit_info.value.code
     line = capsys.readouterr().out.strip()
-    assert re.fullmatch(r"edgebench \S+ \(llama-cpp-python \S+, onnxruntime \S+\)", line), line
+    runtimes = r"llama-cpp-python \S+, onnxruntime \S+, openvino-genai (\S+|not installed)"
+    assert re.fullmatch(rf"edgebench \S+ \({runtimes}\)", line), line
 
 
 USAGE_ERRORS = [

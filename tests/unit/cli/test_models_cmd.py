@@ -147,7 +147,10 @@ def test_missing_conversion_extras_are_one_line(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--to", "tflite"], "--to: 'tflite' is not a supported target (supported: onnx)"),
+        (
+            ["--to", "tflite"],
+            "--to: 'tflite' is not a supported target (supported: onnx, openvino)",
+        ),
         (["--precision", "int8"], "--precision: 'int8' is not one of: fp32, int4"),
     ],
 )

@@ -96,6 +96,13 @@ def test_converted_and_hub_models_keep_their_spec_and_get_a_folder_safe_id(
     assert all(m.source is None for m in plan.models)  # nothing for the plan to make
 
 
+def test_openvino_models_keep_their_spec(tmp_path: Path) -> None:
+    models = f'["{MODEL}@openvino", "{MODEL}@openvino-int4"]'
+    plan = load_plan(write_plan(tmp_path, PLAN.replace(f'["{MODEL}"]', models)), 4)
+    assert [m.spec for m in plan.models] == [f"{MODEL}@openvino", f"{MODEL}@openvino-int4"]
+    assert all(m.source is None for m in plan.models)
+
+
 def test_an_unknown_variant_is_named_with_the_ones_there_are(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
