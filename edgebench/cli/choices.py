@@ -29,11 +29,13 @@ EDGEJSON_EXAMPLES_PER_SCHEMA = 8
 # edgebench.db.schema
 DEFAULT_DB = Path("edgebench.db")
 # edgebench.runtimes.conversions()
-CONVERSIONS = ("onnx",)
+CONVERSIONS = ("onnx", "openvino")
 # edgebench.models.onnx_model
 PRECISIONS = ("fp32", "int4")
 GRAPHS = ("gqa", "optimum")
 LM_HEADS = ("float32", "int4")
+# edgebench.models.openvino_convert
+OPENVINO_PRECISIONS = ("int4", "int8", "fp16")
 # edgebench.doctor.diagnose
 PROBE_SECONDS = 10.0
 # edgebench.runfolder.records
