@@ -406,8 +406,7 @@ def convert_model(
         typer.Option(
             "--lm-head",
             metavar="PRECISION",
-            help=f"Output layer of an int4 gqa graph: {listing(LM_HEADS, _LM_HEAD_NOTES)} "
-            "(default: float32).",
+            help=f"Output layer of an int4 gqa graph: {listing(LM_HEADS, _LM_HEAD_NOTES)}.",
         ),
     ] = None,
 ) -> None:

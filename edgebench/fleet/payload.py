@@ -143,7 +143,7 @@ def _model_base(name: str, registry: dict[str, ModelEntry]) -> ModelEntry | None
     """The registry entry `name` (or the NAME of NAME@TYPE, NAME@onnx-PRECISION or
     NAME@openvino-PRECISION) is, if any."""
     variant = split_quant_variant(name) or onnx_variant(name) or openvino_variant(name)
-    return registry.get(variant[0] if variant else name)
+    return registry.get(variant[0] if variant else openvino_gguf(name) or name)
 
 
 def onnx_variant(name: str) -> tuple[str, str] | None:
@@ -158,6 +158,12 @@ def onnx_variant(name: str) -> tuple[str, str] | None:
 def openvino_variant(name: str) -> tuple[str, str] | None:
     """`NAME@openvino-int4` -> (NAME, "int4"); None for anything else."""
     return openvino_convert.split_variant(name)
+
+
+def openvino_gguf(name: str) -> str | None:
+    """`NAME@openvino` (the registry GGUF, read by OpenVINO GenAI itself) -> NAME."""
+    base, at, suffix = name.rpartition("@")
+    return base if at and base and suffix == openvino_convert.TARGET else None
 
 
 def plan_members(payload: PlanPayload) -> list[tuple[str, Path]]:
@@ -192,9 +198,10 @@ def model_files(models: tuple[str, ...]) -> list[tuple[str, Path]]:
             paths = [variant_file(*variant), provenance_file(*variant)]
             pull = f"edgebench models quantize {variant[0]} --types {variant[1]}"
         else:
+            base = openvino_gguf(name) or name
             # Not its .sha256.json: that cache names this machine's path and mtime.
-            paths = [cached_file(registry[name])]
-            pull = f"edgebench models pull {name}"
+            paths = [cached_file(registry[base])]
+            pull = f"edgebench models pull {base}"
         if not paths[0].is_file():
             raise _not_cached(name, paths[0], pull)
         files += [(p.relative_to(cache).as_posix(), p) for p in paths if p.is_file()]
@@ -267,7 +274,7 @@ def registry_bases(models: tuple[str, ...]) -> list[str]:
         if onnx_variant(name) or openvino_variant(name):
             continue
         variant = split_quant_variant(name)
-        base = variant[0] if variant else name
+        base = variant[0] if variant else openvino_gguf(name) or name
         if base not in bases:
             bases.append(base)
     return bases

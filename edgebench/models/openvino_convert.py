@@ -11,8 +11,10 @@ Steps:
    output channel); `int4` NNCF weight-only int4, data-free (no calibration set, every
    eligible layer: ratio 1.0), symmetric, in groups of INT4_GROUP_SIZE. NNCF keeps the
    embedding and the output layer at its int8 backup precision unless `all_layers`.
-   The settings are in the provenance (`quantization`) and in optimum-intel's own
-   openvino_config.json beside the model.
+   The settings are in the provenance (`quantization`).
+   Before the export, the transformers folder's tokenizer is aligned with the GGUF
+   (`aligned_tokenizer`): transformers' GGUF reader gets SmolLM2's BOS, EOS and decoder
+   wrong, and OpenVINO GenAI reads them from the converted tokenizer.
 The folder is `<model cache>/openvino/NAME-PRECISION/` (`NAME@openvino-PRECISION`) and
 loads with `openvino_genai.LLMPipeline(folder, "CPU")`. Everything happens in a private
 folder beside it, renamed into place once the provenance file is written, so a failed
@@ -21,8 +23,12 @@ conversion leaves nothing behind. No network: HF_HUB_OFFLINE=1 on local files.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -182,13 +188,15 @@ def quantization(precision: str) -> dict[str, Any]:
     config = WEIGHT_CONFIGS[precision]
     if config is None:
         return {"method": "fp16", "dtype": "float16"}
-    return {
+    recorded = {
         "method": "nncf.compress_weights",
         **config,
         "dataset": None,  # data-free: no calibration set, no AWQ or GPTQ
-        "all_layers": False,  # embedding and output layer at NNCF's int8 backup precision
-        "backup_precision": "int8_asym",
     }
+    if config["bits"] == 4:
+        # the embedding and the output layer at NNCF's int8 backup precision
+        recorded |= {"all_layers": False, "backup_precision": "int8_asym"}
+    return recorded
 
 
 def convert(
@@ -207,8 +215,11 @@ def convert(
     target = variant_dir(name, precision)
     label = variant_name(name, precision)
     if not force and export_state(name, precision) == "yes":
-        say(f"{label}: already converted: {target} (--force converts again)")
-        return read_export(target)
+        done = read_export(target)
+        if done.provenance.get("quantization") == quantization(precision):
+            say(f"{label}: already converted: {target} (--force converts again)")
+            return done
+        say(f"{label}: converted with other settings; converting again")
     check_openvino_extras()
     source = resolve_model(name)
     if source.entry is None:
@@ -221,6 +232,7 @@ def convert(
         hf_dir, out_dir = Path(tmp) / "hf", Path(tmp) / "out"
         with timed_step(steps, "gguf_to_transformers", say, f"{label}: reading {source.path.name}"):
             gguf_to_transformers(source.path, hf_dir)
+            align_tokenizer(hf_dir, header)
         check_architecture(name, hf_dir)
         message = f"{label}: exporting to OpenVINO IR with KV cache ({describe(precision)})"
         with timed_step(steps, "openvino_export", say, message):
@@ -299,28 +311,46 @@ def export(hf_dir: Path, out_dir: Path, precision: str) -> None:
         OVConfig(dtype="fp16") if quantize is None else OVConfig(quantization_config=quantize)
     )
     try:
-        main_export(
-            str(hf_dir),
-            str(out_dir),
-            task=TASK,
-            library_name="transformers",
-            local_files_only=True,
-            ov_config=ov_config,
-            convert_tokenizer=True,
-        )
-        if quantize is not None:
-            _main_quantize(
+        with _silent_stdout():
+            main_export(
                 str(hf_dir),
-                TASK,
-                "transformers",
-                quantize,
-                out_dir,
-                cache_dir=str(hf_dir.parent / "hub"),  # never read: local files only
+                str(out_dir),
+                task=TASK,
+                library_name="transformers",
+                local_files_only=True,
+                ov_config=ov_config,
+                convert_tokenizer=True,
             )
+            if quantize is not None:
+                _main_quantize(
+                    str(hf_dir),
+                    TASK,
+                    "transformers",
+                    quantize,
+                    out_dir,
+                    cache_dir=str(hf_dir.parent / "hub"),  # never read: local files only
+                )
     except UserError:
         raise
     except Exception as exc:  # the exporter raises many types; the first line says why
         raise UserError(f"optimum-intel could not export to OpenVINO: {first_line(exc)}") from None
+
+
+@contextlib.contextmanager
+def _silent_stdout() -> Iterator[None]:
+    """NNCF prints progress bars and a table per model on stdout, where the command
+    prints the folder: both muted (its logger is set up on import, so after the import)."""
+    with contextlib.suppress(ImportError):
+        import nncf  # noqa: F401
+
+    logger = logging.getLogger("nncf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def _copy_side_files(hf_dir: Path, out_dir: Path) -> None:
@@ -353,6 +383,9 @@ def _provenance(
         "base_model": source.label,
         "runtime": TARGET,
         "precision": precision,
+        # what the runtime's folder reader checks first (models/openvino_model.py)
+        "source_gguf_sha256": source.sha256,
+        "weights_bytes": (out_dir / MODEL_BIN).stat().st_size,
         "created_at": utc_now(),
         "source": {
             "file": source.path.name,
@@ -397,3 +430,67 @@ def _provenance(
         },
         "tools": package_versions(TOOLS),
     }
+
+
+# A byte-level BPE vocabulary (GPT-2's): its tokens are bytes mapped to printable
+# characters, decoded by the ByteLevel decoder alone.
+_BYTE_LEVEL_DECODER = {
+    "type": "ByteLevel",
+    "add_prefix_space": True,
+    "trim_offsets": True,
+    "use_regex": True,
+}
+
+
+def aligned_tokenizer(
+    tokenizer: dict[str, Any], config: dict[str, Any], header: GGUFFile
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """tokenizer.json and tokenizer_config.json as the GGUF says, where transformers'
+    GGUF reader says otherwise: for a llama-architecture GGUF with a GPT-2 vocabulary
+    (SmolLM2) it writes SentencePiece's decoder steps before the byte-level one (which
+    openvino-tokenizers cannot convert), a BOS the GGUF does not add, and BOS as EOS.
+    The BOS is added only when the GGUF asks for it, EOS is the GGUF's."""
+    specials = header.special_tokens()
+    add_bos = bool(header.add_bos_token)
+    bos, bos_id = specials["bos_token"], header.token_id("bos")
+    tokenizer = dict(tokenizer)
+    if header.metadata.get("tokenizer.ggml.model") == "gpt2":
+        tokenizer["decoder"] = dict(_BYTE_LEVEL_DECODER)
+    single: list[dict[str, Any]] = [{"Sequence": {"id": "A", "type_id": 0}}]
+    pair = [*single, {"Sequence": {"id": "B", "type_id": 1}}]
+    special: dict[str, Any] = {}
+    if add_bos and bos is not None and bos_id is not None:
+        single = [{"SpecialToken": {"id": bos, "type_id": 0}}, *single]
+        pair = [{"SpecialToken": {"id": bos, "type_id": 0}}, *pair]
+        special = {bos: {"id": bos, "ids": [bos_id], "tokens": [bos]}}
+    tokenizer["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": single,
+        "pair": pair,
+        "special_tokens": special,
+    }
+    config = {**config, "add_bos_token": add_bos, "add_eos_token": False}
+    for key in ("bos_token", "eos_token"):
+        if specials[key] is not None:
+            config[key] = specials[key]
+            config[f"{key}_id"] = header.token_id(key.removesuffix("_token"))
+    return tokenizer, config
+
+
+def align_tokenizer(hf_dir: Path, header: GGUFFile) -> None:
+    """The transformers folder's tokenizer files rewritten by `aligned_tokenizer`."""
+    import json
+
+    files = [hf_dir / "tokenizer.json", hf_dir / "tokenizer_config.json"]
+    tokenizer, config = aligned_tokenizer(
+        read_json_object(files[0], "the transformers tokenizer"),
+        read_json_object(files[1], "the transformers tokenizer config"),
+        header,
+    )
+    for path, data in zip(files, (tokenizer, config), strict=True):
+        write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2))
+    special_map = hf_dir / "special_tokens_map.json"
+    if special_map.is_file():
+        specials = read_json_object(special_map, "the special tokens map")
+        specials.update({k: config[k] for k in ("bos_token", "eos_token") if k in config})
+        write_text_atomic(special_map, json.dumps(specials, ensure_ascii=False, indent=2))

@@ -241,17 +241,27 @@ def test_openvino_variants_are_models_a_host_does_not_pull(tmp_path: Path) -> No
     plan = tmp_path / "plan.toml"
     plan.write_text(
         'models = ["smollm2-135m-instruct@openvino-int4", "smollm2-135m-instruct@onnx-int4", '
-        '"smollm2-135m-instruct@openvino-fp32"]\n'
+        '"smollm2-135m-instruct@openvino-fp32", "gemma3-270m@openvino"]\n'
     )
     payload = read_plan_payload(plan)
     # fp32 is no OpenVINO precision: not a model here, `plan run`'s own check names it
     assert payload.models == (
         "smollm2-135m-instruct@openvino-int4",
         "smollm2-135m-instruct@onnx-int4",
+        "gemma3-270m@openvino",
     )
     assert openvino_variants(payload.models) == ["smollm2-135m-instruct@openvino-int4"]
     assert onnx_variants(payload.models) == ["smollm2-135m-instruct@onnx-int4"]
-    assert registry_bases(payload.models) == []
+    # NAME@openvino reads the registry GGUF: a host pulls it
+    assert registry_bases(payload.models) == ["gemma3-270m"]
+
+
+def test_push_models_sends_the_gguf_openvino_reads_directly(cache: Path) -> None:
+    gguf = cache / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf.parent.mkdir(parents=True)
+    gguf.write_bytes(b"GGUF")
+    pushed = model_files(("smollm2-135m-instruct@openvino",))
+    assert pushed == [("SmolLM2-135M-Instruct.Q4_1.gguf", gguf)]
 
 
 def test_push_models_lists_every_file_of_an_openvino_folder(cache: Path) -> None:

@@ -32,6 +32,7 @@ def fake_transformers_folder(gguf: Path, hf_dir: Path, model_type: str = "llama"
     (hf_dir / "config.json").write_text(json.dumps({"model_type": model_type}))
     (hf_dir / "model.safetensors").write_bytes(b"\0" * 16)
     (hf_dir / "tokenizer.json").write_text("{}")
+    (hf_dir / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<s>"}))
     (hf_dir / "generation_config.json").write_text("{}")
 
 
@@ -70,12 +71,17 @@ def test_a_conversion_leaves_the_folder_and_its_provenance(
     assert weights["sha256"] == ov.sha256_file(done.folder / ov.MODEL_BIN)
     ir = [done.folder / ov.MODEL_XML, done.folder / ov.MODEL_BIN]
     assert weights["size_bytes"] == sum(p.stat().st_size for p in ir) == done.size_bytes
+    assert provenance["weights_bytes"] == ir[1].stat().st_size
+    assert provenance["source_gguf_sha256"] == provenance["source"]["sha256"]
     assert set(provenance["tools"]) >= {"optimum-intel", "nncf", "openvino", "transformers"}
     assert provenance["prompt"]["chat_template"] and provenance["tokens"]["eos_id"] is not None
     assert (done.folder / ov.CHAT_TEMPLATE).read_text() == provenance["prompt"]["chat_template"]
     assert set(provenance["export"]["steps_s"]) == {"gguf_to_transformers", "openvino_export"}
     # the transformers folder's tokenizer and configs beside the IR, never its weights
     assert (done.folder / "tokenizer.json").is_file()
+    # ... aligned with the GGUF before the export read them
+    config = json.loads((done.folder / "tokenizer_config.json").read_text())
+    assert config["eos_token"] == provenance["prompt"]["eos_token"]
     assert not (done.folder / "model.safetensors").exists()
     # progress lines as the ONNX conversion prints them, the folder last
     assert said[0] == f"tiny@openvino-{precision}: reading {ov.resolve_model('tiny').path.name}"
@@ -101,11 +107,14 @@ def test_the_quantization_settings_are_recorded(exports: list[str]) -> None:
     }
     int8 = ov.convert("tiny", "int8", say=lambda _: None).provenance["quantization"]
     assert (int8["bits"], int8["sym"], int8["group_size"]) == (8, False, -1)
+    assert "backup_precision" not in int8
     fp16 = ov.convert("tiny", "fp16", say=lambda _: None).provenance["quantization"]
     assert fp16 == {"method": "fp16", "dtype": "float16"}
 
 
-def test_a_converted_folder_is_kept_unless_forced_or_damaged(exports: list[str]) -> None:
+def test_a_converted_folder_is_kept_unless_forced_or_damaged(
+    exports: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     said: list[str] = []
     first = ov.convert("tiny", "int4", say=said.append)
     again = ov.convert("tiny", "int4", say=said.append)
@@ -116,11 +125,18 @@ def test_a_converted_folder_is_kept_unless_forced_or_damaged(exports: list[str])
     )
     ov.convert("tiny", "int4", force=True, say=said.append)
     assert exports == ["int4", "int4"]
+    # a folder made with other settings (another group size) is made again
+    usual = ov.WEIGHT_CONFIGS["int4"]
+    monkeypatch.setitem(ov.WEIGHT_CONFIGS, "int4", {**usual, "group_size": 32})
+    ov.convert("tiny", "int4", say=said.append)
+    assert said[-4] == "tiny@openvino-int4: converted with other settings; converting again"
+    assert exports == ["int4"] * 3
+    monkeypatch.setitem(ov.WEIGHT_CONFIGS, "int4", usual)
     with open(first.folder / ov.MODEL_BIN, "ab") as weights:
         weights.write(b"\0")
     assert ov.export_state("tiny", "int4") == "corrupt"
     ov.convert("tiny", "int4", say=said.append)
-    assert exports == ["int4", "int4", "int4"] and ov.export_state("tiny", "int4") == "yes"
+    assert exports == ["int4"] * 4 and ov.export_state("tiny", "int4") == "yes"
 
 
 def test_an_unknown_precision_is_one_line(exports: list[str]) -> None:
@@ -233,3 +249,63 @@ def test_variant_names(spec: str, split: tuple[str, str] | None) -> None:
     assert ov.split_variant(spec) == split
     if split:
         assert ov.variant_name(*split) == spec
+
+
+class GGUFHeader:
+    """What `aligned_tokenizer` reads of a GGUF header: SmolLM2's, or one adding BOS."""
+
+    def __init__(self, add_bos: bool, model: str = "gpt2") -> None:
+        self.add_bos_token = add_bos
+        self.metadata = {"tokenizer.ggml.model": model}
+
+    def special_tokens(self) -> dict[str, str]:
+        return {"bos_token": "<|im_start|>", "eos_token": "<|im_end|>"}
+
+    def token_id(self, kind: str) -> int:
+        return {"bos": 1, "eos": 2}[kind]
+
+
+# What transformers' GGUF reader writes for SmolLM2 (a llama GGUF, GPT-2 vocabulary).
+READER_TOKENIZER = {
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
+    "post_processor": {
+        "type": "TemplateProcessing",
+        "single": [
+            {"SpecialToken": {"id": "<|im_start|>", "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+        ],
+    },
+    "decoder": {
+        "type": "Sequence",
+        "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "ByteLevel"}],
+    },
+    "model": {"type": "BPE"},
+}
+READER_CONFIG = {"bos_token": "<|im_start|>", "eos_token": "<|im_start|>", "add_bos_token": True}
+
+
+def test_the_tokenizer_is_aligned_with_the_gguf() -> None:
+    """No BOS where the GGUF adds none, EOS the GGUF's, the byte-level decoder alone
+    (openvino-tokenizers cannot convert the reader's SentencePiece steps before it)."""
+    tokenizer, config = ov.aligned_tokenizer(READER_TOKENIZER, READER_CONFIG, GGUFHeader(False))
+    assert tokenizer["decoder"]["type"] == "ByteLevel"
+    assert tokenizer["post_processor"]["single"] == [{"Sequence": {"id": "A", "type_id": 0}}]
+    assert (
+        tokenizer["model"] == {"type": "BPE"} and tokenizer["pre_tokenizer"]["type"] == "ByteLevel"
+    )
+    assert config["eos_token"] == "<|im_end|>" and config["eos_token_id"] == 2
+    assert config["add_bos_token"] is False and config["bos_token_id"] == 1
+    assert READER_CONFIG["eos_token"] == "<|im_start|>"  # the input is not changed
+
+
+def test_a_gguf_that_adds_bos_keeps_it_and_its_decoder() -> None:
+    tokenizer, config = ov.aligned_tokenizer(
+        READER_TOKENIZER, READER_CONFIG, GGUFHeader(True, model="llama")
+    )
+    assert tokenizer["decoder"] == READER_TOKENIZER["decoder"]  # a SentencePiece vocabulary
+    post = tokenizer["post_processor"]
+    assert post["single"][0] == {"SpecialToken": {"id": "<|im_start|>", "type_id": 0}}
+    assert post["special_tokens"] == {
+        "<|im_start|>": {"id": "<|im_start|>", "ids": [1], "tokens": ["<|im_start|>"]}
+    }
+    assert config["add_bos_token"] is True
