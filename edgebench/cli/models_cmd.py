@@ -359,8 +359,14 @@ def info(
     _print(table)
 
 
-_PRECISION_NOTES = {"fp32": "exported as is", "int4": "4-bit weights"}
-_OPENVINO_NOTES = {"int4": "NNCF 4-bit, data-free", "int8": "NNCF 8-bit", "fp16": "16-bit floats"}
+# Every --to target's precisions in one list, each noted with the targets that take it.
+_ALL_PRECISIONS = tuple(dict.fromkeys((*PRECISIONS, *OPENVINO_PRECISIONS)))
+_PRECISION_NOTES = {
+    "fp32": "ONNX only: exported as is",
+    "int4": "4-bit weights: MatMulNBits for ONNX, NNCF data-free for OpenVINO",
+    "int8": "OpenVINO only: NNCF 8-bit weights",
+    "fp16": "OpenVINO only: 16-bit float weights",
+}
 _LM_HEAD_NOTES = {
     "float32": "default: optimum's int4 tokens",
     "int4": "faster, other tokens",
@@ -387,8 +393,7 @@ def convert_model(
         typer.Option(
             "--precision",
             metavar="PRECISION",
-            help=f"Precision: {listing(PRECISIONS, _PRECISION_NOTES)} to ONNX; "
-            f"{listing(OPENVINO_PRECISIONS, _OPENVINO_NOTES)} to OpenVINO.",
+            help=f"Precision: {listing(_ALL_PRECISIONS, _PRECISION_NOTES)}.",
         ),
     ] = "int4",
     threads: ThreadsOpt = None,

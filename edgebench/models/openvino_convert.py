@@ -6,11 +6,13 @@ Steps:
 1. transformers reads the GGUF and de-quantizes it to float32 (models/hf_folder.py, as
    for ONNX); saved as a plain transformers folder in a temporary directory.
 2. optimum-intel exports it (`main_export`, task `text-generation-with-past`, the
-   tokenizer and detokenizer converted by openvino-tokenizers), the weights compressed
-   on the way: `fp16` float16 weights; `int8` NNCF weight-only int8 (asymmetric, per
-   output channel); `int4` NNCF weight-only int4, data-free (no calibration set, every
-   eligible layer: ratio 1.0), symmetric, in groups of INT4_GROUP_SIZE. NNCF keeps the
-   embedding and the output layer at its int8 backup precision unless `all_layers`.
+   tokenizer and detokenizer converted by openvino-tokenizers) and the weights are
+   compressed as `optimum-cli export openvino --weight-format` does: `fp16` the IR saved
+   with float16 weights; `int8` and `int4` NNCF on the float32 IR, `int8` weight-only
+   int8 (asymmetric, per output channel), `int4` weight-only int4, data-free (no
+   calibration set, every eligible layer: ratio 1.0), symmetric, in groups of
+   INT4_GROUP_SIZE. NNCF keeps the embedding and the output layer at its int8 backup
+   precision unless `all_layers`.
    The settings are in the provenance (`quantization`).
    Before the export, the transformers folder's tokenizer is aligned with the GGUF
    (`aligned_tokenizer`): transformers' GGUF reader gets SmolLM2's BOS, EOS and decoder
