@@ -169,7 +169,7 @@ def test_convert_to_openvino_prints_the_folder(
     """The CLI hands --to openvino to the OpenVINO conversion: progress on stderr, the
     folder on stdout."""
     from edgebench.models import openvino_convert
-    from tests.helpers.openvino_fakes import fake_openvino_converted
+    from tests.helpers.openvino_export_fakes import fake_openvino_converted
 
     asked: list[tuple[str, str, bool, int | None]] = []
 

@@ -24,7 +24,7 @@ from edgebench.fleet.payload import (
 )
 from edgebench.models.onnx_model import PROVENANCE
 from tests.helpers.onnx_fakes import fake_converted
-from tests.helpers.openvino_fakes import fake_openvino_converted
+from tests.helpers.openvino_export_fakes import fake_openvino_converted
 
 PLAN = """
 models = ["smollm2-135m-instruct", "smollm2-135m-instruct@Q8_0"]

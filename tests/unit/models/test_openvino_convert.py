@@ -14,7 +14,7 @@ from edgebench.errors import UserError
 from edgebench.models import openvino_convert as ov
 from edgebench.models.fetch import pull
 from tests.helpers.gguf_factory import setup_tiny_model
-from tests.helpers.openvino_fakes import fake_export_files
+from tests.helpers.openvino_export_fakes import fake_export_files
 
 REAL_EXPORT = ov.export
 # The modules `export` imports, faked whole (optimum-intel need not be installed).
