@@ -34,6 +34,8 @@ CONVERSIONS = ("onnx", "openvino")
 PRECISIONS = ("fp32", "int4")
 GRAPHS = ("gqa", "optimum")
 LM_HEADS = ("float32", "int4")
+# edgebench.models.openvino_convert
+OPENVINO_PRECISIONS = ("int4", "int8", "fp16")
 # edgebench.doctor.diagnose
 PROBE_SECONDS = 10.0
 # edgebench.runfolder.records

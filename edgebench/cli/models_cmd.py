@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from edgebench.cli.choices import CONVERSIONS, GRAPHS, LM_HEADS, PRECISIONS
+from edgebench.cli.choices import CONVERSIONS, GRAPHS, LM_HEADS, OPENVINO_PRECISIONS, PRECISIONS
 from edgebench.cli.console import escape, stdout_console
 from edgebench.cli.options import JsonOpt, ThreadsOpt, default_threads, listing
 from edgebench.errors import UserError
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 models_app = typer.Typer(
     help="The model registry: list the models, add one from the Hugging Face Hub, pull one "
-    "into the cache, show what a model file is, convert one to ONNX, quantize one with "
+    "into the cache, show what a model file is, convert one to ONNX or OpenVINO, quantize one with "
     "llama.cpp, check model files from strangers.",
     no_args_is_help=True,
 )
@@ -359,7 +359,14 @@ def info(
     _print(table)
 
 
-_PRECISION_NOTES = {"fp32": "exported as is", "int4": "4-bit weights"}
+# Every --to target's precisions in one list, each noted with the targets that take it.
+_ALL_PRECISIONS = tuple(dict.fromkeys((*PRECISIONS, *OPENVINO_PRECISIONS)))
+_PRECISION_NOTES = {
+    "fp32": "ONNX only: exported as is",
+    "int4": "4-bit weights: MatMulNBits for ONNX, NNCF data-free for OpenVINO",
+    "int8": "OpenVINO only: NNCF 8-bit weights",
+    "fp16": "OpenVINO only: 16-bit float weights",
+}
 _LM_HEAD_NOTES = {
     "float32": "default: optimum's int4 tokens",
     "int4": "faster, other tokens",
@@ -378,7 +385,7 @@ def convert_model(
         typer.Option(
             "--to",
             metavar="FORMAT",
-            help=f"Target format (only {', '.join(f'`{c}`' for c in CONVERSIONS)}).",
+            help=f"Target format: {listing(CONVERSIONS)}.",
         ),
     ] = CONVERSIONS[0],
     precision: Annotated[
@@ -386,7 +393,7 @@ def convert_model(
         typer.Option(
             "--precision",
             metavar="PRECISION",
-            help=f"Precision: {listing(PRECISIONS, _PRECISION_NOTES)}.",
+            help=f"Precision: {listing(_ALL_PRECISIONS, _PRECISION_NOTES)}.",
         ),
     ] = "int4",
     threads: ThreadsOpt = None,
@@ -400,35 +407,37 @@ def convert_model(
         ),
     ] = None,
     lm_head: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--lm-head",
             metavar="PRECISION",
             help=f"Output layer of an int4 gqa graph: {listing(LM_HEADS, _LM_HEAD_NOTES)}.",
         ),
-    ] = "float32",
+    ] = None,
 ) -> None:
-    r"""Convert a registry GGUF to ONNX for onnxruntime: GGUF -> transformers -> ONNX
-    graph with KV cache -> optional 4-bit weights. Needs the convert extra
-    (`pip install 'edgebench[convert]'`); runs offline from the cached GGUF. The result
-    is `NAME@onnx-PRECISION`.
+    r"""Convert a registry GGUF for onnxruntime or OpenVINO: GGUF -> transformers -> ONNX
+    graph with KV cache -> optional 4-bit weights (`NAME@onnx-PRECISION`), or ->
+    OpenVINO IR with KV cache and tokenizers, weights compressed by NNCF
+    (`NAME@openvino-PRECISION`). Needs the convert extra
+    (`pip install 'edgebench[convert]'`); runs offline from the cached GGUF. Prints the
+    converted folder.
 
     Example: edgebench models convert smollm2-135m-instruct --to onnx --precision int4
     """
 
     from rich.console import Console
 
-    from edgebench.models.convert import convert
+    from edgebench.models.convert import convert_to
 
     if to not in CONVERSIONS:
         raise UserError(
             f"--to: {to!r} is not a supported target (supported: {', '.join(CONVERSIONS)})"
         )
     say = Console(file=sys.stderr, soft_wrap=True, highlight=False, markup=False).print
-    model = convert(
-        name, precision, force=force, threads=threads, graph=graph, lm_head=lm_head, say=say
+    folder = convert_to(
+        to, name, precision, force=force, threads=threads, graph=graph, lm_head=lm_head, say=say
     )
-    typer.echo(model.folder)
+    typer.echo(folder)
 
 
 @models_app.command("quantize")

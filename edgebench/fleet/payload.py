@@ -19,6 +19,7 @@ from pathlib import Path
 import edgebench
 from edgebench.datagen.edgejson.shape import leaf_values
 from edgebench.errors import UserError
+from edgebench.models import openvino_convert
 from edgebench.models.fetch import cached_file
 from edgebench.models.onnx_model import PROVENANCE, onnx_state, split_variant, variant_dir
 from edgebench.models.quantized import provenance_file, split_quant_variant, variant_file
@@ -91,7 +92,8 @@ def write_tarball(members: list[tuple[str, Path]], dest: Path) -> Tarball:
 class PlanPayload:
     plan: Path
     files: tuple[str, ...]  # paths relative to the plan's folder it names (datasets, schemas)
-    models: tuple[str, ...]  # registry models, NAME@TYPE and NAME@onnx-PRECISION it names
+    # registry models, NAME@TYPE, NAME@onnx-PRECISION and NAME@openvino-PRECISION it names
+    models: tuple[str, ...]
 
 
 def read_plan_payload(plan: Path) -> PlanPayload:
@@ -138,10 +140,10 @@ def _plan_file(value: str, folder: Path, plan: Path, key: str) -> str | None:
 
 
 def _model_base(name: str, registry: dict[str, ModelEntry]) -> ModelEntry | None:
-    """The registry entry `name` (or the NAME of NAME@TYPE or NAME@onnx-PRECISION) is, if
-    any."""
-    variant = split_quant_variant(name) or onnx_variant(name)
-    return registry.get(variant[0] if variant else name)
+    """The registry entry `name` (or the NAME of NAME@TYPE, NAME@onnx-PRECISION or
+    NAME@openvino-PRECISION) is, if any."""
+    variant = split_quant_variant(name) or onnx_variant(name) or openvino_variant(name)
+    return registry.get(variant[0] if variant else openvino_gguf(name) or name)
 
 
 def onnx_variant(name: str) -> tuple[str, str] | None:
@@ -151,6 +153,17 @@ def onnx_variant(name: str) -> tuple[str, str] | None:
         return split_variant(name)
     except UserError:
         return None
+
+
+def openvino_variant(name: str) -> tuple[str, str] | None:
+    """`NAME@openvino-int4` -> (NAME, "int4"); None for anything else."""
+    return openvino_convert.split_variant(name)
+
+
+def openvino_gguf(name: str) -> str | None:
+    """`NAME@openvino` (the registry GGUF, read by OpenVINO GenAI itself) -> NAME."""
+    base, at, suffix = name.rpartition("@")
+    return base if at and base and suffix == openvino_convert.TARGET else None
 
 
 def plan_members(payload: PlanPayload) -> list[tuple[str, Path]]:
@@ -177,13 +190,18 @@ def model_files(models: tuple[str, ...]) -> list[tuple[str, Path]]:
         if onnx:
             files += _onnx_files(name, *onnx, cache)
             continue
+        openvino = openvino_variant(name)
+        if openvino:
+            files += _openvino_files(name, *openvino, cache)
+            continue
         if variant:
             paths = [variant_file(*variant), provenance_file(*variant)]
             pull = f"edgebench models quantize {variant[0]} --types {variant[1]}"
         else:
+            base = openvino_gguf(name) or name
             # Not its .sha256.json: that cache names this machine's path and mtime.
-            paths = [cached_file(registry[name])]
-            pull = f"edgebench models pull {name}"
+            paths = [cached_file(registry[base])]
+            pull = f"edgebench models pull {base}"
         if not paths[0].is_file():
             raise _not_cached(name, paths[0], pull)
         files += [(p.relative_to(cache).as_posix(), p) for p in paths if p.is_file()]
@@ -203,12 +221,30 @@ def _onnx_files(name: str, base: str, precision: str, cache: Path) -> list[tuple
     folder = variant_dir(base, precision)
     state = onnx_state(base, precision)
     convert = f"edgebench models convert {base} --to onnx --precision {precision}"
+    return _folder_files(name, folder, state, folder / PROVENANCE, convert, cache)
+
+
+def _openvino_files(name: str, base: str, precision: str, cache: Path) -> list[tuple[str, Path]]:
+    """Every file of a converted OpenVINO folder (IR, tokenizers, config, provenance), or
+    a UserError when it is not converted here or damaged."""
+    folder = openvino_convert.variant_dir(base, precision)
+    state = openvino_convert.export_state(base, precision)
+    target = openvino_convert.TARGET
+    convert = f"edgebench models convert {base} --to {target} --precision {precision}"
+    provenance = folder / openvino_convert.PROVENANCE
+    return _folder_files(name, folder, state, provenance, convert, cache)
+
+
+def _folder_files(
+    name: str, folder: Path, state: str, provenance: Path, convert: str, cache: Path
+) -> list[tuple[str, Path]]:
+    """The files of a converted folder in state `state` (made by `convert`)."""
     if state == "no":
         raise _not_cached(name, folder, convert)
     if state == "corrupt":
         raise UserError(
             f"--push-models: {name} in this machine's model cache is damaged (its files do "
-            f"not match {folder / PROVENANCE}): {convert} --force first"
+            f"not match {provenance}): {convert} --force first"
         )
     # Never a hidden temporary file or a hash sidecar naming this machine's paths.
     return [
@@ -225,15 +261,20 @@ def onnx_variants(models: tuple[str, ...]) -> list[str]:
     return [name for name in models if onnx_variant(name)]
 
 
+def openvino_variants(models: tuple[str, ...]) -> list[str]:
+    """The NAME@openvino-PRECISION models among `models`: a host cannot make them itself."""
+    return [name for name in models if openvino_variant(name)]
+
+
 def registry_bases(models: tuple[str, ...]) -> list[str]:
     """The registry models a host pulls itself (without --push-models): each NAME once.
-    Not the base of an ONNX variant: `plan run` never converts, so its GGUF is no use."""
+    Not the base of a converted variant: `plan run` never converts, so its GGUF is no use."""
     bases: list[str] = []
     for name in models:
-        if onnx_variant(name):
+        if onnx_variant(name) or openvino_variant(name):
             continue
         variant = split_quant_variant(name)
-        base = variant[0] if variant else name
+        base = variant[0] if variant else openvino_gguf(name) or name
         if base not in bases:
             bases.append(base)
     return bases

@@ -25,23 +25,28 @@ No network: transformers and optimum run with HF_HUB_OFFLINE=1 on local files.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import logging
 import os
 import shutil
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.io import WriteFailed, write_json_atomic, write_text_atomic
+from edgebench.models import openvino_convert
 from edgebench.models.fetch import cache_workdir
 from edgebench.models.gguf import GGUFFile, kv_cache_bytes_per_token, read_gguf
 from edgebench.models.hashing import sha256_file
+from edgebench.models.hf_folder import (
+    Say,
+    first_line,
+    gguf_to_transformers,
+    offline,
+    quiet_tools,
+    set_threads,
+    timed_step,
+)
 from edgebench.models.onnx_check import check_model_file
 from edgebench.models.onnx_model import (
     CHAT_TEMPLATE,
@@ -51,6 +56,7 @@ from edgebench.models.onnx_model import (
     LM_HEADS,
     PRECISIONS,
     PROVENANCE,
+    RUNTIME,
     TOKENIZER,
     OnnxModel,
     default_graph,
@@ -63,6 +69,8 @@ from edgebench.models.resolve import resolve_model
 from edgebench.system.versions import package_versions, utc_now
 
 CONVERT_EXTRA_HINT = "pip install 'edgebench[convert]'"
+# The quantizer logs a line per node at INFO.
+_QUIET = ("onnxruntime.quantization.matmul_nbits_quantizer",)
 INT4 = {"method": "MatMulNBits", "bits": 4, "block_size": 32, "symmetric": True}
 TOOLS = (
     "torch",
@@ -88,8 +96,6 @@ REQUIRED = (
     "onnxruntime",
 )
 
-Say = Callable[[str], None]
-
 
 def check_convert_extras() -> None:
     """A one-line UserError naming what is missing and how to install it."""
@@ -101,6 +107,42 @@ def check_convert_extras() -> None:
             missing.append(name)
     if missing:
         raise UserError(f"converting to ONNX needs {', '.join(missing)}: {CONVERT_EXTRA_HINT}")
+
+
+def convert_to(
+    target: str,
+    name: str,
+    precision: str,
+    *,
+    force: bool = False,
+    threads: int | None = None,
+    graph: str | None = None,
+    lm_head: str | None = None,
+    say: Say = print,
+) -> Path:
+    """`models convert NAME --to TARGET`: the folder converted (or found converted).
+    `graph` and `lm_head` shape the ONNX graph only."""
+    if target == openvino_convert.TARGET:
+        given = [flag for flag, value in (("--graph", graph), ("--lm-head", lm_head)) if value]
+        if given:
+            raise UserError(f"{' and '.join(given)}: only for --to {RUNTIME}")
+        done = openvino_convert.convert(name, precision, force=force, threads=threads, say=say)
+        return done.folder
+    if target != RUNTIME:
+        targets = (RUNTIME, openvino_convert.TARGET)
+        raise UserError(
+            f"--to: {target!r} is not a supported target (supported: {', '.join(targets)})"
+        )
+    model = convert(
+        name,
+        precision,
+        force=force,
+        threads=threads,
+        graph=graph,
+        lm_head=lm_head or "float32",
+        say=say,
+    )
+    return model.folder
 
 
 def convert(
@@ -157,24 +199,26 @@ def convert(
     )
     work = cache_workdir(target.parent, ".convert-")
     steps: dict[str, float] = {}
-    with work as tmp, _offline(), _quiet_tools():
-        _set_threads(threads)
+    with work as tmp, offline(), quiet_tools(_QUIET):
+        set_threads(threads)
         hf_dir, out_dir = Path(tmp) / "hf", Path(tmp) / "out"
         export_dir = out_dir if precision == "fp32" else Path(tmp) / "fp32"
         if reuse:
             say(f"{label}: starting from the converted {variant_name(name, 'fp32')}")
             export_dir = fp32
         else:
-            with _step(steps, "gguf_to_transformers", say, f"{label}: reading {source.path.name}"):
-                _gguf_to_transformers(source.path, hf_dir)
+            reading = f"{label}: reading {source.path.name}"
+            with timed_step(steps, "gguf_to_transformers", say, reading):
+                gguf_to_transformers(source.path, hf_dir)
             if graph == "gqa":
-                with _step(steps, "gqa_graph", say, f"{label}: writing the ONNX graph (gqa)"):
+                with timed_step(steps, "gqa_graph", say, f"{label}: writing the ONNX graph (gqa)"):
                     _write_gqa(hf_dir, export_dir)
             else:
-                with _step(steps, "onnx_export", say, f"{label}: exporting to ONNX with KV cache"):
+                exporting = f"{label}: exporting to ONNX with KV cache"
+                with timed_step(steps, "onnx_export", say, exporting):
                     _export(hf_dir, export_dir)
         if precision == "int4":
-            with _step(steps, "quantize_int4", say, f"{label}: 4-bit weights (MatMulNBits)"):
+            with timed_step(steps, "quantize_int4", say, f"{label}: 4-bit weights (MatMulNBits)"):
                 _quantize_int4(export_dir, out_dir, lm_head)
         external = check_model_file(out_dir / GRAPH, out_dir)
         provenance = _provenance(
@@ -192,62 +236,6 @@ def convert(
     return model
 
 
-@contextlib.contextmanager
-def _step(steps: dict[str, float], key: str, say: Say, message: str) -> Iterator[None]:
-    say(message)
-    start = time.perf_counter()
-    yield
-    steps[key] = round(time.perf_counter() - start, 2)
-
-
-def _offline() -> contextlib.AbstractContextManager[None]:
-    """Local files only: the hub libraries must never reach for the network."""
-    return temporary_environ({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
-
-
-@contextlib.contextmanager
-def _quiet_tools() -> Iterator[None]:
-    """The exporters print pages of tracer warnings and per-node INFO lines; a failure
-    still surfaces as the exception, which the caller turns into one line."""
-    import warnings
-
-    quant_logger = logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer")
-    level = quant_logger.level
-    quant_logger.setLevel(logging.WARNING)
-    sink = io.StringIO()
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stderr(sink):
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        quant_logger.setLevel(level)
-
-
-def _set_threads(threads: int | None) -> None:
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
-
-
-def _gguf_to_transformers(gguf: Path, hf_dir: Path) -> None:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-        )
-    except (ValueError, KeyError, NotImplementedError, RuntimeError) as exc:
-        raise UserError(f"transformers cannot read {gguf.name}: {_first_line(exc)}") from None
-    model.save_pretrained(hf_dir)
-    tokenizer.save_pretrained(hf_dir)
-
-
 def _export(hf_dir: Path, out_dir: Path) -> None:
     from optimum.exporters.onnx import main_export
 
@@ -260,7 +248,7 @@ def _export(hf_dir: Path, out_dir: Path) -> None:
             do_validation=False,  # edgebench's own test compares greedy token ids instead
         )
     except Exception as exc:  # the exporter raises many types; the first line says why
-        raise UserError(f"optimum could not export {hf_dir.name}: {_first_line(exc)}") from None
+        raise UserError(f"optimum could not export {hf_dir.name}: {first_line(exc)}") from None
 
 
 def quantization(precision: str, lm_head: str) -> dict[str, Any] | None:
@@ -302,7 +290,7 @@ def _write_gqa(hf_dir: Path, out_dir: Path) -> None:
         model = build_llama(weights, config)
     except (KeyError, ValueError) as exc:
         raise UserError(
-            f"cannot write the gqa graph: {_first_line(exc)}: try --graph optimum"
+            f"cannot write the gqa graph: {first_line(exc)}: try --graph optimum"
         ) from None
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -341,11 +329,6 @@ def _quantize_int4(fp32_dir: Path, out_dir: Path, lm_head: str) -> None:
     # 4-bit weights stay well under protobuf's 2 GB limit: one file, no side data.
     quantizer.model.save_model_to_file(str(out_dir / GRAPH), use_external_data_format=False)
     _copy_side_files(fp32_dir, out_dir, skip=lambda item: False)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _provenance(

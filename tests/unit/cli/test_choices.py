@@ -11,6 +11,7 @@ from edgebench.db.schema import DEFAULT_DB
 from edgebench.doctor.diagnose import PROBE_SECONDS
 from edgebench.metrics import FAMILIES, family_names
 from edgebench.models.onnx_model import GRAPHS, LM_HEADS, PRECISIONS
+from edgebench.models.openvino_convert import PRECISIONS as OPENVINO_PRECISIONS
 from edgebench.runfolder import records
 from edgebench.runtimes import conversions
 from edgebench.scoring.extract import PARSE_MODES
@@ -39,3 +40,4 @@ def test_the_help_texts_values_are_the_codes() -> None:
         tuple(GRAPHS),
         tuple(LM_HEADS),
     ) == (choices.PRECISIONS, choices.GRAPHS, choices.LM_HEADS)
+    assert tuple(OPENVINO_PRECISIONS) == choices.OPENVINO_PRECISIONS

@@ -22,6 +22,7 @@ from edgebench.constraints import MODES, parse_modes
 from edgebench.errors import UserError
 from edgebench.metrics import family_names, parse_metrics
 from edgebench.models.onnx_model import PRECISIONS
+from edgebench.models.openvino_convert import PRECISIONS as OPENVINO_PRECISIONS
 from edgebench.scoring.extract import PARSE_MODES, check_parse_mode
 from edgebench.tasks import get_task, task_names
 from edgebench.tasks.base import PROMPT_STYLES, prompt_template_for
@@ -75,7 +76,8 @@ def _one_mode(value: str) -> None:
 
 
 def _precision(value: str) -> None:
-    if value not in PRECISIONS:
+    """A precision some `models convert --to` target takes."""
+    if value not in (*PRECISIONS, *OPENVINO_PRECISIONS):
         raise UserError(value)
 
 
@@ -91,7 +93,7 @@ VALUE_LISTS: dict[tuple[str, str], tuple[set[str], Callable[[str], bool]]] = {
     ): (set(PROMPT_STYLES), _accepts(lambda s: prompt_template_for(get_task("edgejson"), s))),
     ("run", "--constraint"): ({*MODES, *CLOSING_ARMS}, _accepts(parse_modes)),
     ("consistency", "--constraint"): (set(MODES), _accepts(_one_mode)),
-    ("convert", "--precision"): (set(PRECISIONS), _accepts(_precision)),
+    ("convert", "--precision"): ({*PRECISIONS, *OPENVINO_PRECISIONS}, _accepts(_precision)),
     ("validate", "--task"): (set(DATASET_FORMATS), lambda value: value in DATASET_FORMATS),
 }
 

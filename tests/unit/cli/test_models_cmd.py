@@ -144,6 +144,57 @@ def test_missing_conversion_extras_are_one_line(
     )
 
 
+def test_missing_openvino_extras_are_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        if name in ("optimum-intel", "nncf"):
+            raise metadata.PackageNotFoundError(name)
+        return "1.0"
+
+    monkeypatch.setattr("edgebench.models.openvino_convert.metadata.version", version)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "convert", "smollm2-135m-instruct", "--to", "openvino"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: converting to OpenVINO needs optimum-intel, nncf: pip install 'edgebench[convert]'"
+    )
+
+
+def test_convert_to_openvino_prints_the_folder(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI hands --to openvino to the OpenVINO conversion: progress on stderr, the
+    folder on stdout."""
+    from edgebench.models import openvino_convert
+    from tests.helpers.openvino_export_fakes import fake_openvino_converted
+
+    asked: list[tuple[str, str, bool, int | None]] = []
+
+    def convert(name: str, precision: str, *, force: bool, threads: int | None, say):
+        asked.append((name, precision, force, threads))
+        say(f"{name}@openvino-{precision}: converting")
+        folder = fake_openvino_converted(cache_root(), base=name, precision=precision)
+        return openvino_convert.read_export(folder)
+
+    monkeypatch.setattr(openvino_convert, "convert", convert)
+    with pytest.raises(SystemExit) as done:
+        main(["models", "convert", "tiny", "--to", "openvino", "--precision", "int8", "-t", "2"])
+    assert not done.value.code
+    captured = capsys.readouterr()
+    assert asked == [("tiny", "int8", False, 2)]
+    assert captured.out.strip().endswith("openvino/tiny-int8")
+    assert "tiny@openvino-int8: converting" in captured.err
+
+
+def cache_root() -> Path:
+    from edgebench.paths import cache_dir
+
+    return cache_dir()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -152,6 +203,15 @@ def test_missing_conversion_extras_are_one_line(
             "--to: 'tflite' is not a supported target (supported: onnx, openvino)",
         ),
         (["--precision", "int8"], "--precision: 'int8' is not one of: fp32, int4"),
+        (
+            ["--to", "openvino", "--precision", "fp32"],
+            "--precision: 'fp32' is not one of: int4, int8, fp16 (for --to openvino)",
+        ),
+        (["--to", "openvino", "--graph", "gqa"], "--graph: only for --to onnx"),
+        (
+            ["--to", "openvino", "--graph", "optimum", "--lm-head", "int4"],
+            "--graph and --lm-head: only for --to onnx",
+        ),
     ],
 )
 def test_convert_refuses_unknown_targets_and_precisions(

@@ -14,6 +14,7 @@ from edgebench.errors import UserError
 from edgebench.fleet.payload import (
     model_files,
     onnx_variants,
+    openvino_variants,
     plan_members,
     read_plan_payload,
     registry_bases,
@@ -23,6 +24,7 @@ from edgebench.fleet.payload import (
 )
 from edgebench.models.onnx_model import PROVENANCE
 from tests.helpers.onnx_fakes import fake_converted
+from tests.helpers.openvino_export_fakes import fake_openvino_converted
 
 PLAN = """
 models = ["smollm2-135m-instruct", "smollm2-135m-instruct@Q8_0"]
@@ -230,3 +232,80 @@ def test_push_models_refuses_a_damaged_onnx_model(cache: Path, damage: str) -> N
     with pytest.raises(UserError, match=r"int4 in this machine's model cache is damaged") as e:
         model_files(("smollm2-135m-instruct@onnx-int4",))
     assert str(e.value).endswith("--to onnx --precision int4 --force first")
+
+
+# --- converted OpenVINO folders --------------------------------------------------------------
+
+
+def test_openvino_variants_are_models_a_host_does_not_pull(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        'models = ["smollm2-135m-instruct@openvino-int4", "smollm2-135m-instruct@onnx-int4", '
+        '"smollm2-135m-instruct@openvino-fp32", "gemma3-270m@openvino"]\n'
+    )
+    payload = read_plan_payload(plan)
+    # fp32 is no OpenVINO precision: not a model here, `plan run`'s own check names it
+    assert payload.models == (
+        "smollm2-135m-instruct@openvino-int4",
+        "smollm2-135m-instruct@onnx-int4",
+        "gemma3-270m@openvino",
+    )
+    assert openvino_variants(payload.models) == ["smollm2-135m-instruct@openvino-int4"]
+    assert onnx_variants(payload.models) == ["smollm2-135m-instruct@onnx-int4"]
+    # NAME@openvino reads the registry GGUF: a host pulls it
+    assert registry_bases(payload.models) == ["gemma3-270m"]
+
+
+def test_push_models_sends_the_gguf_openvino_reads_directly(cache: Path) -> None:
+    gguf = cache / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf.parent.mkdir(parents=True)
+    gguf.write_bytes(b"GGUF")
+    pushed = model_files(("smollm2-135m-instruct@openvino",))
+    assert pushed == [("SmolLM2-135M-Instruct.Q4_1.gguf", gguf)]
+
+
+def test_push_models_lists_every_file_of_an_openvino_folder(cache: Path) -> None:
+    folder = fake_openvino_converted(cache)
+    (folder / "openvino_model.bin.sha256.json").write_text("{}")  # this machine's paths
+    (folder / ".tmp-write").write_text("")
+    pushed = model_files(("smollm2-135m-instruct@openvino-int4",))
+    prefix = "openvino/smollm2-135m-instruct-int4/"
+    assert [name for name, _ in pushed] == [
+        f"{prefix}{name}"
+        for name in (
+            "config.json",
+            "edgebench-openvino.json",
+            "openvino_config.json",
+            "openvino_detokenizer.xml",
+            "openvino_model.bin",
+            "openvino_model.xml",
+            "openvino_tokenizer.bin",
+            "openvino_tokenizer.xml",
+        )
+    ]
+    assert all(path == cache / "models" / name for name, path in pushed)
+
+
+def test_push_models_names_an_openvino_model_not_converted_here(cache: Path) -> None:
+    with pytest.raises(UserError) as caught:
+        model_files(("smollm2-135m-instruct@openvino-int8",))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.endswith(
+        "openvino/smollm2-135m-instruct-int8): edgebench models convert smollm2-135m-instruct "
+        "--to openvino --precision int8 first"
+    )
+
+
+@pytest.mark.parametrize("damage", ["weights", "provenance", "graph"])
+def test_push_models_refuses_a_damaged_openvino_model(cache: Path, damage: str) -> None:
+    folder = fake_openvino_converted(cache, precision="fp16")
+    if damage == "weights":
+        (folder / "openvino_model.bin").write_bytes(b"\3" * 64)  # same size, other bytes
+    elif damage == "graph":
+        (folder / "openvino_model.xml").unlink()
+    else:
+        (folder / "edgebench-openvino.json").write_text("{")
+    with pytest.raises(UserError, match=r"fp16 in this machine's model cache is damaged") as e:
+        model_files(("smollm2-135m-instruct@openvino-fp16",))
+    assert str(e.value).endswith("--to openvino --precision fp16 --force first")

@@ -40,7 +40,7 @@ def tiny(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     setup_tiny_model(monkeypatch, tmp_path)
     pull("tiny")
     monkeypatch.setattr(convert_module, "check_convert_extras", lambda: None)
-    monkeypatch.setattr(convert_module, "_gguf_to_transformers", fake_transformers_folder)
+    monkeypatch.setattr(convert_module, "gguf_to_transformers", fake_transformers_folder)
     return "tiny"
 
 
@@ -113,7 +113,7 @@ def test_unknown_graph_and_unsupported_architecture_are_one_line_errors(
         config: dict[str, Any] = json.loads((hf_dir / "config.json").read_text())
         (hf_dir / "config.json").write_text(json.dumps({**config, "attention_bias": True}))
 
-    monkeypatch.setattr(convert_module, "_gguf_to_transformers", biased)
+    monkeypatch.setattr(convert_module, "gguf_to_transformers", biased)
     with pytest.raises(UserError) as error:
         convert_module.convert(tiny, "int4", say=lambda _: None)
     assert str(error.value) == (

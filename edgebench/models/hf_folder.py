@@ -1,0 +1,83 @@
+"""What every `models convert` target starts with: the registry GGUF de-quantized to a
+float32 transformers folder, offline, with the exporters' noise muted, each step timed
+and announced (models/convert.py for ONNX, models/openvino_convert.py for OpenVINO)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from edgebench.environ import temporary_environ
+from edgebench.errors import UserError
+
+Say = Callable[[str], None]
+
+
+@contextlib.contextmanager
+def timed_step(steps: dict[str, float], key: str, say: Say, message: str) -> Iterator[None]:
+    """Say `message`, run the block, record its seconds in `steps[key]`."""
+    say(message)
+    start = time.perf_counter()
+    yield
+    steps[key] = round(time.perf_counter() - start, 2)
+
+
+def offline() -> contextlib.AbstractContextManager[None]:
+    """Local files only: the hub libraries must never reach for the network."""
+    return temporary_environ({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+
+
+@contextlib.contextmanager
+def quiet_tools(loggers: tuple[str, ...] = ()) -> Iterator[None]:
+    """The exporters print pages of tracer warnings and per-node INFO lines (`loggers`
+    held at WARNING); a failure still surfaces as the exception, which the caller turns
+    into one line."""
+    import warnings
+
+    saved = {name: logging.getLogger(name).level for name in loggers}
+    for name in loggers:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    sink = io.StringIO()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def set_threads(threads: int | None) -> None:
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def gguf_to_transformers(gguf: Path, hf_dir: Path) -> None:
+    """transformers reads the GGUF (weights de-quantized to float32, its tokenizer) and
+    saves it as a plain transformers folder."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
+    except (ValueError, KeyError, NotImplementedError, RuntimeError) as exc:
+        raise UserError(f"transformers cannot read {gguf.name}: {first_line(exc)}") from None
+    model.save_pretrained(hf_dir)
+    tokenizer.save_pretrained(hf_dir)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
