@@ -297,7 +297,7 @@ def _headline_table(model_arms: list[ArmView]) -> str:
             row.append(f"{facts.fmt(arm.metrics.get(metric))} {interval}".strip())
         row += [_perf_cell(arm, key, read, digits) for _, key, read, digits in perf]
         rows.append(row)
-    return md.table(headers, rows)
+    return md.table(headers, rows, align_right_from=3)  # the labels, then figures
 
 
 def _perf_cell(arm: ArmView, key: str, read: facts.Figure, digits: int) -> str:

@@ -95,17 +95,25 @@ SHORT_SCORES = {key: header for header, key, _, _ in (*ACCURACY, *DEEPJSON_ACCUR
 SHORT_COSTS = ("KL", "top-1", "tok/s", "prefill", "RSS MiB", "size MB")
 
 
-def sweep_table(sweep: Sweep) -> Table:
+def sweep_table(sweep: Sweep, fold_runtime: bool = False) -> Table:
     """The terminal table, headers as short as `compare`'s and each interval under its
-    score (report/fit.py splits it at 80 columns, names and numbers whole)."""
+    score (report/fit.py splits it at 80 columns, names and numbers whole). With
+    `fold_runtime` (the terminal), a runtime every row shares is said in the title
+    instead of a column, as `compare` does."""
     metric = metric_label(sweep.metric)
     kind = "sweep" if sweep.several_variants else "constraint modes"
+    runtimes = {facts.runtime_cell(row.arm.result) for row in sweep.rows}
+    fold = fold_runtime and len(runtimes) == 1
+    title = f"{kind} · {sweep.run.run_id}"
+    title += f" · runtime {next(iter(runtimes))}" if fold else ""
     table = Table(
-        title=escape(f"{kind} · {sweep.run.run_id} · front on {metric}"),
+        title=escape(f"{title} · front on {metric}"),
         title_justify="left",
         caption_justify="left",
     )
-    for header in LABELS:
+    at = LABELS.index("runtime")
+    labels = [h for h in LABELS if not (fold and h == "runtime")]
+    for header in labels:
         table.add_column(header, no_wrap=True)
     shown = [SHORT_SCORES.get(m, metric_label(m)) for m in sweep.scores]
     for header in ("n", *shown, *SHORT_COSTS, "front"):
@@ -117,7 +125,10 @@ def sweep_table(sweep: Sweep) -> Table:
             with_interval(texts[first + i], row.arm.intervals.get(m))
             for i, m in enumerate(sweep.scores)
         ]
-        table.add_row(*map(escape, [*texts[:first], *scores, *texts[first + len(scores) :]]))
+        texts = [*texts[:first], *scores, *texts[first + len(scores) :]]
+        if fold:
+            del texts[at]
+        table.add_row(*map(escape, texts))
     legend = (
         "↑ higher is better: the scores, top-1, tok/s (decode), prefill (tok/s); ↓ lower: "
         "KL, RSS MiB, size MB. Under a score: its 95% interval lo–hi (.55 = 0.55)."

@@ -19,7 +19,7 @@ from edgebench.backends.worker import InProcessWorker
 from edgebench.report.card import write_card
 from edgebench.report.compare import compare_rows
 from edgebench.report.html import render_report
-from edgebench.report.sweep_view import sweep_json
+from edgebench.report.sweep_view import sweep_json, sweep_table
 from edgebench.runtimes import (
     ENGINES,
     NO_ENGINE,
@@ -253,3 +253,11 @@ def test_a_runtime_this_edgebench_does_not_know_shows_its_name(
     assert [r["runtime"][0] for r in leaderboard_rows(render_report([run]))][3:] == ["tensorrt"] * 3
     write_card(run, tmp_path / "card.md", model="tiny@onnx-int4", examples=0)
     assert "| tensorrt | json | TRT grammar |" in (tmp_path / "card.md").read_text()
+
+
+def test_recommends_sweep_keeps_the_runtime_column_when_runtimes_differ(run_dir: Path) -> None:
+    sweep = build_sweep(load_run(run_dir))
+    table = sweep_table(sweep, fold_runtime=True)  # as the terminal shows it
+    headers = [str(column.header) for column in table.columns]
+    assert headers[:5] == ["variant", "quant", "runtime", "mode", "engine"]
+    assert "runtime" not in str(table.title)
