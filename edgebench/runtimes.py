@@ -5,9 +5,9 @@ A model runs on a runtime (`ModelUnderTest.backend`, the manifest's model `backe
 (OpenVINO GenAI: a GGUF read directly, or an exported OpenVINO folder), and the tests'
 `fake`. Every module that used to check one of those names reads its `Runtime`
 instead: the backend classes and the constraint modes each decodes (and why it cannot
-decode the others), `--prefix-cache`, the memory the load holds, fidelity, the model
-card's library, the runtime block's version key, the packages `--version` and the
-manifest name, the install extra a fleet host needs, the
+decode the others), the engine that enforces each mode, `--prefix-cache`, the memory
+the load holds, fidelity, the model card's library, the runtime block's version key, the
+packages `--version` and the manifest name, the install extra a fleet host needs, the
 `models convert` target that makes its files. Pure data and a leaf of the
 layers, so the command line, reports and `--version` read it without importing a
 runtime (docs/contributing/extending.md: adding a backend).
@@ -22,6 +22,25 @@ from typing import Any
 
 # Every constraint mode (edgebench.constraints.spec.MODES: the order help texts use).
 _MODES = ("none", "json", "gbnf", "outlines", "mask", "xgrammar")
+
+# What an arm without a constraint engine shows in the engine column (mode `none`).
+NO_ENGINE = "-"
+# The engine that enforces each constraint mode on any runtime that decodes it, unless
+# the runtime declares its own (`Runtime.engines`: `json` differs between runtimes).
+ENGINES: Mapping[str, str] = MappingProxyType(
+    {
+        "none": NO_ENGINE,
+        "gbnf": "llama.cpp GBNF",
+        "outlines": "Outlines",
+        "mask": "llguidance",
+        "xgrammar": "XGrammar",
+    }
+)
+# The key of an engine's version in an arm's runtime block, for the engines whose backend
+# records it at load (llama.cpp GBNF is the runtime's own: the runtime's version says it).
+ENGINE_VERSION_KEYS: Mapping[str, str] = MappingProxyType(
+    {"llguidance": "llguidance", "Outlines": "outlines", "XGrammar": "xgrammar"}
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,8 @@ class Runtime:
     # compiled for this CPU by install.sh: a build for another CPU dies with SIGILL, so
     # run and bench check it fits before any worker starts (system/build_fit.py)
     cpu_build: bool = False
+    # mode -> the engine that enforces it here, where it is not ENGINES' default
+    engines: Mapping[str, str] = field(default_factory=dict)
 
 
 def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, Any]:
@@ -75,6 +96,8 @@ LLAMA = Runtime(
         **_modes("llama-outlines", ("outlines",), per_mode=False),
     },
     unsupported={"xgrammar": _XGRAMMAR_ELSEWHERE},
+    # the hand-written JSON grammar (grammars/json.gbnf) in llama.cpp's grammar sampler
+    engines={"json": "llama.cpp GBNF"},
     prefix_cache=True,
     kv_at_load=True,
     logits=("edgebench.backends.teacher_forcing", "LlamaLogits"),
@@ -96,6 +119,8 @@ ONNX = Runtime(
             "others itself); use `mask` for the schema on ONNX models"
         ),
     },
+    # the same JSON grammar, translated to Lark and enforced by llguidance
+    engines={"json": "llguidance"},
     hub_library="onnx",
     package="onnxruntime",
     version_key="onnxruntime",
@@ -120,6 +145,8 @@ OPENVINO = Runtime(
             "Outlines 1.x has no OpenVINO GenAI model type; use `xgrammar` for the schema"
         ),
     },
+    # `json`: XGrammar's grammar for any JSON object (it rejects grammars/json.gbnf)
+    engines={"json": "XGrammar"},
     hub_library="openvino",
     package="openvino-genai",
     version_key="openvino_genai",
@@ -133,6 +160,7 @@ FAKE = Runtime(
     model_format="fake",
     backends={"fake": ("edgebench.backends.fake", "FakeBackend")},
     modes=_modes("fake", _MODES, per_mode=False),
+    engines={m: "fake" for m in _MODES if m != "none"},
     logits=("edgebench.backends.fake", "FakeLogits"),
 )
 
@@ -175,3 +203,26 @@ def version_of(runtime: Mapping[str, Any]) -> Any:
 def needs_cpu_build(backends: Iterable[str]) -> bool:
     """Whether any of these backends runs a build compiled for one CPU (`cpu_build`)."""
     return any((r := RUNTIMES.get(b)) is not None and r.cpu_build for b in backends)
+
+
+def label_of(runtime: str) -> str:
+    """ "llama.cpp" for `llama`: how people name the runtime; a runtime this edgebench
+    does not know (a run folder of a newer version) by its name as recorded."""
+    info = RUNTIMES.get(runtime)
+    return info.label if info is not None else runtime
+
+
+def engine_of(runtime: str, mode: str) -> str | None:
+    """The engine that enforces engine mode `mode` (`mask`, not `mask+close`) on
+    `runtime` ("llguidance"; NO_ENGINE for `none`); None when the runtime does not
+    decode that mode or is not known here."""
+    info = RUNTIMES.get(runtime)
+    if info is None or mode not in info.modes:
+        return None
+    return info.engines.get(mode) or ENGINES.get(mode)
+
+
+def engine_version(engine: str | None, runtime: Mapping[str, Any]) -> Any:
+    """The engine's version in an arm's runtime block (None: not recorded there)."""
+    key = ENGINE_VERSION_KEYS.get(engine or "")
+    return runtime.get(key) if key is not None else None

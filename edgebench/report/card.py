@@ -272,25 +272,32 @@ HEADLINE_PERF = ("perf.decode_tok_s.p50", facts.TTFT_KEY, "perf.peak_rss_mb")
 
 
 def _headline_table(model_arms: list[ArmView]) -> str:
-    """One row per constraint mode, the key figures only: the task's headline accuracy
-    and decode tok/s p50 with their 95% intervals, TTFT p50, peak RSS. Every other
-    figure is in the Accuracy and Performance sections."""
+    """One row per constraint mode, the key figures only: the runtime and the engine that
+    enforced the mode, the task's headline accuracy and decode tok/s p50 with their 95%
+    intervals, TTFT p50, peak RSS. Every other figure is in the Accuracy and Performance
+    sections."""
     metric = pick_metric(model_arms, None) if facts.metric_names(model_arms) else None
     perf = [column for key in HEADLINE_PERF for column in facts.PERF_COLUMNS if column[1] == key]
-    headers = ["constraint", "n"]
+    headers = ["runtime", "constraint", "engine", "n"]
     headers += [f"{metric_label(metric)} ↑ (95% CI)"] if metric else []
     headers += [
         facts.with_direction(label, facts.HIGHER_IS_BETTER.get(k)) for label, k, _, _ in perf
     ]
     rows = []
     for arm in model_arms:
-        row: list[Any] = [arm.constraint, arm.result.n_scored]
+        result = arm.result
+        row: list[Any] = [
+            facts.runtime_cell(result),
+            arm.constraint,
+            facts.engine_cell(result),
+            result.n_scored,
+        ]
         if metric:
             interval = facts.interval_text(arm.intervals.get(metric))
             row.append(f"{facts.fmt(arm.metrics.get(metric))} {interval}".strip())
         row += [_perf_cell(arm, key, read, digits) for _, key, read, digits in perf]
         rows.append(row)
-    return md.table(headers, rows)
+    return md.table(headers, rows, align_right_from=3)  # the labels, then figures
 
 
 def _perf_cell(arm: ArmView, key: str, read: facts.Figure, digits: int) -> str:
@@ -319,6 +326,15 @@ def _accuracy_table(model_arms: list[ArmView]) -> str:
         ]
         rows.append(row)
     return md.table(headers, rows)
+
+
+def _skipped(model_arms: list[ArmView]) -> list[str]:
+    """One line per mode the runtime could not apply, with its reason."""
+    return [
+        f"> **Skipped**: {md.text(f'{arm.constraint}: {arm.result.skip_reason}')}"
+        for arm in model_arms
+        if arm.result.skip_reason
+    ]
 
 
 def _warning(model_arms: list[ArmView]) -> list[str]:
@@ -666,6 +682,7 @@ def card_body(
         *_warning(model_arms),
         *_contention(model_arms, allow_contended),
         _headline_table(model_arms),
+        *_skipped(model_arms),
         md.text(f"{facts.DIRECTION_LEGEND} Every figure: Accuracy and Performance below."),
         *(_figure(plot, name) for plot, name in first),
         *_sweep_section(run, swept),

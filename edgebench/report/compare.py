@@ -18,6 +18,7 @@ from edgebench.report.facts import (
     INDICATIVE,
     INTERVAL_NOTE,
     NO_VALUE,
+    arm_runtime,
     difference_rows,
     indicative,
 )
@@ -237,7 +238,11 @@ def compare_rows(
     its reference (`fidelity`: variant or reference) when the run has fidelity.json.
     `device`, `device_fingerprint`: each run's device (`devices`, its manifest's), by the
     name and fingerprint of its identity; None when not given. `quantization`, `threads`:
-    what the arm ran with (`manifests`: each run's manifest); None when not given."""
+    what the arm ran with (`manifests`: each run's manifest); None when not given.
+    `runtime`: what decoded the arm, as people name it (llama.cpp, onnxruntime; a runtime
+    this edgebench does not know by its recorded name); `engine`: what enforced the
+    constraint mode (llguidance, llama.cpp GBNF; "-" for none; None: skipped, or not
+    known), each with its version where the run recorded it (`*_version`)."""
     # every row has the energy figures (None when unmeasured) and the throttling flag
     columns = (*columns_for(summaries), MODEL_RATIO, *energy.ENERGY_COLUMNS, energy.THROTTLED)
     records = fidelity or [None] * len(summaries)
@@ -253,7 +258,11 @@ def compare_rows(
                 "device": identity.name if identity else None,
                 "device_fingerprint": identity.fingerprint if identity else None,
                 "model": arm.model,
+                "runtime": arm_runtime(arm),
+                "runtime_version": arm.runtime_version,
                 "constraint": arm.constraint,
+                "engine": arm.engine,
+                "engine_version": arm.engine_version,
                 **_arm_settings(manifest, arm.model),
                 "temperature": arm.temperature,
                 "parse": parse_label(summary),
@@ -297,13 +306,18 @@ def compare_table(
     summaries: list[Summary],
     fidelity: list[FidelityRecord | None] | None = None,
     devices: list[Device] | None = None,
+    fold_runtime: bool = False,
 ) -> Table:
     """Values are p50 over examples; the run column appears when more than one run is
     compared, the model column (and ×1st) when a table holds more than one model, KL and
     top-1 after the task's scores when a run measured fidelity. `devices` (each run's):
     named with their short fingerprint in the title when the runs share one, else in a
-    device column after the run."""
+    device column after the run. The runtime column follows the model, the engine
+    column the constraint; with `fold_runtime` (the terminal), a runtime every row
+    shares is said once in the title instead."""
     rows = compare_rows(summaries, fidelity, devices)
+    runtimes = list(dict.fromkeys(row["runtime"] for row in rows))
+    runtime_column = not (fold_runtime and len(runtimes) == 1)
     tags = list(dict.fromkeys(_device_tag(row) for row in rows if row["device"] is not None))
     several_runs = len(summaries) > 1
     several_models = len({row["model"] for row in rows}) > 1
@@ -316,6 +330,8 @@ def compare_table(
         if not several_models:
             title += f" · {summaries[0].models[0]}"
         title += f" · {summaries[0].run_id}"
+    if not runtime_column:  # one runtime for every row: said once
+        title += f" · runtime {runtimes[0] or NO_VALUE}"
     parses = list(dict.fromkeys(row["parse"] for row in rows))
     if len(parses) == 1:  # one extraction for every row: said once
         title += f" · parse {parses[0]}"
@@ -337,9 +353,12 @@ def compare_table(
         # Model names are what the table is about: never cut them.
         width = max((len(str(row["model"])) for row in rows), default=5)
         table.add_column("model", no_wrap=True, min_width=width)
+    if runtime_column:
+        table.add_column("runtime", no_wrap=True)
     if len(parses) > 1:
         table.add_column("parse", no_wrap=True)
     table.add_column("constraint", no_wrap=True)
+    table.add_column("engine", no_wrap=True)
     sampled = any(row["temperature"] is not None for row in rows)
     if sampled:
         table.add_column("T", no_wrap=True)
@@ -352,7 +371,9 @@ def compare_table(
     skipped = []
     for row in rows:
         temperature = [_cell(row["temperature"], 2)] if sampled else []
-        cells = [row["constraint"], *temperature, "skip" if row["skipped"] else str(row["n"])]
+        engine = escape(row["engine"] or NO_VALUE)
+        cells = [row["constraint"], engine, *temperature]
+        cells.append("skip" if row["skipped"] else str(row["n"]))
         counts = (row["n_skipped"], row["n_invalid_data"])
         cells += [NO_VALUE if row["skipped"] else str(count) for count in counts]
         counted = len(cells)
@@ -371,6 +392,8 @@ def compare_table(
             prefix.append(escape(_device_tag(row)))
         if several_runs or several_models:
             prefix.append(escape(row["model"] or "-"))
+        if runtime_column:
+            prefix.append(escape(row["runtime"] or NO_VALUE))
         if len(parses) > 1:
             prefix.append(escape(row["parse"]))
         table.add_row(*prefix, *cells)
@@ -393,15 +416,33 @@ def compare_table(
     ]
     if energy.measured(arms):
         legend.append(energy.CAPTION)
+    versions = _versions(rows)
+    if versions:
+        legend.append(f"versions: {versions}")
     warning = [f"⚠ {INDICATIVE}"] if any(row["indicative"] for row in rows) else []
     notes = [*warning, *map(escape, legend), *map(escape, power)]
-    notes += [f"skipped: {s}" for s in skipped]
+    # not "skipped: ...": that is the legend line of the `skipped` column, left out with it
+    notes += [f"skipped arm: {s}" for s in skipped]
     table.caption = "\n".join(notes)
     return table
 
 
+def _versions(rows: list[dict[str, Any]]) -> str:
+    """ "llama.cpp 0.3.36 · llguidance 1.3.0": each runtime and engine of the rows with the
+    version the run recorded, once each (those without one are left out)."""
+    named = [
+        f"{row[what]} {row[f'{what}_version']}"
+        for row in rows
+        for what in ("runtime", "engine")
+        if row[what] and row[f"{what}_version"]
+    ]
+    return " · ".join(dict.fromkeys(named))
+
+
 # One short line per column (shown under the table for the columns shown): header, meaning.
 LEGEND = (
+    ("runtime", "what decoded the model"),
+    ("engine", "what enforced the constraint mode (-: none)"),
     ("n", "examples scored (skip: a mode the runtime cannot apply)"),
     ("skipped", "examples not decoded (prompt over the context limit)"),
     ("invalid", "dataset rows left out (answer fails its own schema)"),
@@ -428,12 +469,13 @@ LEGEND = (
     ("×1st", "tok/s over the first model's, same mode"),
 )
 # The columns a narrow terminal can spare, the first dropped first (the counts that are
-# all zero go before them): the arm's labels, its scores, TTFT and tok/s stay.
+# all zero go before them): the arm's labels, its scores, TTFT and tok/s stay; the engine
+# goes late (at 80 columns: the modes' names still tell the rows apart).
 SPARE = (
     "wall s", "load s", "size MB", "cached ms", "lat s", "total J", "J/prefill tok",
     "J/compliant", "J/exact", "throttled", "compile ms", "×1st", "invalid", "skipped",
     "limit", "loop", "closed", "unsup", "×none", "J/decode tok", "J/answer", "STED",
-    "top-1", "RSS MiB", "F1", "precision", "recall",
+    "top-1", "engine", "RSS MiB", "F1", "precision", "recall",
 )  # fmt: skip
 
 
@@ -452,8 +494,9 @@ def compare_view(
     devices: list[Device] | None = None,
 ) -> Trimmed:
     """`compare_table` as the terminal shows it: rows side by side, the columns a narrow
-    console cannot hold dropped (report/fit.py) with a line naming them."""
-    table = compare_table(summaries, fidelity, devices)
+    console cannot hold dropped (report/fit.py) with a line naming them; a runtime every
+    row shares in the title, not a column."""
+    table = compare_table(summaries, fidelity, devices, fold_runtime=True)
     table.box = box.SIMPLE_HEAD
     table.show_edge = False
     return Trimmed(table, [*_zero_only(table), *SPARE])

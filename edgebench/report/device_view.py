@@ -60,7 +60,9 @@ def _leaderboard(
         Column("run", "run"),
         Column("model", "model"),
         Column("quant", "quant"),
+        Column("runtime", "runtime"),
         Column("constraint", "mode"),
+        Column("engine", "engine"),
         Column("n", "n"),
         *([Column(f"metric:{metric}", metric_label(metric))] if metric else []),
         *(Column(key, perf[key][0]) for key in DEVICE_PERF),
@@ -73,7 +75,9 @@ def _leaderboard(
             text_cell(run_label[id(arm.run)]),
             text_cell(arm.model),
             text_cell(arm.run.manifest.model(arm.model).quantization),
+            text_cell(facts.runtime_cell(arm.result)),
             text_cell(arm.constraint),
+            text_cell(facts.engine_cell(arm.result)),
             num_cell(arm.result.n_scored, 0),
         ]
         if metric:

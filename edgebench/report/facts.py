@@ -12,7 +12,7 @@ from typing import Any
 from edgebench.analysis.figures import metric_label
 from edgebench.analysis.rundata import ArmView, LoadedRun, flatten
 from edgebench.runfolder.records import ArmSummary, Distribution, Manifest, Perf, Summary
-from edgebench.runtimes import version_of
+from edgebench.runtimes import label_of, version_of
 from edgebench.scoring.extract import describe_parse
 from edgebench.summary.uncertainty import INDICATIVE_N
 from edgebench.system.records import Device
@@ -217,6 +217,23 @@ def runtime_of(run: LoadedRun, label: str | None = None) -> dict[str, Any]:
         if (label is None or arm.model == label) and arm.runtime is not None:
             return arm.runtime
     return {}
+
+
+def arm_runtime(result: ArmSummary) -> str | None:
+    """ "llama.cpp": the runtime that decoded the arm, as people name it (a runtime this
+    edgebench does not know by its recorded name); None when the summary does not say."""
+    return label_of(result.runtime) if result.runtime else None
+
+
+def runtime_cell(result: ArmSummary) -> str:
+    """The arm's runtime in a table; NO_VALUE when the summary does not say."""
+    return arm_runtime(result) or NO_VALUE
+
+
+def engine_cell(result: ArmSummary) -> str:
+    """ "llguidance": the engine that enforced the arm's mode ("-" for none) in a table;
+    NO_VALUE for a skipped arm or one whose engine is not known."""
+    return result.engine or NO_VALUE
 
 
 def runtime_label(runtime: dict[str, Any]) -> str | None:

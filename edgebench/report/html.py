@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import struct
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,14 @@ from edgebench.report.device_view import devices_section
 from edgebench.report.plots import Plot, all_plots, arm_labels
 from edgebench.report.recommend_view import DEVICE_HEADERS, DEVICES_TITLE, device_note, device_rows
 from edgebench.report.sweep_plot import sweep_plots
-from edgebench.report.sweep_view import COST_COLUMNS, SWEEP_NOTE, cells, footnotes, headers
+from edgebench.report.sweep_view import (
+    COST_COLUMNS,
+    LABELS,
+    SWEEP_NOTE,
+    cells,
+    footnotes,
+    headers,
+)
 from edgebench.runfolder.records import SampleRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -102,7 +110,9 @@ def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
         Column("device", "device"),
         Column("model", "model"),
         Column("quant", "quant"),
+        Column("runtime", "runtime"),
         Column("constraint", "mode"),
+        Column("engine", "engine"),
         Column("n", "n"),
         *(Column(f"metric:{m}", metric_label(m)) for m in headline),
         *(Column(key, perf[key][0]) for key in first_perf),
@@ -131,7 +141,9 @@ def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
             "device": _text(f"{named[id(arm)]} · {device}" if id(arm) in named else device),
             "model": _text(arm.model),
             "quant": _text(arm.run.manifest.model(arm.model).quantization),
+            "runtime": _versioned(facts.runtime_cell(arm.result), arm.result.runtime_version),
             "constraint": _text(arm.constraint),
+            "engine": _versioned(facts.engine_cell(arm.result), arm.result.engine_version),
             "n": _num(arm.result.n_scored, 0),
             "n_skipped": _num(arm.result.n_skipped, 0),
             "n_invalid_data": _num(arm.run.summary.n_invalid_data, 0),
@@ -149,6 +161,11 @@ def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
     return _table(
         columns,
         rows,
+        skipped=[
+            f"skipped: {arm.model} · {arm.constraint}: {arm.result.skip_reason}"
+            for arm in all_arms
+            if arm.result.skip_reason
+        ],
         warning=facts.INDICATIVE if small else None,
         note=facts.INTERVAL_NOTE,
         energy=[
@@ -161,6 +178,11 @@ def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
             if line is not None
         ],
     )
+
+
+def _versioned(name: str, version: str | None) -> TableCell:
+    """A runtime's or an engine's name, its version under it where the run recorded it."""
+    return replace(_text(name), note=version or "")
 
 
 def family_tables(all_arms: list[ArmView]) -> list[dict[str, Any]]:
@@ -253,7 +275,7 @@ def _sweep_row(sweep: Sweep, row: SweepRow) -> list[TableCell]:
     by their number (the same columns as `headers`)."""
     texts = cells(sweep, row, intervals=False)
     return [
-        *(_text(text) for text in texts[:3]),
+        *(_text(text) for text in texts[: len(LABELS)]),
         _num(row.arm.result.n_scored, 0),
         *(_rate(row.arm.metrics.get(m), row.arm.intervals.get(m)) for m in sweep.scores),
         *(_num(read(row), digits) for _, read, digits in COST_COLUMNS),

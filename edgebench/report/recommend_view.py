@@ -93,7 +93,7 @@ def verdict_lines(rec: Recommendation) -> list[str]:
 
 
 def render(rec: Recommendation) -> RenderableType:
-    lines: list[RenderableType] = [Fitted(sweep_table(rec.sweep)), Text("")]
+    lines: list[RenderableType] = [Fitted(sweep_table(rec.sweep, fold_runtime=True)), Text("")]
     lines.append(Text(f"recommend · {_budget(rec)}", style="bold"))
     lines += [Text(line) for line in verdict_lines(rec)]
     lines += [Text(""), Fitted(devices_table(rec))]

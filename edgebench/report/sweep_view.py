@@ -43,9 +43,13 @@ def _quant(row: SweepRow) -> str:
     return text + REQUANTIZED_MARK if row.note else text
 
 
+# The row's labels before its figures: what ran, on which runtime, under which engine.
+LABELS = ("variant", "quant", "runtime", "mode", "engine")
+
+
 def headers(sweep: Sweep) -> list[str]:
     scores = [f"{metric_label(m)} ↑" for m in sweep.scores]
-    return ["variant", "quant", "mode", "n", *scores, *(h for h, _, _ in COST_COLUMNS), "front"]
+    return [*LABELS, "n", *scores, *(h for h, _, _ in COST_COLUMNS), "front"]
 
 
 def cells(sweep: Sweep, row: SweepRow, intervals: bool = True) -> list[str]:
@@ -56,11 +60,14 @@ def cells(sweep: Sweep, row: SweepRow, intervals: bool = True) -> list[str]:
         text = facts.fmt(row.arm.metrics.get(name))
         scores.append(f"{text} {facts.interval_text(interval)}".strip() if intervals else text)
     costs = [facts.fmt(read(row), digits) for _, read, digits in COST_COLUMNS]
+    result = row.arm.result
     return [
         row.model,
         _quant(row),
+        facts.runtime_cell(result),
         row.constraint,
-        str(row.arm.result.n_scored),
+        facts.engine_cell(result),
+        str(result.n_scored),
         *scores,
         *costs,
         FRONT_MARK[row.on_front],
@@ -88,28 +95,40 @@ SHORT_SCORES = {key: header for header, key, _, _ in (*ACCURACY, *DEEPJSON_ACCUR
 SHORT_COSTS = ("KL", "top-1", "tok/s", "prefill", "RSS MiB", "size MB")
 
 
-def sweep_table(sweep: Sweep) -> Table:
+def sweep_table(sweep: Sweep, fold_runtime: bool = False) -> Table:
     """The terminal table, headers as short as `compare`'s and each interval under its
-    score (report/fit.py splits it at 80 columns, names and numbers whole)."""
+    score (report/fit.py splits it at 80 columns, names and numbers whole). With
+    `fold_runtime` (the terminal), a runtime every row shares is said in the title
+    instead of a column, as `compare` does."""
     metric = metric_label(sweep.metric)
     kind = "sweep" if sweep.several_variants else "constraint modes"
+    runtimes = {facts.runtime_cell(row.arm.result) for row in sweep.rows}
+    fold = fold_runtime and len(runtimes) == 1
+    title = f"{kind} · {sweep.run.run_id}"
+    title += f" · runtime {next(iter(runtimes))}" if fold else ""
     table = Table(
-        title=escape(f"{kind} · {sweep.run.run_id} · front on {metric}"),
+        title=escape(f"{title} · front on {metric}"),
         title_justify="left",
         caption_justify="left",
     )
-    for header in ("variant", "quant", "mode"):
+    at = LABELS.index("runtime")
+    labels = [h for h in LABELS if not (fold and h == "runtime")]
+    for header in labels:
         table.add_column(header, no_wrap=True)
     shown = [SHORT_SCORES.get(m, metric_label(m)) for m in sweep.scores]
     for header in ("n", *shown, *SHORT_COSTS, "front"):
         table.add_column(escape(header), justify="right")
     for row in sweep.rows:
         texts = cells(sweep, row, intervals=False)
+        first = len(LABELS) + 1  # the first score, after the labels and n
         scores = [
-            with_interval(texts[4 + i], row.arm.intervals.get(m))
+            with_interval(texts[first + i], row.arm.intervals.get(m))
             for i, m in enumerate(sweep.scores)
         ]
-        table.add_row(*map(escape, [*texts[:4], *scores, *texts[4 + len(scores) :]]))
+        texts = [*texts[:first], *scores, *texts[first + len(scores) :]]
+        if fold:
+            del texts[at]
+        table.add_row(*map(escape, texts))
     legend = (
         "↑ higher is better: the scores, top-1, tok/s (decode), prefill (tok/s); ↓ lower: "
         "KL, RSS MiB, size MB. Under a score: its 95% interval lo–hi (.55 = 0.55)."
@@ -122,7 +141,8 @@ def sweep_markdown(sweep: Sweep) -> str:
     """The card's table, its notes under it."""
     rows = [cells(sweep, row) for row in sweep.rows]
     notes = "\n\n".join(md.text(n) for n in [*footnotes(sweep), SWEEP_NOTE])
-    return f"{md.table(headers(sweep), rows, align_right_from=3)}\n\n{notes}"
+    table = md.table(headers(sweep), rows, align_right_from=len(LABELS))
+    return f"{table}\n\n{notes}"
 
 
 def sweep_json(sweep: Sweep) -> list[dict[str, Any]]:
@@ -131,7 +151,9 @@ def sweep_json(sweep: Sweep) -> list[dict[str, Any]]:
         {
             "model": r.model,
             "quantization": r.quantization,
+            "runtime": facts.arm_runtime(r.arm.result),
             "constraint": r.constraint,
+            "engine": r.arm.result.engine,
             "n": r.arm.result.n_scored,
             "scores": {m: r.arm.metrics.get(m) for m in sweep.scores},
             "ci95": {m: r.arm.intervals.get(m) for m in sweep.scores},

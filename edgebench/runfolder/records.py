@@ -26,7 +26,7 @@ from edgebench.record import Record
 from edgebench.system.cpu_share import contended
 from edgebench.system.records import Device
 
-SCHEMA_VERSION = "2.9"
+SCHEMA_VERSION = "2.10"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -368,6 +368,9 @@ class ArmRecord(Record):
     status: ArmStatus  # how the arm ended (skipped: its runtime cannot apply the mode)
     skip_reason: str | None = None  # why the runtime cannot apply the mode
     error: str | None = None  # what stopped the arm
+    # the engine that enforced the mode: llguidance, llama.cpp GBNF, "-" for none
+    # (runtimes.py's declaration when the arm ran; None: a skipped arm, or before 2.10)
+    engine: str | None = None
     n_ctx: int | None = None  # the context the worker loaded
     load_s: float | None = None  # first model load
     reload_s: list[float] = field(default_factory=list)  # loads of replacement workers
@@ -823,6 +826,15 @@ class ArmSummary(Record):
     # throttling (Pi bits, or a core's frequency under its maximum) seen in the timeline
     # while the arm decoded; None: no timeline
     throttled_during_run: bool | None = None
+    # the runtime as runs record it (the model's `backend`: llama, onnx) and its version
+    # in the arm's runtime block (None: not loaded); format 2.10
+    runtime: str | None = None
+    runtime_version: str | None = None
+    # the engine that enforced the mode (the arm's record, else the runtime's declaration
+    # for the mode; "-" for none; None: skipped, or a runtime not known here) and its
+    # version where the backend records it; format 2.10
+    engine: str | None = None
+    engine_version: str | None = None
 
     @property
     def key(self) -> str:

@@ -114,6 +114,7 @@ from edgebench.runner.subset import select_examples
 from edgebench.runner.timeline import HeatReader, Timeline, lost_note
 from edgebench.runner.workers import (
     Worker,
+    arm_engine,
     skip_reason,
     start_worker,
 )
@@ -751,7 +752,8 @@ class _Run:
                 worker.close()
             self._put_arm(replace(record, status="completed", error=None))
             return None
-        self._put_arm(replace(record, status="running", error=None))
+        engine = arm_engine(model, mode)
+        self._put_arm(replace(record, status="running", error=None, engine=engine))
         failure = self._write_manifest_after(None)
         if failure is not None:
             if worker is not None:

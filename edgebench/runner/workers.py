@@ -19,6 +19,7 @@ from edgebench.constraints import CompileReport, ConstraintRequest, engine_mode
 from edgebench.failures import WorkerDied, WorkerError, WorkerTimeout, worker_failure
 from edgebench.runfolder.records import FINISH_CRASHED, FINISH_ERROR, FINISH_TIMEOUT, FinishReason
 from edgebench.runner.spec import ModelUnderTest
+from edgebench.runtimes import engine_of
 from edgebench.system.memory import MemoryPeak
 
 # Modes where edgebench's keyword guard can enforce what the grammar engine reads past.
@@ -50,6 +51,12 @@ def skip_reason(model: ModelUnderTest, mode: str) -> str | None:
     except UnsupportedConstraint as exc:
         return str(exc)
     return None
+
+
+def arm_engine(model: ModelUnderTest, mode: str) -> str | None:
+    """The engine that enforces arm mode `mode` on the model's runtime, as the arm's
+    record keeps it (None: the runtime cannot decode the mode)."""
+    return engine_of(model.backend, engine_mode(mode))
 
 
 def start_worker(model: ModelUnderTest, mode: str, *, threads: int, guard: bool) -> BackendWorker:

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 
+from edgebench.constraints.spec import engine_mode
 from edgebench.metrics.base import Family, Scored
 from edgebench.runfolder.records import (
     ArmRecord,
@@ -16,6 +17,7 @@ from edgebench.runfolder.records import (
     Manifest,
     SampleRecord,
 )
+from edgebench.runtimes import engine_of, engine_version, version_of
 from edgebench.summary.coverage import coverage_summary
 from edgebench.summary.perf import (
     compile_summary,
@@ -119,7 +121,9 @@ def arm_summary(
         families = ()
     task_family = next((f for f in families if f.name == task), None)
     schema_score = task_family.schema_score if task_family is not None else None
-    size = manifest.model(arm.model).size_bytes
+    record = manifest.model(arm.model)
+    size = record.size_bytes
+    engine = _engine(record.backend, arm)
     return ArmSummary(
         model=arm.model,
         constraint=arm.constraint,
@@ -143,7 +147,19 @@ def arm_summary(
         decode_ratio_to_none=None,
         decode_ratio_to_first_model=None,
         coverage=coverage_summary(arm, samples, task, schema_score),
+        runtime=record.backend,
+        runtime_version=version_of(arm.runtime or {}),
+        engine=engine,
+        engine_version=engine_version(engine, arm.runtime or {}),
     )
+
+
+def _engine(runtime: str, arm: ArmRecord) -> str | None:
+    """The engine that enforced the arm's mode: as the arm recorded it (format 2.10),
+    else as the runtime declares it today (an older run); none for a skipped arm."""
+    if arm.status == "skipped":
+        return None
+    return arm.engine or engine_of(runtime, engine_mode(arm.constraint))
 
 
 def _ratio(value: float | None, base: float | None) -> float | None:

@@ -129,16 +129,22 @@ def test_compare_keeps_the_modes_side_by_side(
     shown = stdout_of(capsys, "compare", str(three_arms[0]))
     lines = shown.splitlines()
     assert max(len(line) for line in lines) <= width and "…" not in shown
-    (header,) = [line for line in lines if line.split()[:2] == ["constraint", "n"]]
+    # the one runtime in the title; the engine beside each mode, but at 80 columns
+    labels = ["constraint", "n"] if width == 80 else ["constraint", "engine", "n"]
+    assert "runtime fake" in " ".join(shown.split())
+    (header,) = [line for line in lines if line.split()[: len(labels)] == labels]
     assert "valid" in header and "tok/s" in header
     for mode in MODES:  # one row per mode, its figures on its line
         (row,) = [line for line in lines if line.split()[:1] == [mode]]
-        assert row.split()[1:3] == ["20", "1.000"], row
+        engine = [] if width == 80 else ["-" if mode == "none" else "fake"]
+        assert row.split()[1 : len(labels) + 1] == [*engine, "20", "1.000"], row
     # the legend: short left-aligned lines under the table, not a centred paragraph
-    legend = next(line for line in lines if line.startswith("n: examples scored"))
+    first = "n: examples scored" if width == 80 else "engine: what enforced"
+    legend = next(line for line in lines if line.startswith(first))
     assert "tok/s: decode tokens/s" in shown and not legend.startswith(" ")
     if width == 80:
         assert "not shown at this width:" in " ".join(shown.split())
+        assert ", engine" in " ".join(shown.split())
 
 
 def test_compare_formats_parse_back(
@@ -146,8 +152,9 @@ def test_compare_formats_parse_back(
 ) -> None:
     run = str(three_arms[0])
     table, *_ = md_tables(stdout_of(capsys, "compare", run, "--format", "md"))
-    assert table[0][0] == "constraint" and "RSS MiB" in table[0] and "wall s" in table[0]
-    assert [row[0] for row in table[1:]] == list(MODES)
+    assert table[0][:3] == ["runtime", "constraint", "engine"]
+    assert "RSS MiB" in table[0] and "wall s" in table[0]
+    assert [row[1] for row in table[1:]] == list(MODES)
     rows = list(csv.DictReader(io.StringIO(stdout_of(capsys, "compare", run, "--format", "csv"))))
     assert [row["constraint"] for row in rows] == list(MODES)
     for row, md_row in zip(rows, table[1:], strict=True):
@@ -166,7 +173,10 @@ def test_recommend_formats_parse_back(sweep_dir: Path, capsys: pytest.CaptureFix
     args = ("recommend", str(sweep_dir), "--max-memory", "235MiB", "--arm", "mask")
     printed = stdout_of(capsys, *args, "--format", "md")
     sweep, devices = md_tables(printed)
-    assert sweep[0][:3] == ["variant", "quant", "mode"] and devices[0][0] == "variant · mode"
+    assert (
+        sweep[0][:5] == ["variant", "quant", "runtime", "mode", "engine"]
+        and devices[0][0] == "variant · mode"
+    )
     assert "✓ smollm2-135m-instruct@Q4\\_K\\_M · mask: on the front" in printed
     rows = list(csv.DictReader(io.StringIO(stdout_of(capsys, *args, "--format", "csv"))))
     assert [row["variant"] for row in rows] == [row[0] for row in sweep[1:]]

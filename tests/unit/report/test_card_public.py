@@ -106,7 +106,9 @@ def test_the_headline_table_holds_the_key_columns(run_dir: Path) -> None:
     lines = headline(card_of(run_dir))
     headers = [cell.strip() for cell in lines[0].strip("|").split("|")]
     assert headers == [
+        "runtime",
         "constraint",
+        "engine",
         "n",
         "Field F1 ↑ (95% CI)",
         "decode tok/s p50 ↑",
@@ -115,7 +117,7 @@ def test_the_headline_table_holds_the_key_columns(run_dir: Path) -> None:
     ]
     for line in lines[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        assert cells[2].endswith("\\]") and cells[3].endswith("\\]")  # with intervals
+        assert cells[4].endswith("\\]") and cells[5].endswith("\\]")  # with intervals
 
 
 def test_the_machine_detail_is_collapsed(run_dir: Path) -> None:

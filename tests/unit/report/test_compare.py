@@ -34,7 +34,11 @@ ROW_KEYS = {
     "device",
     "device_fingerprint",
     "model",
+    "runtime",  # llama.cpp, onnxruntime ... (a runtime not known here: its name)
+    "runtime_version",
     "constraint",
+    "engine",  # what enforced the mode: llguidance, llama.cpp GBNF; "-" for none
+    "engine_version",
     "quantization",
     "threads",
     "temperature",

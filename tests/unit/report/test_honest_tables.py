@@ -78,8 +78,8 @@ def test_compare_shows_n_scored_skipped_and_invalid(skipped_run: RunResult) -> N
     (row,) = compare_rows([summary])
     assert (row["n"], row["n_skipped"], row["n_invalid_data"]) == (2, 2, 0)
     shown = _shown(compare_table([summary]))
-    assert _row(shown, "constraint")[1:4] == ["n", "skipped", "invalid"]
-    assert _row(shown, "none")[1:4] == ["2", "2", "0"]
+    assert _row(shown, "runtime")[1:6] == ["constraint", "engine", "n", "skipped", "invalid"]
+    assert _row(shown, "fake")[1:6] == ["none", "-", "2", "2", "0"]
 
 
 def test_the_card_shows_n_scored_and_no_value_for_an_all_skipped_group(

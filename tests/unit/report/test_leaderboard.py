@@ -26,7 +26,9 @@ FIRST_SCREEN = [
     "device",
     "model",
     "quant",
+    "runtime",
     "constraint",
+    "engine",
     "n",
     "metric:json_exact",
     "metric:field_f1",
@@ -111,7 +113,7 @@ def test_the_first_screen_holds_the_row_its_headline_scores_and_its_cost(page: s
     assert shown == FIRST_SCREEN
     assert hidden == BEHIND_THE_CHOOSER
     headers = dict(re.findall(r'<th data-key="([^"]*)"[^>]*>([^<]*)</th>', board))
-    assert [headers[k] for k in FIRST_SCREEN[3:6]] == ["quant", "mode", "n"]
+    assert [headers[k] for k in FIRST_SCREEN[3:8]] == ["quant", "runtime", "mode", "engine", "n"]
     row = leaderboard_rows(page)[1]  # mask: a rate with its 95% interval under it
     assert re.fullmatch(r"\d\.\d{3} \[\d\.\d\d, \d\.\d\d\]", row["metric:field_f1"][0])
     assert row["quant"][0] == "Q4_1" and row["constraint"][0] == "mask"

@@ -78,11 +78,11 @@ def test_another_major_version_is_refused_in_one_line(run_fake: RunFake) -> None
     _with_manifest(run_dir, schema_version="3.1")
     with pytest.raises(UserError, match=r"format 3\.1, but this edgebench reads format 2\.x"):
         read_manifest(run_dir)
-    _with_manifest(run_dir, schema_version="2.9")  # a newer minor version: fields added
+    _with_manifest(run_dir, schema_version="2.11")  # a newer minor version: fields added
     data = json.loads((run_dir / "manifest.json").read_text())
     data["field_of_the_future"] = {"x": 1}
     (run_dir / "manifest.json").write_text(json.dumps(data))
-    assert read_manifest(run_dir).schema_version == "2.9"
+    assert read_manifest(run_dir).schema_version == "2.11"
 
 
 def test_a_folder_of_the_unversioned_format_is_refused_in_one_line(run_fake: RunFake) -> None:

@@ -154,7 +154,7 @@ def test_modes_a_runtime_cannot_apply_are_recorded_skips(
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if "tiny@onnx-int4" in line and "gbnf" in line)
     assert "skip" in row
-    assert "skipped: tiny@onnx-int4 · gbnf" in " ".join(out.split())
+    assert "skipped arm: tiny@onnx-int4 · gbnf" in " ".join(out.split())
 
 
 def test_model_lists_are_parsed_in_order() -> None:
