@@ -274,6 +274,37 @@ def test_models_list_shows_converted_openvino_folders(
     assert "corrupt" in row
 
 
+def test_info_on_an_exported_openvino_folder_reads_its_provenance(tmp_path: Path) -> None:
+    from edgebench.models.openvino_model import FOLDER_FILES, PROVENANCE
+
+    folder = tmp_path / "smollm2-int4"
+    folder.mkdir()
+    for name in FOLDER_FILES:
+        (folder / name).write_bytes(b"{}" if name.endswith(".json") else b"x" * 8)
+    provenance = {
+        "name": "smollm2-135m-instruct@openvino-int4",
+        "source_gguf_sha256": "a" * 64,
+        "precision": "int4",
+        "weights_bytes": 8,
+        "context_length": 8192,
+        "source": {"architecture": "llama", "parameters": 134515008, "file": "s.gguf"},
+        "quantization": {"method": "nncf.compress_weights", "bits": 4},
+        "prompt": {"style": "chat", "chat_template": "{{ x }}"},
+        "tools": {"openvino": "2026.4.1", "nncf": None},
+    }
+    (folder / PROVENANCE).write_text(json.dumps(provenance))
+    result = runner.invoke(models_app, ["info", str(folder), "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.stdout)
+    assert facts["label"] == "smollm2-135m-instruct@openvino-int4"
+    assert facts["format"] == "openvino" and facts["precision"] == "int4"
+    assert facts["quantization"] == "nncf.compress_weights"
+    assert facts["architecture"] == "llama" and facts["parameter_count"] == 134515008
+    assert facts["context_length"] == 8192 and facts["chat_template"] is True
+    assert facts["source_sha256"] == "a" * 64 and facts["file_size_bytes"] == 8
+    assert facts["tools"] == "openvino 2026.4.1"
+
+
 # --- models check, header only -------------------------------------------------------------
 
 
