@@ -53,8 +53,8 @@ _LIST_COLUMNS = (
 def list_models(as_json: JsonOpt = False) -> None:
     """List the registry's models, whether each is in the cache, whether each is a base
     or an instruct model, the ONNX and OpenVINO models converted from them
-    (`NAME@onnx-int4`, `NAME@openvino-int4`) and the GGUF variants quantized from them or from local files
-    (`NAME@Q4_K_M`, with size, source and sha256).
+    (`NAME@onnx-int4`, `NAME@openvino-int4`) and the GGUF variants quantized from them
+    or from local files (`NAME@Q4_K_M`, with size, source and sha256).
 
     Example: edgebench models list
     """
