@@ -69,6 +69,9 @@ class Runtime:
     cpu_build: bool = False
     # mode -> the engine that enforces it here, where it is not ENGINES' default
     engines: Mapping[str, str] = field(default_factory=dict)
+    # (module, function) -> {label: value}: the installed runtime's versions and CPU
+    # plugin, a section of `edgebench doctor` (llama.cpp's build has its own section)
+    doctor_facts: tuple[str, str] | None = None
 
 
 def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, Any]:
@@ -152,6 +155,7 @@ OPENVINO = Runtime(
     version_key="openvino_genai",
     install_extra="openvino",
     conversion="openvino",
+    doctor_facts=("edgebench.backends.openvino", "doctor_facts"),
 )
 # The tests' scripted backend: every mode, no runtime to install.
 FAKE = Runtime(

@@ -99,6 +99,22 @@ def cpu_plugin() -> dict[str, Any]:
     return info
 
 
+def doctor_facts() -> dict[str, str]:
+    """What `edgebench doctor` shows of the installed runtime, label -> value: the
+    versions of openvino-genai and OpenVINO, and the CPU plugin's name and capabilities."""
+    genai = import_genai()
+    plugin = cpu_plugin()
+    version = getattr(genai, "__version__", None) or genai.get_version()
+    capabilities = plugin.get("optimization_capabilities")
+    if isinstance(capabilities, list):
+        capabilities = " ".join(capabilities)
+    return {
+        "version": f"openvino-genai {version}, OpenVINO {plugin.get('openvino', 'not installed')}",
+        "CPU plugin": plugin.get("full_device_name") or "not reported",
+        "capabilities": capabilities or "not reported",
+    }
+
+
 @dataclass
 class _StructuredOutput:
     """A schema as OpenVINO GenAI takes it: the structured-output config to attach to

@@ -27,7 +27,8 @@ def doctor(
     as_json: JsonOpt = False,
 ) -> None:
     """Check this device before a run: CPU model and features, which of them the
-    installed llama.cpp build uses (and how to rebuild it for the rest), governor,
+    installed llama.cpp build uses (and how to rebuild it for the rest), the optional
+    runtimes' versions and CPU plugin (or how to install them), governor,
     temperature and throttling, free memory, and a short speed probe.
 
     The same facts are in every run's manifest.json (device block).
@@ -48,4 +49,6 @@ def doctor(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        typer.echo(doctor_text(report.device, report.build_error, report.probe), nl=False)
+        typer.echo(
+            doctor_text(report.device, report.build_error, report.probe, report.runtimes), nl=False
+        )

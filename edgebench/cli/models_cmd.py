@@ -52,9 +52,9 @@ _LIST_COLUMNS = (
 @models_app.command("list")
 def list_models(as_json: JsonOpt = False) -> None:
     """List the registry's models, whether each is in the cache, whether each is a base
-    or an instruct model, the ONNX models converted from them (`NAME@onnx-int4`,
-    `NAME@onnx-fp32`) and the GGUF variants quantized from them or from local files
-    (`NAME@Q4_K_M`, with size, source and sha256).
+    or an instruct model, the ONNX and OpenVINO models converted from them
+    (`NAME@onnx-int4`, `NAME@openvino-int4`) and the GGUF variants quantized from them
+    or from local files (`NAME@Q4_K_M`, with size, source and sha256).
 
     Example: edgebench models list
     """
@@ -80,6 +80,7 @@ def list_models(as_json: JsonOpt = False) -> None:
         for name, entry in registry.items()
     ]
     rows += converted_rows(registry)
+    rows += openvino_rows(registry)
     variants = quantized_rows(registry)
     rows += [row for row, _ in variants]
     if as_json:
@@ -202,6 +203,48 @@ def _unknown_source(label: str) -> dict[str, Any]:
     return {"name": label, "size_mb": None, **dict.fromkeys(keys), "requantized": None}
 
 
+def openvino_rows(registry: dict[str, ModelEntry]) -> list[tuple[Any, ...]]:
+    """One row per converted OpenVINO folder in the cache, as `converted_rows` for ONNX."""
+    from edgebench.models.openvino_convert import export_state, read_export
+    from edgebench.models.openvino_model import (
+        RUNTIME,
+        converted_variants,
+        variant_dir,
+        variant_name,
+    )
+    from edgebench.models.registry import tuning_of
+    from edgebench.runtimes import RUNTIMES
+
+    model_format = RUNTIMES[RUNTIME].model_format
+    rows: list[tuple[Any, ...]] = []
+    for base, precision in converted_variants():
+        state = export_state(base, precision)
+        label = variant_name(base, precision)
+        try:
+            done = read_export(variant_dir(base, precision))
+        except UserError:
+            rows.append((label, model_format, *[None] * 7, state))
+            continue
+        entry = registry.get(base)
+        prompt = done.provenance.get("prompt")
+        prompt = prompt if isinstance(prompt, dict) else {}
+        rows.append(
+            (
+                label,
+                model_format,
+                entry.family if entry else None,
+                entry.params if entry else None,
+                precision,
+                done.size_bytes / 1e6,
+                entry.license if entry else None,
+                prompt.get("style") or None,
+                tuning_of(entry, prompt.get("chat_template") is not None),
+                state,
+            )
+        )
+    return rows
+
+
 def converted_rows(registry: dict[str, ModelEntry]) -> list[tuple[Any, ...]]:
     """One row per converted ONNX folder in the cache, described by its provenance
     (None: not known; the size in MB as a number)."""
@@ -263,6 +306,7 @@ def pull_model(
     """
     from edgebench.models.fetch import pull
     from edgebench.models.onnx_model import split_variant
+    from edgebench.models.openvino_model import convert_command, split_openvino_variant
     from edgebench.models.quantized import split_quant_variant
     from edgebench.models.resolve import HF_PREFIX, hf_file
 
@@ -274,6 +318,16 @@ def pull_model(
         raise UserError(
             f"{name!r} is not pulled but quantized locally: edgebench models quantize "
             f"{quantized[0]} --types {quantized[1]}"
+        )
+    openvino = split_openvino_variant(name)
+    if openvino is not None:
+        base, ov_precision = openvino
+        if ov_precision is None:  # the registry GGUF, read by OpenVINO GenAI itself
+            typer.echo(pull(base, force=force))
+            return
+        raise UserError(
+            f"{name!r} is not pulled but converted locally: edgebench models pull {base} && "
+            f"{convert_command(base, ov_precision)}"
         )
     variant = split_variant(name)
     if variant is not None:

@@ -10,7 +10,7 @@ in a model worker, the same measurement as `edgebench bench`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +18,7 @@ from edgebench.backends.base import now
 from edgebench.backends.llama_cpp import installed_build
 from edgebench.backends.speed_test import GENERATION, SpeedPlan, SpeedResult, SpeedTest
 from edgebench.bench.execute import SpeedWorker, bench_context, pin_environment
+from edgebench.doctor.runtime_facts import RuntimeFacts, runtime_facts
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
 from edgebench.failures import (
@@ -77,11 +78,13 @@ class DoctorReport:
     device: Device
     build_error: str | None  # why the llama.cpp build could not be asked
     probe: Probe
+    runtimes: list[RuntimeFacts] = field(default_factory=list)  # the optional runtimes
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "device": self.device.to_json(),
             "build_error": self.build_error,
+            "runtimes": [facts.to_dict() for facts in self.runtimes],
             "probe": self.probe.to_dict(),
         }
 
@@ -181,4 +184,6 @@ def diagnose(
         )
     else:
         measured = Probe("skipped", "speed probe skipped (--no-probe)", model=model)
-    return DoctorReport(device=device, build_error=build_error, probe=measured)
+    return DoctorReport(
+        device=device, build_error=build_error, probe=measured, runtimes=runtime_facts()
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from edgebench.models.gguf import read_gguf
+from edgebench.models.openvino_model import RUNTIME as OPENVINO_FORMAT
 from edgebench.models.registry import tuning_of
 from edgebench.models.resolve import ResolvedModel
 
@@ -14,6 +15,8 @@ def model_info(model: ResolvedModel) -> dict[str, Any]:
     file's identity; JSON-serialisable."""
     if model.onnx is not None:
         return _onnx_info(model)
+    if model.openvino is not None and model.openvino.provenance is not None:
+        return _openvino_info(model, model.openvino.provenance)
     gguf = read_gguf(model.path)
     entry = model.entry
     return {
@@ -82,6 +85,39 @@ def _onnx_info(model: ResolvedModel) -> dict[str, Any]:
         "sha256": model.sha256,
         "source_file": source.get("file"),
         "source_sha256": source.get("sha256"),
+        "source_quantization": source.get("quantization"),
+        "converted_at": p.get("created_at"),
+        "tools": ", ".join(f"{k} {v}" for k, v in tools.items() if v),
+        "license": model.entry.license if model.entry else None,
+        "registry_entry": model.entry.name if model.entry else None,
+    }
+
+
+def _openvino_info(model: ResolvedModel, p: dict[str, Any]) -> dict[str, Any]:
+    """An exported OpenVINO folder, from its provenance file (as ONNX folders are)."""
+    source = p.get("source") or {}
+    tools = p.get("tools") or {}
+    quant = p.get("quantization") or {}
+    prompt = p.get("prompt") or {}
+    template = bool(prompt.get("chat_template"))
+    return {
+        "label": model.label,
+        "spec": model.spec,
+        "path": str(model.path),
+        "format": OPENVINO_FORMAT,
+        "precision": p.get("precision"),
+        "quantization": quant.get("method"),
+        "architecture": source.get("architecture"),
+        "parameter_count": source.get("parameters"),
+        "context_length": p.get("context_length"),
+        "chat_template": template,
+        "tuning": tuning_of(model.entry, template),
+        "prompt_style": model.prompt_style,
+        "vocab_size": (p.get("tokens") or {}).get("vocab_size"),
+        "file_size_bytes": model.size_bytes,
+        "sha256": model.sha256,
+        "source_file": source.get("file"),
+        "source_sha256": p.get("source_gguf_sha256"),
         "source_quantization": source.get("quantization"),
         "converted_at": p.get("created_at"),
         "tools": ", ".join(f"{k} {v}" for k, v in tools.items() if v),

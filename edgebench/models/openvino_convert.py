@@ -50,18 +50,23 @@ from edgebench.models.hf_folder import (
     set_threads,
     timed_step,
 )
+from edgebench.models.openvino_model import (
+    MODEL_BIN,
+    MODEL_XML,
+    PRECISIONS,
+    PROVENANCE,
+    RUNTIME,
+    split_openvino_variant,
+    variant_dir,
+    variant_name,
+)
 from edgebench.models.resolve import resolve_model
-from edgebench.paths import model_cache_dir
 from edgebench.readback import present, read_json, read_json_object
 from edgebench.system.versions import package_versions, utc_now
 
-# The folder layout the OpenVINO runtime reads (models/openvino_model.py).
-TARGET = "openvino"  # the `models convert --to` target, the cache folder, the @ suffix
-PRECISIONS = ("int4", "int8", "fp16")
-PROVENANCE = "edgebench-openvino.json"
+# The folder layout is the runtime's (models/openvino_model.py), named once there.
+TARGET = RUNTIME  # the `models convert --to` target, the cache folder, the @ suffix
 FORMAT = "edgebench-openvino/1"
-MODEL_XML = "openvino_model.xml"
-MODEL_BIN = "openvino_model.bin"
 TOKENIZER_XML = "openvino_tokenizer.xml"
 DETOKENIZER_XML = "openvino_detokenizer.xml"
 CHAT_TEMPLATE = "chat_template.jinja"
@@ -107,22 +112,16 @@ _QUIET = ("nncf", "optimum.exporters.openvino", "optimum.intel")
 OpenVinoState = Literal["yes", "no", "corrupt"]
 
 
-def variant_name(base: str, precision: str) -> str:
-    """`smollm2-135m-instruct` + `int4` -> `smollm2-135m-instruct@openvino-int4`."""
-    return f"{base}@{TARGET}-{precision}"
-
-
 def split_variant(spec: str) -> tuple[str, str] | None:
-    """`NAME@openvino-int4` -> (NAME, "int4"); None for anything else."""
-    base, at, variant = spec.rpartition("@")
-    precision = variant.removeprefix(f"{TARGET}-")
-    if not at or not base or precision == variant or precision not in PRECISIONS:
+    """`NAME@openvino-int4` -> (NAME, "int4"); None for anything else, an unknown
+    precision and the GGUF read directly (`NAME@openvino`: nothing to convert) included."""
+    try:
+        split = split_openvino_variant(spec)
+    except UserError:
         return None
-    return base, precision
-
-
-def variant_dir(base: str, precision: str) -> Path:
-    return model_cache_dir() / TARGET / f"{base}-{precision}"
+    if split is None or split[1] is None:
+        return None
+    return split[0], split[1]
 
 
 @dataclass(frozen=True)

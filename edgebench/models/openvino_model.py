@@ -85,6 +85,18 @@ def variant_dir(base: str, precision: str) -> Path:
     return openvino_root() / f"{base}-{precision}"
 
 
+def converted_variants() -> list[tuple[str, str]]:
+    """(base name, precision) of every folder in the OpenVINO cache, sorted."""
+    root = openvino_root()
+    found = []
+    if root.is_dir():
+        for folder in sorted(root.iterdir()):
+            base, _, precision = folder.name.rpartition("-")
+            if base and precision in PRECISIONS and (folder / PROVENANCE).is_file():
+                found.append((base, precision))
+    return found
+
+
 def convert_command(base: str, precision: str) -> str:
     return f"edgebench models convert {base} --to {RUNTIME} --precision {precision}"
 

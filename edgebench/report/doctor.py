@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from edgebench.report.bench_table import flags
@@ -136,15 +137,37 @@ def probe_section(probe: ProbeView) -> Section:
     return "speed probe", rows
 
 
-def doctor_sections(device: Device, build_error: str | None, probe: ProbeView) -> list[Section]:
+class RuntimeView(Protocol):
+    """An optional runtime's facts as doctor/runtime_facts.py's `RuntimeFacts` holds them."""
+
+    label: str
+    rows: dict[str, str]  # label -> value, as the runtime's backend words them
+
+
+def doctor_sections(
+    device: Device,
+    build_error: str | None,
+    probe: ProbeView,
+    runtimes: Iterable[RuntimeView] = (),
+) -> list[Section]:
     """The sections `edgebench doctor` prints (doctor/diagnose.py's `DoctorReport`)."""
-    return [device_section(device), build_section(device, build_error), probe_section(probe)]
+    return [
+        device_section(device),
+        build_section(device, build_error),
+        *((r.label, list(r.rows.items())) for r in runtimes),
+        probe_section(probe),
+    ]
 
 
-def doctor_text(device: Device, build_error: str | None, probe: ProbeView) -> str:
+def doctor_text(
+    device: Device,
+    build_error: str | None,
+    probe: ProbeView,
+    runtimes: Iterable[RuntimeView] = (),
+) -> str:
     """Plain text: a heading per section, its rows as `label  value` aligned."""
     lines: list[str] = []
-    for title, rows in doctor_sections(device, build_error, probe):
+    for title, rows in doctor_sections(device, build_error, probe, runtimes):
         lines.append(title)
         width = max(len(label) for label, _ in rows)
         lines += [f"  {label.ljust(width)}  {value}" for label, value in rows]

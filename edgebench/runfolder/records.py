@@ -364,7 +364,9 @@ class ArmRecord(Record):
     """One model under one constraint mode, decoded in its own worker process(es)."""
 
     model: str  # the model's label
-    constraint: str  # the constraint mode: none, json, gbnf, outlines or mask
+    # the constraint mode: none, json, gbnf, outlines, mask or xgrammar (constraints/spec.py's
+    # MODES), or a closing arm such as mask+close
+    constraint: str
     status: ArmStatus  # how the arm ended (skipped: its runtime cannot apply the mode)
     skip_reason: str | None = None  # why the runtime cannot apply the mode
     error: str | None = None  # what stopped the arm

@@ -46,6 +46,7 @@ def on_device(
 
     monkeypatch.setattr(doctor, "device_info", fake_device)
     monkeypatch.setattr(doctor, "llama_build", lambda: build)
+    monkeypatch.setattr(doctor, "runtime_facts", list)  # tests/unit/doctor: their sections
 
 
 def test_pi5_text_names_features_build_hint_governor_and_thermal_state(
@@ -188,3 +189,28 @@ def test_a_crashed_probe_is_reported_not_raised(
     out = stdout_of(capsys, "doctor", "-m", model, "-t", "1")
     assert "failed  the model worker was killed by SIGSEGV" in out
     assert "during the speed probe" in out
+
+
+def test_an_optional_runtime_is_a_section_in_text_and_json(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from edgebench.doctor.runtime_facts import RuntimeFacts
+
+    on_device(monkeypatch, pi5_tree(tmp_path))
+    facts = RuntimeFacts(
+        "openvino",
+        "OpenVINO GenAI",
+        False,
+        {"not installed": "pip install 'edgebench[openvino]'"},
+    )
+    monkeypatch.setattr(doctor, "runtime_facts", lambda: [facts])
+    out = stdout_of(capsys, "doctor", "--no-probe")
+    assert [line for line in out.splitlines() if not line.startswith(" ")] == [
+        "device",
+        "llama.cpp build",
+        "OpenVINO GenAI",
+        "speed probe",
+    ]
+    assert "  not installed  pip install 'edgebench[openvino]'" in out.splitlines()
+    report = json.loads(stdout_of(capsys, "doctor", "--no-probe", "--json"))
+    assert report["runtimes"] == [facts.to_dict()]

@@ -232,6 +232,79 @@ def test_pulling_a_variant_says_it_is_converted_not_pulled(
     assert "edgebench models convert smollm2-135m-instruct" in capsys.readouterr().err
 
 
+def test_pulling_an_openvino_variant_says_the_convert_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "pull", "smollm2-135m-instruct@openvino-int4"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: 'smollm2-135m-instruct@openvino-int4' is not pulled but converted locally: "
+        "edgebench models pull smollm2-135m-instruct && edgebench models convert "
+        "smollm2-135m-instruct --to openvino --precision int4"
+    )
+
+
+def test_pulling_an_unknown_openvino_precision_names_the_known_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "pull", "smollm2-135m-instruct@openvino-fp32"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown variant '@openvino-fp32'" in err and "openvino-int4" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_models_list_shows_converted_openvino_folders(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers.openvino_export_fakes import fake_openvino_converted
+
+    fake_openvino_converted(cache)
+    broken = fake_openvino_converted(cache, precision="fp16")
+    (broken / "openvino_model.bin").write_bytes(b"other weights")
+    with pytest.raises(SystemExit) as done:
+        main(["models", "list"])
+    assert not done.value.code
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "@openvino-int4" in line)
+    assert "openvino" in row and "int4" in row and "yes" in row
+    row = next(line for line in out.splitlines() if "@openvino-fp16" in line)
+    assert "corrupt" in row
+
+
+def test_info_on_an_exported_openvino_folder_reads_its_provenance(tmp_path: Path) -> None:
+    from edgebench.models.openvino_model import FOLDER_FILES, PROVENANCE
+
+    folder = tmp_path / "smollm2-int4"
+    folder.mkdir()
+    for name in FOLDER_FILES:
+        (folder / name).write_bytes(b"{}" if name.endswith(".json") else b"x" * 8)
+    provenance = {
+        "name": "smollm2-135m-instruct@openvino-int4",
+        "source_gguf_sha256": "a" * 64,
+        "precision": "int4",
+        "weights_bytes": 8,
+        "context_length": 8192,
+        "source": {"architecture": "llama", "parameters": 134515008, "file": "s.gguf"},
+        "quantization": {"method": "nncf.compress_weights", "bits": 4},
+        "prompt": {"style": "chat", "chat_template": "{{ x }}"},
+        "tools": {"openvino": "2026.4.1", "nncf": None},
+    }
+    (folder / PROVENANCE).write_text(json.dumps(provenance))
+    result = runner.invoke(models_app, ["info", str(folder), "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.stdout)
+    assert facts["label"] == "smollm2-135m-instruct@openvino-int4"
+    assert facts["format"] == "openvino" and facts["precision"] == "int4"
+    assert facts["quantization"] == "nncf.compress_weights"
+    assert facts["architecture"] == "llama" and facts["parameter_count"] == 134515008
+    assert facts["context_length"] == 8192 and facts["chat_template"] is True
+    assert facts["source_sha256"] == "a" * 64 and facts["file_size_bytes"] == 8
+    assert facts["tools"] == "openvino 2026.4.1"
+
+
 # --- models check, header only -------------------------------------------------------------
 
 

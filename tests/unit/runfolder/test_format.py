@@ -110,3 +110,12 @@ def test_a_broken_record_names_the_file_and_the_field(run_fake: RunFake) -> None
         UserError, match=r"manifest\.json: .*\(models\[0\]: field 'path' is missing"
     ):
         read_manifest(run_dir)
+
+
+def test_the_arm_constraint_description_names_every_mode() -> None:
+    from edgebench.constraints.spec import MODES
+    from edgebench.record import field_doc
+    from edgebench.runfolder.records import ArmRecord
+
+    described = field_doc(ArmRecord, "constraint")
+    assert all(mode in described for mode in MODES), described
