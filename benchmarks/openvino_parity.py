@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from edgebench.backends.base import DecodeSettings
-from edgebench.backends.llama_cpp import LlamaBackend
+from edgebench.backends.llama_cpp import LlamaCppBackend
 from edgebench.backends.openvino import OpenVinoBackend
 from edgebench.models.hf_folder import gguf_to_transformers, offline, quiet_tools
 from edgebench.runfolder.records import RunSettings
@@ -191,7 +191,7 @@ def main() -> None:
     task = get_task("edgejson")
     examples, _ = load_examples(task, RunSettings(limit=args.prompts))
     prompts = [model.prompt_format.render(task.build_prompt(ex)) for ex in examples[: args.prompts]]
-    vocab = LlamaBackend(str(model.path), args.threads)
+    vocab = LlamaCppBackend(str(model.path), args.threads)
     vocab.count_tokens(prompts[:1])  # loads the vocabulary only
     prompt_ids = [vocab._tokenize(p) for p in prompts]
     n_vocab = vocab.L.llama_vocab_n_tokens(vocab.vocab)
