@@ -177,6 +177,22 @@ def llama_greedy(gguf: Path, threads: int, steps: int) -> Greedy:
     return run
 
 
+def candidate(
+    make: Callable[[], Greedy],
+    prompts: list[str],
+    prompt_ids: list[list[int]],
+    reference: list[list[int]],
+    eog: frozenset[int],
+    label: str,
+) -> Parity:
+    greedy = make()
+    backend = getattr(greedy, "backend", None)
+    if backend is not None:
+        own = sum(backend.encode(p) == ids for p, ids in zip(prompts, prompt_ids, strict=True))
+        print(f"# {label}: its tokenizer gives llama.cpp's ids on {own}/{len(prompts)}")
+    return compare(reference, [cut_at_end(out, eog) for out in greedy(prompt_ids)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
@@ -223,21 +239,17 @@ def main() -> None:
     start = time.perf_counter()
     reference = transformers_greedy(model.path, args.threads, args.steps)(prompt_ids)
     reference = [cut_at_end(ids, eog) for ids in reference]
-    print(f"# reference (transformers fp32): {time.perf_counter() - start:.0f} s")
+    print(f"# reference (transformers fp32): {time.perf_counter() - start:.0f} s", flush=True)
     results: dict[str, Parity] = {}
     for key, make in candidates.items():
         if key in skip:
             continue
         start = time.perf_counter()
-        greedy = make()
-        backend = getattr(greedy, "backend", None)
-        if backend is not None:
-            own = sum(backend.encode(p) == ids for p, ids in zip(prompts, prompt_ids, strict=True))
-            print(f"# {labels[key]}: its tokenizer gives llama.cpp's ids on {own}/{len(prompts)}")
-        ids = [cut_at_end(out, eog) for out in greedy(prompt_ids)]
-        results[key] = compare(reference, ids)
-        print(f"# {labels[key]}: {time.perf_counter() - start:.0f} s")
-        del greedy, backend
+        try:
+            results[key] = candidate(make, prompts, prompt_ids, reference, eog, labels[key])
+        except Exception as exc:  # one runtime failing still reports the others
+            print(f"# {labels[key]}: failed: {type(exc).__name__}: {exc}", flush=True)
+        print(f"# {labels[key]}: {time.perf_counter() - start:.0f} s", flush=True)
         gc.collect()
 
     ref_len = sum(map(len, reference)) / len(reference)
