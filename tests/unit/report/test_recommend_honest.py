@@ -69,9 +69,14 @@ def test_equal_arms_have_no_measurable_difference_and_one_file_is_not_smallest(
 
 def test_a_plain_run_is_not_called_a_sweep(plain_dir: Path, tmp_path: Path) -> None:
     text = render_text(render(recommend(load_run(plain_dir))), width=200)
-    assert "sweep" not in text and "constraint modes · run · front on Field F1" in text
+    assert (
+        "sweep" not in text
+        and "constraint modes · run · runtime llama.cpp · front on Field F1" in text
+    )
     swept = make_sweep_run(tmp_path / "sweep", modes="mask", fidelity=False)
-    assert "sweep · sweep · front on" in render_text(render(recommend(load_run(swept))), width=200)
+    assert "sweep · sweep · runtime llama.cpp · front on" in render_text(
+        render(recommend(load_run(swept))), width=200
+    )
 
 
 def _with_decode(run: LoadedRun, intervals: dict[str, list[float]]) -> LoadedRun:

@@ -120,7 +120,9 @@ def test_the_card_shows_the_sweep_table_the_plot_and_the_requantized_note(
     assert "![Which variant: accuracy vs file size" in text
     assert "(card-sweep-pareto.png)" in text
     rows = [line for line in text.splitlines() if line.startswith("| smollm2-135m-instruct@")]
-    sweep_rows = [r for r in rows if r.count("|") == 15]  # the sweep table's 14 columns
+    sweep_rows = [
+        r for r in rows if r.count("|") == 17
+    ]  # the sweep table's 16 columns (runtime, engine)
     assert len(sweep_rows) == 8
     assert sum(r.rstrip(" |").endswith("no") for r in sweep_rows) == 2  # Q4_0's two modes
     assert "> **Note**: requantized from Q4\\_1: the ceiling is the source's quality." in text
@@ -171,7 +173,7 @@ def test_hostile_variant_names_stay_text_everywhere(
     assert "<script>" not in sweep and "&lt;script&gt;" in sweep
     rows = [line for line in sweep.splitlines() if line.startswith("| ")]
     # the pipe never splits a cell: 14 columns in the sweep table, 5 in the Pi one
-    assert {line.count(" | ") for line in rows} == {13, 4}
+    assert {line.count(" | ") for line in rows} == {15, 4}  # 16 columns with runtime and engine
     page = render_report([load_run(run_dir)])
     section = page[page.index('<section class="sweep">') :]
     assert "<script>$y$" not in section and "&lt;script&gt;$y$" in section
