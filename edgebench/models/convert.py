@@ -25,28 +25,29 @@ No network: transformers and optimum run with HF_HUB_OFFLINE=1 on local files.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UserError
-from edgebench.io import WriteFailed, write_json_atomic, write_text_atomic
+from edgebench.io import WriteFailed
 from edgebench.models import openvino_convert
-from edgebench.models.fetch import cache_workdir
+from edgebench.models.conversion import (
+    already_converted,
+    converted_line,
+    copy_into,
+    gguf_prompt,
+    gguf_source,
+    gguf_tokens,
+    private_workdir,
+    publish,
+    require_registry,
+    write_chat_template,
+)
 from edgebench.models.gguf import GGUFFile, kv_cache_bytes_per_token, read_gguf
 from edgebench.models.hashing import sha256_file
-from edgebench.models.hf_folder import (
-    Say,
-    first_line,
-    gguf_to_transformers,
-    offline,
-    quiet_tools,
-    set_threads,
-    timed_step,
-)
+from edgebench.models.hf_folder import Say, first_line, gguf_to_transformers, timed_step
 from edgebench.models.onnx_check import check_model_file
 from edgebench.models.onnx_model import (
     CHAT_TEMPLATE,
@@ -172,13 +173,12 @@ def convert(
         done = read_provenance(target)
         wanted = graph or default_graph((done.provenance.get("source") or {}).get("architecture"))
         if _same_conversion(done, precision, wanted, lm_head):
-            say(f"{label}: already converted: {target} (--force converts again)")
+            say(already_converted(label, target))
             return done
         say(f"{label}: converted otherwise ({_describe(done)}); converting again")
     check_convert_extras()
     source = resolve_model(name)
-    if source.entry is None:
-        raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
+    require_registry(name, source)
     header = read_gguf(source.path)
     graph = graph or default_graph(header.architecture)
     if lm_head == "int4" and graph != "gqa":
@@ -197,12 +197,10 @@ def convert(
         and read_provenance(fp32).provenance["source"]["sha256"] == source.sha256
         and read_provenance(fp32).graph_kind == graph
     )
-    work = cache_workdir(target.parent, ".convert-")
     steps: dict[str, float] = {}
-    with work as tmp, offline(), quiet_tools(_QUIET):
-        set_threads(threads)
-        hf_dir, out_dir = Path(tmp) / "hf", Path(tmp) / "out"
-        export_dir = out_dir if precision == "fp32" else Path(tmp) / "fp32"
+    with private_workdir(target, threads, _QUIET) as tmp:
+        hf_dir, out_dir = tmp / "hf", tmp / "out"
+        export_dir = out_dir if precision == "fp32" else tmp / "fp32"
         if reuse:
             say(f"{label}: starting from the converted {variant_name(name, 'fp32')}")
             export_dir = fp32
@@ -226,13 +224,9 @@ def convert(
         )
         if reuse:
             provenance["export"]["from"] = variant_name(name, "fp32")
-        write_json_atomic(out_dir / PROVENANCE, provenance)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(out_dir, target)
+        publish(out_dir, target, PROVENANCE, provenance)
     model = read_provenance(target)
-    total = sum(steps.values())
-    say(f"{label}: {model.size_bytes / 1e6:.1f} MB in {total:.0f} s: {target}")
+    say(converted_line(label, model.size_bytes, steps, target))
     return model
 
 
@@ -306,10 +300,7 @@ def _copy_side_files(src: Path, out_dir: Path, skip: Callable[[Path], bool]) -> 
     for item in src.iterdir():
         own = item.name.startswith(GRAPH) or item.name in (PROVENANCE, CHAT_TEMPLATE)
         if item.is_file() and not own and not skip(item):
-            try:
-                shutil.copy2(item, out_dir / item.name)
-            except OSError as exc:  # a full disk: one line naming the file
-                raise WriteFailed(out_dir / item.name, exc) from None
+            copy_into(item, out_dir)
 
 
 def _quantize_int4(fp32_dir: Path, out_dir: Path, lm_head: str) -> None:
@@ -342,10 +333,7 @@ def _provenance(
     graph: str,
     lm_head: str,
 ) -> dict[str, Any]:
-    specials = header.special_tokens()
-    template = header.chat_template
-    if template:
-        write_text_atomic(out_dir / CHAT_TEMPLATE, template)
+    write_chat_template(out_dir / CHAT_TEMPLATE, header)
     if not (out_dir / TOKENIZER).is_file():
         raise UserError(f"{label}: the export wrote no {TOKENIZER}")
     external_files = sorted({e.location for e in external})
@@ -358,14 +346,7 @@ def _provenance(
         "runtime": "onnxruntime",
         "precision": precision,
         "created_at": utc_now(),
-        "source": {
-            "file": source.path.name,
-            "sha256": source.sha256,
-            "size_bytes": source.size_bytes,
-            "quantization": header.quantization,
-            "architecture": header.architecture,
-            "parameters": header.parameter_count,
-        },
+        "source": gguf_source(source, header),
         "weights": {
             "file": GRAPH,
             "sha256": sha256_file(out_dir / GRAPH),
@@ -377,21 +358,8 @@ def _provenance(
         # The runtime keeps K and V in float32 (twice llama.cpp's f16 cache): for the
         # memory pre-check.
         "kv_cache": {"dtype": "float32", "bytes_per_token": kv_f16 * 2 if kv_f16 else None},
-        "prompt": {
-            "style": source.prompt_style,
-            "chat_template": template,
-            "bos_token": specials["bos_token"],
-            "eos_token": specials["eos_token"],
-            "stop": list(source.stop),
-        },
-        "tokens": {
-            # Tokenized like llama.cpp reads the GGUF: BOS only when the GGUF asks for it.
-            "add_bos": bool(header.add_bos_token),
-            "bos_id": header.token_id("bos"),
-            "eos_id": header.token_id("eos"),
-            "eog_ids": header.end_of_generation_ids(),
-            "vocab_size": header.vocabulary.size if header.vocabulary else None,
-        },
+        "prompt": gguf_prompt(source, header),
+        "tokens": gguf_tokens(header),
         "export": {
             "task": "text-generation-with-past",
             "graph": graph,

@@ -28,8 +28,6 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
@@ -37,19 +35,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 from edgebench.errors import UserError
-from edgebench.io import WriteFailed, write_json_atomic, write_text_atomic
-from edgebench.models.fetch import cache_workdir
+from edgebench.io import write_text_atomic
+from edgebench.models.conversion import (
+    already_converted,
+    converted_line,
+    copy_into,
+    gguf_prompt,
+    gguf_source,
+    gguf_tokens,
+    private_workdir,
+    publish,
+    require_registry,
+    write_chat_template,
+)
 from edgebench.models.gguf import GGUFFile, kv_cache_bytes_per_token, read_gguf
 from edgebench.models.hashing import sha256_file
-from edgebench.models.hf_folder import (
-    Say,
-    first_line,
-    gguf_to_transformers,
-    offline,
-    quiet_tools,
-    set_threads,
-    timed_step,
-)
+from edgebench.models.hf_folder import Say, first_line, gguf_to_transformers, timed_step
 from edgebench.models.openvino_model import (
     MODEL_BIN,
     MODEL_XML,
@@ -218,19 +219,16 @@ def convert(
     if not force and export_state(name, precision) == "yes":
         done = read_export(target)
         if done.provenance.get("quantization") == quantization(precision):
-            say(f"{label}: already converted: {target} (--force converts again)")
+            say(already_converted(label, target))
             return done
         say(f"{label}: converted with other settings; converting again")
     check_openvino_extras()
     source = resolve_model(name)
-    if source.entry is None:
-        raise UserError(f"{name!r}: only registry models can be converted (see `models list`)")
+    require_registry(name, source)
     header = read_gguf(source.path)
-    work = cache_workdir(target.parent, ".convert-")
     steps: dict[str, float] = {}
-    with work as tmp, offline(), quiet_tools(_QUIET):
-        set_threads(threads)
-        hf_dir, out_dir = Path(tmp) / "hf", Path(tmp) / "out"
+    with private_workdir(target, threads, _QUIET) as tmp:
+        hf_dir, out_dir = tmp / "hf", tmp / "out"
         with timed_step(steps, "gguf_to_transformers", say, f"{label}: reading {source.path.name}"):
             gguf_to_transformers(source.path, hf_dir)
             align_tokenizer(hf_dir, header)
@@ -243,13 +241,9 @@ def convert(
             if not (out_dir / needed).is_file():
                 raise UserError(f"{label}: the export wrote no {needed}")
         provenance = _provenance(label, precision, source, header, out_dir, steps)
-        write_json_atomic(out_dir / PROVENANCE, provenance)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(out_dir, target)
+        publish(out_dir, target, PROVENANCE, provenance)
     done = read_export(target)
-    total = sum(steps.values())
-    say(f"{label}: {done.size_bytes / 1e6:.1f} MB in {total:.0f} s: {target}")
+    say(converted_line(label, done.size_bytes, steps, target))
     return done
 
 
@@ -359,10 +353,7 @@ def _copy_side_files(hf_dir: Path, out_dir: Path) -> None:
     reader of the folder needs no GGUF and no transformers folder)."""
     for item in hf_dir.iterdir():
         if item.is_file() and item.suffix != ".safetensors" and not (out_dir / item.name).exists():
-            try:
-                shutil.copy2(item, out_dir / item.name)
-            except OSError as exc:  # a full disk: one line naming the file
-                raise WriteFailed(out_dir / item.name, exc) from None
+            copy_into(item, out_dir)
 
 
 def _provenance(
@@ -373,10 +364,7 @@ def _provenance(
     out_dir: Path,
     steps: dict[str, float],
 ) -> dict[str, Any]:
-    specials = header.special_tokens()
-    template = header.chat_template
-    if template:
-        write_text_atomic(out_dir / CHAT_TEMPLATE, template)
+    write_chat_template(out_dir / CHAT_TEMPLATE, header)
     size = (out_dir / MODEL_XML).stat().st_size + (out_dir / MODEL_BIN).stat().st_size
     return {
         "format": FORMAT,
@@ -388,14 +376,7 @@ def _provenance(
         "source_gguf_sha256": source.sha256,
         "weights_bytes": (out_dir / MODEL_BIN).stat().st_size,
         "created_at": utc_now(),
-        "source": {
-            "file": source.path.name,
-            "sha256": source.sha256,
-            "size_bytes": source.size_bytes,
-            "quantization": header.quantization,
-            "architecture": header.architecture,
-            "parameters": header.parameter_count,
-        },
+        "source": gguf_source(source, header),
         "weights": {
             "file": MODEL_BIN,
             "sha256": sha256_file(out_dir / MODEL_BIN),
@@ -408,21 +389,8 @@ def _provenance(
         # The KV cache's precision is the runtime's choice at load (OpenVINO's CPU plugin
         # may keep it in u8); llama.cpp's f16 figure, for the memory pre-check.
         "kv_cache": {"bytes_per_token_f16": kv_cache_bytes_per_token(header.metadata)},
-        "prompt": {
-            "style": source.prompt_style,
-            "chat_template": template,
-            "bos_token": specials["bos_token"],
-            "eos_token": specials["eos_token"],
-            "stop": list(source.stop),
-        },
-        "tokens": {
-            # Tokenized like llama.cpp reads the GGUF: BOS only when the GGUF asks for it.
-            "add_bos": bool(header.add_bos_token),
-            "bos_id": header.token_id("bos"),
-            "eos_id": header.token_id("eos"),
-            "eog_ids": header.end_of_generation_ids(),
-            "vocab_size": header.vocabulary.size if header.vocabulary else None,
-        },
+        "prompt": gguf_prompt(source, header),
+        "tokens": gguf_tokens(header),
         "export": {
             "task": TASK,
             "stateful": True,

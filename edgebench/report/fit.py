@@ -73,9 +73,12 @@ def _uncaptioned(table: Table) -> Table:
 
 
 def caption_text(caption: object) -> Text:
-    """A caption as left-aligned lines (wrapped at the console's width, not the table's)."""
+    """A caption as left-aligned lines (wrapped at the console's width, not the table's)
+    that end at their text: rich's "left" pads every line with spaces to the console's
+    width (cli/console.py PIPED_WIDTH when piped), "default" aligns them the same
+    without."""
     text = _plain(caption)
-    text.justify = "left"
+    text.justify = "default"
     return text
 
 

@@ -108,36 +108,17 @@ def _onnx_under_test(resolved: ResolvedModel) -> ModelUnderTest:
     file (the chat template and special tokens of the GGUF it was made from)."""
     assert resolved.onnx is not None
     provenance = resolved.onnx.provenance
-    prompt = resolved.onnx.prompt
-    source = provenance.get("source") or {}
     entry = resolved.entry
-    details: dict[str, Any] = {
-        "registry_name": entry.name if entry else provenance.get("base_model"),
-        "format": RUNTIMES[resolved.runtime].model_format,
-        "architecture": source.get("architecture"),
-        "quantization": provenance.get("precision"),
-        "parameters": source.get("parameters"),
-        "context_length": provenance.get("context_length"),
-        "license": entry.license if entry else None,
-        "onnx": {k: provenance.get(k) for k in ("source", "quantization", "export", "tools")},
-    }
-    return ModelUnderTest(
-        label=resolved.label,
-        path=resolved.path,
-        sha256=resolved.sha256,
-        size_bytes=resolved.size_bytes,
-        prompt_format=PromptFormat(
-            style=resolved.prompt_style,
-            chat_template=prompt.get("chat_template"),
-            bos_token=prompt.get("bos_token"),
-            eos_token=prompt.get("eos_token"),
-        ),
-        n_ctx_train=provenance.get("context_length"),
-        backend=resolved.runtime,
-        kv_bytes_per_token=_onnx_kv_bytes(provenance),
-        tuning=tuning_of(entry, prompt.get("chat_template") is not None),
-        details=details,
-        stop=tuple(resolved.stop),
+    details = _converted_details(
+        resolved,
+        provenance,
+        registry_name=entry.name if entry else provenance.get("base_model"),
+        quantization=provenance.get("precision"),
+        context_length=provenance.get("context_length"),
+    )
+    details["onnx"] = {k: provenance.get(k) for k in ("source", "quantization", "export", "tools")}
+    return _converted_under_test(
+        resolved, resolved.onnx.prompt, details, kv_bytes_per_token=_onnx_kv_bytes(provenance)
     )
 
 
@@ -147,21 +128,52 @@ def _exported_under_test(resolved: ResolvedModel) -> ModelUnderTest:
     model = resolved.openvino
     assert model is not None and model.provenance is not None
     prompt = model.prompt
-    source = model.provenance.get("source") or {}
     if prompt is None:
         prompt = _source_prompt(resolved)
     entry = resolved.entry
-    context = openvino_context_length(model)
-    details: dict[str, Any] = {
-        "registry_name": entry.name if entry else None,
+    details = _converted_details(
+        resolved,
+        model.provenance,
+        registry_name=entry.name if entry else None,
+        quantization=model.precision,
+        context_length=openvino_context_length(model),
+    )
+    details["base_model"] = (entry.base_model or None) if entry else None
+    return _converted_under_test(resolved, prompt, details)
+
+
+def _converted_details(
+    resolved: ResolvedModel,
+    provenance: dict[str, Any],
+    *,
+    registry_name: str | None,
+    quantization: str | None,
+    context_length: int | None,
+) -> dict[str, Any]:
+    """The details a converted folder (ONNX or OpenVINO) gives of itself: what its
+    provenance file says of the source GGUF, beside the registry entry's licence."""
+    source = provenance.get("source") or {}
+    entry = resolved.entry
+    return {
+        "registry_name": registry_name,
         "format": RUNTIMES[resolved.runtime].model_format,
         "architecture": source.get("architecture"),
-        "quantization": model.precision,
+        "quantization": quantization,
         "parameters": source.get("parameters"),
-        "context_length": context,
+        "context_length": context_length,
         "license": entry.license if entry else None,
-        "base_model": (entry.base_model or None) if entry else None,
     }
+
+
+def _converted_under_test(
+    resolved: ResolvedModel,
+    prompt: dict[str, Any],
+    details: dict[str, Any],
+    *,
+    kv_bytes_per_token: int | None = None,
+) -> ModelUnderTest:
+    """A converted folder prompted as `prompt` (a provenance file's prompt block), its
+    training context the `details`' context length."""
     return ModelUnderTest(
         label=resolved.label,
         path=resolved.path,
@@ -173,9 +185,10 @@ def _exported_under_test(resolved: ResolvedModel) -> ModelUnderTest:
             bos_token=prompt.get("bos_token"),
             eos_token=prompt.get("eos_token"),
         ),
-        n_ctx_train=context,
+        n_ctx_train=details["context_length"],
         backend=resolved.runtime,
-        tuning=tuning_of(entry, prompt.get("chat_template") is not None),
+        kv_bytes_per_token=kv_bytes_per_token,
+        tuning=tuning_of(resolved.entry, prompt.get("chat_template") is not None),
         details=details,
         stop=tuple(resolved.stop),
     )

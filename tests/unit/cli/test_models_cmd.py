@@ -38,6 +38,27 @@ def test_list_shows_registry_and_cache_state() -> None:
     assert "yes" in next(line for line in after.output.splitlines() if "tiny" in line)
 
 
+def test_piped_list_lines_end_at_their_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped, the console is PIPED_WIDTH columns wide; a caption's lines still end at
+    their text (they were padded with spaces to all 10,000), and no line is wider than
+    its table."""
+    from rich.cells import cell_len
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    quantized_root().mkdir(parents=True)  # a variant: the second table and its caption
+    (quantized_root() / "tiny@Q2_K.gguf").write_bytes(b"GGUF")
+    result = runner.invoke(models_app, ["list"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    bottoms = [i for i, line in enumerate(lines) if line.startswith("└")]
+    assert len(bottoms) == 2  # the models and the quantized variants
+    widest = max(cell_len(line) for line in lines if line.startswith("┏"))
+    assert max(cell_len(line) for line in lines) <= widest
+    captions = [lines[bottoms[0] + 1], *lines[bottoms[1] + 1 :]]
+    assert captions[0].startswith("* default model") and captions[-1].startswith("full sha256")
+    assert [line for line in captions if line != line.rstrip()] == []
+
+
 def test_list_json_gives_numbers_booleans_and_nulls() -> None:
     """`models list --json` is JSON a script reads without parsing strings (issue 37):
     sizes are numbers, `cached` a boolean, what is not known null."""
