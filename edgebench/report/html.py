@@ -106,13 +106,13 @@ def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
     perf = {key: (label, read, digits) for label, key, read, digits in facts.PERF_COLUMNS}
     first_perf = [key for key in facts.FIRST_SCREEN_PERF if key in perf]
     columns = [
-        Column("run", "run"),
-        Column("device", "device"),
-        Column("model", "model"),
+        Column("run", "run", wrap="anywhere"),
+        Column("device", "device", wrap="anywhere"),
+        Column("model", "model", wrap="anywhere"),
         Column("quant", "quant"),
-        Column("runtime", "runtime"),
+        Column("runtime", "runtime", wrap="words"),
         Column("constraint", "mode"),
-        Column("engine", "engine"),
+        Column("engine", "engine", wrap="words"),
         Column("n", "n"),
         *(Column(f"metric:{m}", metric_label(m)) for m in headline),
         *(Column(key, perf[key][0]) for key in first_perf),
