@@ -404,11 +404,16 @@ def example_views(run_arms: list[ArmView]) -> list[dict[str, Any]]:
 
 def run_view(run: LoadedRun, run_label: str, run_arms: list[ArmView]) -> dict[str, Any]:
     models = dict.fromkeys(arm.model for arm in run_arms)
-    blocks = [{"title": "Device and runtime", "rows": facts.device_rows(run), "code": None}]
+    # The first model's runtime with the device; in a run of several runtimes, each other
+    # model's own runtime with its model.
+    blocks = [{"title": "Runtime and device", "rows": facts.device_rows(run), "code": None}]
     for label in models:
         blocks.append(
             {"title": f"Model {label}", "rows": facts.model_rows(run, label), "code": None}
         )
+        if not facts.builds_on_device(run, label):
+            rows = facts.runtime_rows(run, label)
+            blocks.append({"title": f"Runtime · {label}", "rows": rows, "code": None})
         for key, text in facts.prompt_templates(run, label):
             blocks.append({"title": f"{label}: {key}", "rows": [], "code": text})
     blocks += [

@@ -1,7 +1,8 @@
 """The card of one model in a run of two runtimes (`--model tiny,tiny@openvino-int4`):
 its full record shows the model's own runtime and engines first; the device block's
 build, which is the runtime that loaded first (llama.cpp's), is labelled as that build
-on this device, never listed as the OpenVINO model's runtime."""
+on this device, never listed as the OpenVINO model's runtime; the HTML report's run view
+gives the OpenVINO model its own runtime block."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from typing import Any
 
 import pytest
 
+from edgebench.analysis.rundata import arms
 from edgebench.backends.base import LoadInfo
 from edgebench.backends.fake import FakeBackend
 from edgebench.backends.worker import InProcessWorker
 from edgebench.report.card import write_card
 from edgebench.report.facts import device_rows, machine_rows, runtime_rows
+from edgebench.report.html import run_view
 from edgebench.summary import load_run
 from tests.helpers.fakes import RIGHT, WRONG, fake_model
 from tests.helpers.run_fake import RunFake
@@ -102,3 +105,12 @@ def test_a_run_whose_openvino_model_loaded_first_names_its_build(run_fake: RunFa
     rows = dict(machine_rows(run, "tiny"))
     assert rows["OpenVINO GenAI build on this device · openvino"] == "2026.4.1"
     assert dict(runtime_rows(run, "tiny"))["runtime.llama_cpp_python"] == "0.3.16"
+
+
+def test_the_reports_run_view_gives_the_openvino_model_its_runtime(run_dir: Path) -> None:
+    run = load_run(run_dir)
+    view = run_view(run, "run", arms(run))
+    blocks = {block["title"]: dict(block["rows"]) for block in view["blocks"]}
+    assert blocks["Runtime and device"]["runtime.name"] == "llama.cpp"
+    assert blocks[f"Runtime · {OPENVINO}"]["runtime.name"] == "OpenVINO GenAI"
+    assert "Runtime · tiny" not in blocks
