@@ -575,10 +575,13 @@ def _rounded(value: float | None) -> float | int | None:
 
 def _full_record(run: LoadedRun, label: str) -> str:
     """Every fact the manifest holds, collapsed: CPU flags and all; a local path as its
-    last part only (`public_text`)."""
+    last part only (`public_text`). The model's own runtime and engines come first: in a
+    run of several runtimes the device block's build may be another runtime's."""
     parts = [
+        "#### Runtime",
+        _kv_table(facts.runtime_rows(run, label) + facts.engine_rows(run, label)),
         "#### Device",
-        _kv_table(facts.device_rows(run, label)),
+        _kv_table(facts.machine_rows(run, label)),
         "#### Run",
         _kv_table(facts.run_rows(run)),
         "#### Model",
@@ -588,7 +591,9 @@ def _full_record(run: LoadedRun, label: str) -> str:
         "#### Decoding and constraint",
         _kv_table(facts.decoding_rows(run, label)),
     ]
-    return _details("Full record: device, run, model, dataset, decoding", "\n\n".join(parts))
+    return _details(
+        "Full record: runtime, device, run, model, dataset, decoding", "\n\n".join(parts)
+    )
 
 
 def _figure(plot: Plot, name: str) -> str:

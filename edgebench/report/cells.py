@@ -24,6 +24,10 @@ class Column:
     key: str  # the sort key (#sort=KEY), stable across versions
     label: str
     first: bool = True  # on the first screen; False: behind the column chooser
+    # How a text cell may wrap so the figures keep the first screen: "anywhere" (long
+    # names with no space: a run folder, a model label) or "words" (at spaces only:
+    # "llama.cpp GBNF"); "" keeps it on one line.
+    wrap: str = ""
 
 
 def num_cell(value: Any, digits: int) -> TableCell:

@@ -268,19 +268,80 @@ def device_label(device: Device, threads: bool = True) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def device_rows(run: LoadedRun, label: str | None = None) -> list[tuple[str, Any]]:
-    """Every fact of the manifest's device block (nested ones as `a.b`), then the
-    runtime and the packages that did the work."""
-    rows = list(flatten(run.manifest.device.to_json()).items())
-    shown = {name for name, _ in rows}
-    # The arm's runtime record repeats the device block's `runtime` (its `build`): once.
-    rows += [
-        (f"runtime.{k}", v)
-        for k, v in runtime_of(run, label).items()
-        if k not in ("constraint_mode", "build") and f"runtime.{k}" not in shown
+# The device block's fields that describe its runtime build (llama.cpp's CPU features,
+# parsed from its system info), not the machine: shown with that runtime.
+BUILD_FIELDS = ("build_features", "build_missing", "build_hint")
+
+
+def _device_build(run: LoadedRun) -> dict[str, Any]:
+    """The device block's runtime build (the first model's to load) with its parsed
+    CPU features, as `runtime.*` and the build fields."""
+    device = flatten(run.manifest.device.to_json())
+    return {k: v for k, v in device.items() if k.startswith("runtime.") or k in BUILD_FIELDS}
+
+
+def builds_on_device(run: LoadedRun, label: str | None = None) -> bool:
+    """Whether the device block's runtime build is this model's own runtime's: false in a
+    run of several runtimes for a model whose runtime did not load first."""
+    build = run.manifest.device.runtime
+    runtime = runtime_of(run, label)
+    if build is None or not runtime:
+        return True
+    if "build" in runtime:
+        return runtime["build"] == build
+    return runtime.get("name") == build.get("name")  # an arm that recorded no build
+
+
+def runtime_rows(run: LoadedRun, label: str | None = None) -> list[tuple[str, Any]]:
+    """The model's own runtime first: its name, version and settings, then its build
+    (each once; the device block's when that is its build)."""
+    runtime = runtime_of(run, label)
+    rows = {f"runtime.{k}": v for k, v in runtime.items() if k not in ("constraint_mode", "build")}
+    if builds_on_device(run, label):
+        build = _device_build(run)
+    else:
+        build = flatten(runtime.get("build") or {}, "runtime.")
+    return list((rows | {k: v for k, v in build.items() if k not in rows}).items())
+
+
+def engine_rows(run: LoadedRun, label: str) -> list[tuple[str, Any]]:
+    """ "engine · mask": the engine that enforced each of the model's modes, versioned."""
+    return [
+        (
+            f"engine · {arm.constraint}",
+            " ".join(str(v) for v in (arm.engine, arm.engine_version) if v),
+        )
+        for arm in run.summary.arms
+        if arm.model == label and arm.engine
     ]
+
+
+def machine_rows(run: LoadedRun, label: str | None = None) -> list[tuple[str, Any]]:
+    """Every other fact of the manifest's device block (nested ones as `a.b`); another
+    runtime's build (a run of several runtimes) under its name, "llama.cpp build on this
+    device · system_info", never as this model's; then the packages that did the work."""
+    build = _device_build(run)
+    rows = [(k, v) for k, v in flatten(run.manifest.device.to_json()).items() if k not in build]
+    if not builds_on_device(run, label):
+        title = f"{device_runtime_label(run)} build on this device"
+        rows += [(f"{title} · {k.removeprefix('runtime.')}", v) for k, v in build.items()]
     rows += [(f"package.{k}", v) for k, v in run.manifest.packages.items()]
     return rows
+
+
+def device_runtime_label(run: LoadedRun) -> str:
+    """ "llama.cpp": the runtime whose build the device block holds (the arm that
+    recorded it, else the build's own name)."""
+    build = run.manifest.device.runtime or {}
+    for arm in run.manifest.arms:
+        if arm.runtime and arm.runtime.get("build") == build:
+            return label_of(run.manifest.model(arm.model).backend)
+    return str(build.get("name") or "another runtime")
+
+
+def device_rows(run: LoadedRun, label: str | None = None) -> list[tuple[str, Any]]:
+    """The model's runtime (`runtime_rows`), then the device and packages (`machine_rows`)."""
+    return runtime_rows(run, label) + machine_rows(run, label)
 
 
 def model_rows(run: LoadedRun, label: str) -> list[tuple[str, Any]]:

@@ -106,13 +106,13 @@ def leaderboard(all_arms: list[ArmView]) -> dict[str, Any]:
     perf = {key: (label, read, digits) for label, key, read, digits in facts.PERF_COLUMNS}
     first_perf = [key for key in facts.FIRST_SCREEN_PERF if key in perf]
     columns = [
-        Column("run", "run"),
-        Column("device", "device"),
-        Column("model", "model"),
+        Column("run", "run", wrap="anywhere"),
+        Column("device", "device", wrap="anywhere"),
+        Column("model", "model", wrap="anywhere"),
         Column("quant", "quant"),
-        Column("runtime", "runtime"),
+        Column("runtime", "runtime", wrap="words"),
         Column("constraint", "mode"),
-        Column("engine", "engine"),
+        Column("engine", "engine", wrap="words"),
         Column("n", "n"),
         *(Column(f"metric:{m}", metric_label(m)) for m in headline),
         *(Column(key, perf[key][0]) for key in first_perf),
@@ -404,11 +404,16 @@ def example_views(run_arms: list[ArmView]) -> list[dict[str, Any]]:
 
 def run_view(run: LoadedRun, run_label: str, run_arms: list[ArmView]) -> dict[str, Any]:
     models = dict.fromkeys(arm.model for arm in run_arms)
-    blocks = [{"title": "Device and runtime", "rows": facts.device_rows(run), "code": None}]
+    # The first model's runtime with the device; in a run of several runtimes, each other
+    # model's own runtime with its model.
+    blocks = [{"title": "Runtime and device", "rows": facts.device_rows(run), "code": None}]
     for label in models:
         blocks.append(
             {"title": f"Model {label}", "rows": facts.model_rows(run, label), "code": None}
         )
+        if not facts.builds_on_device(run, label):
+            rows = facts.runtime_rows(run, label)
+            blocks.append({"title": f"Runtime · {label}", "rows": rows, "code": None})
         for key, text in facts.prompt_templates(run, label):
             blocks.append({"title": f"{label}: {key}", "rows": [], "code": text})
     blocks += [

@@ -26,7 +26,7 @@ from edgebench.record import Record
 from edgebench.system.cpu_share import contended
 from edgebench.system.records import Device
 
-SCHEMA_VERSION = "2.10"
+SCHEMA_VERSION = "2.11"
 DEFAULT_MAX_CRASHES = 3  # worker failures in a row before an arm gives up
 # seconds one schema may take to compile under one engine (`--compile-timeout`)
 DEFAULT_COMPILE_TIMEOUT = 60.0
@@ -739,6 +739,10 @@ class CompileSummary(Record):
     sources: dict[str, int]  # where grammars came from -> schemas
     errors: dict[str, str | None]  # schema -> why refused
     schemas_with_unenforced_keywords: int  # schemas with keywords the engine reads past
+    # An engine that compiles the grammar again inside every answer (OpenVINO GenAI's
+    # XGrammar): each answer's own compile, its runtime counter `grammar_compile_ms`
+    # (format 2.11; None: no answer recorded one, the engine reuses its compile).
+    per_answer_s: Distribution | None = None
 
 
 @dataclass(frozen=True)

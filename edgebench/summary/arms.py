@@ -141,7 +141,7 @@ def arm_summary(
         },
         noncompliant=noncompliance(samples, task, schema_score) if schema_score else None,
         perf=perf_summary(samples, arm),
-        compile=compile_summary(arm.compile),
+        compile=compile_summary(arm.compile, samples),
         guard=guard_summary(samples),
         model_size_mb=size / 1e6 if size else None,
         decode_ratio_to_none=None,

@@ -125,9 +125,19 @@ def step_summary(samples: list[SampleRecord]) -> dict[str, PhaseSummary]:
     return summary
 
 
-def compile_summary(records: list[CompileRecord]) -> CompileSummary:
-    """Grammar compile times per distinct schema: the first compile and the cached one."""
+# The runtime counter of an engine that compiles the grammar again inside every answer.
+PER_ANSWER_COMPILE = "grammar_compile_ms"
+
+
+def compile_summary(records: list[CompileRecord], samples: list[SampleRecord]) -> CompileSummary:
+    """Grammar compile times per distinct schema: the first compile and the cached one;
+    and each answer's own compile (its samples' counter) where the engine does it again."""
     failed = [r for r in records if not r.ok]
+    per_answer = [
+        s.runtime_counters[PER_ANSWER_COMPILE] / 1000
+        for s in timed(samples)
+        if PER_ANSWER_COMPILE in s.runtime_counters
+    ]
     return CompileSummary(
         schemas=len(records),
         unsupported=len(failed),
@@ -137,6 +147,7 @@ def compile_summary(records: list[CompileRecord]) -> CompileSummary:
         sources=dict(Counter(r.source for r in records)),
         errors={r.label: r.error for r in failed},
         schemas_with_unenforced_keywords=sum(1 for r in records if r.warnings),
+        per_answer_s=distribution(per_answer) if per_answer else None,
     )
 
 

@@ -39,6 +39,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/recommend_view.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval",
     ("report/sweep_view.py", "p50_ci95"): "Perf.p50_ci95: figure name -> interval",
     ("report/facts.py", "runtime"): "a runtime's own facts, as the backend reports them",
+    ("report/facts.py", "build"): "a runtime's build, as the backend reports it",
     ("report/compare.py", "row"): "compare's own table row (a view's dict, not a record)",
     ("bench/execute.py", "runtime"): "a runtime's own facts, as the backend reports them",
     ("bench/execute.py", "details"): "ModelUnderTest.details: what the model file's header says",

@@ -65,6 +65,7 @@ ROW_KEYS = {
     "latency_s_p50",
     "compile_ms_p50",
     "cached_compile_ms_p50",
+    "compiled_per_answer",  # the engine compiles the grammar again in every answer
     "hit_token_limit",
     "n_unsupported",
     "peak_rss_mib",

@@ -101,7 +101,7 @@ def test_each_arm_records_its_engine(run_dir: Path) -> None:
     assert {key: arm["engine"] for key, arm in arms.items()} == {
         key: engine for key, (_, engine) in EXPECTED.items()
     }
-    assert manifest_of(run_dir)["schema_version"] == "2.10"
+    assert manifest_of(run_dir)["schema_version"] == "2.11"
 
 
 def test_compare_rows_name_runtime_and_engine(run_dir: Path) -> None:

@@ -24,7 +24,7 @@ def test_run_folder_has_manifest_samples_and_summary(run_fake: RunFake) -> None:
     samples = read_jsonl(result.run_dir / "samples.jsonl")
     summary = json.loads((result.run_dir / "summary.json").read_text())
 
-    assert manifest["schema_version"] == summary["schema_version"] == "2.10"
+    assert manifest["schema_version"] == summary["schema_version"] == "2.11"
     assert manifest["kind"] == "run" and manifest["status"] == "completed"
     assert manifest["task"] == {
         "name": "echo",

@@ -161,7 +161,7 @@ def test_a_run_with_two_variants_writes_fidelity_json(run_fake: Any, tmp_path: P
     assert (variant.positions, variant.prompts, variant.skipped) == (8, 2, 0)
     assert "smol@Q8_0" not in fidelity.variants
     raw = json.loads((result.run_dir / "fidelity.json").read_text())
-    assert raw["schema_version"] == "2.10"
+    assert raw["schema_version"] == "2.11"
     # compare shows it beside the task scores
     rows = compare_rows([load_run(result.run_dir).summary], [fidelity])
     by_model = {row["model"]: row for row in rows}

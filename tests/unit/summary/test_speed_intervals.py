@@ -59,7 +59,7 @@ def test_summary_has_speed_intervals_and_the_ratio_interval(run_fake: RunFake) -
     outputs = [RIGHT, WRONG] * 10 + [RIGHT] * 20  # --limit 20 --constraint none,mask
     result = run_fake(outputs, n=20, constraints=("none", "mask"))
     summary = json.loads((result.run_dir / "summary.json").read_text())
-    assert summary["schema_version"] == "2.10"
+    assert summary["schema_version"] == "2.11"
     none, mask = summary["arms"]
     for arm in (none, mask):
         perf = arm["perf"]
