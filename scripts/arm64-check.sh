@@ -17,6 +17,8 @@
 # model, runs `edgebench doctor` and `edgebench run --limit 3 --constraint none,mask`
 # (with --retime none: emulated speed is not measured, and re-timing an example another
 # process slowed would only decode it again at ~3 tokens/s).
+# The emulated run takes about 1.5 h per CPU model; one stopped (SIGTERM) is resumed by
+# the next check from where it stopped.
 # Last, the Cortex-A76 build under QEMU_CPU=cortex-a72 must be refused in one line
 # (exit 1) before any example. Every step prints its time.
 #
@@ -47,7 +49,7 @@ while [ $# -gt 0 ]; do
     --clean) clean=1; shift ;;
     --build-only) build_only=1; shift ;;
     --no-run) no_run=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "arm64-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -177,9 +179,12 @@ check_cpu() {
   step "$cpu: edgebench doctor" in_root "$cpu" \
     "cd /root/edgebench && . $venv/bin/activate && edgebench doctor"
   [ "$no_run" -eq 0 ] || return 0
+  # An emulated run takes about 1.5 h per CPU model: a stopped one is resumed, not redone
+  # (its run folder stays in the root; --clean starts over).
   step "$cpu: edgebench run --limit 3 --constraint none,mask" in_root "$cpu" \
-    "cd /root/edgebench && . $venv/bin/activate && rm -rf /root/run-$cpu && \
-     edgebench run --limit 3 --constraint none,mask --retime none --out /root/run-$cpu"
+    "cd /root/edgebench && . $venv/bin/activate && \
+     if [ -e /root/run-$cpu/manifest.json ]; then edgebench run --resume /root/run-$cpu; \
+     else edgebench run --limit 3 --constraint none,mask --retime none --out /root/run-$cpu; fi"
 }
 
 status=0
