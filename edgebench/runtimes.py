@@ -9,9 +9,9 @@ decode the others), the engine that enforces each mode, `--prefix-cache`, the me
 the load holds, fidelity, the model card's library, the runtime block's version key, the
 packages `--version` and the manifest name, the install extra a fleet host needs, the
 `models convert` target that makes its files, how `edgebench bench` times its rows and
-which it cannot. Pure data and a leaf of the
-layers, so the command line, reports and `--version` read it without importing a
-runtime (docs/contributing/extending.md: adding a backend).
+which it cannot. Pure data and a leaf of the layers, so the command line, reports and
+`--version` read it without importing a runtime (docs/contributing/extending.md: adding
+a backend).
 """
 
 from __future__ import annotations
