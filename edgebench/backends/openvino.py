@@ -42,6 +42,8 @@ from edgebench.backends.speed import ProbeVocab
 from edgebench.backends.speed_test import PROMPT
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
+from edgebench.models.gguf import read_gguf
+from edgebench.readback import read_json_object
 from edgebench.runfolder.records import FINISH_ERROR, FINISH_LENGTH, FINISH_STOP
 from edgebench.runtimes import pp_depth_refusal
 
@@ -393,8 +395,8 @@ class OpenVinoBackend:
 
     # -- speed probe (edgebench bench) ------------------------------------------------
     def probe_vocab(self) -> ProbeVocab:
-        size = len(self.tokenizer.get_vocab_vector())
-        return ProbeVocab(size=size, bos=self.bos_id if self.add_bos else None)
+        bos = self.bos_id if self.add_bos else None
+        return ProbeVocab(size=vocab_size(self.model_path), bos=bos)
 
     def probe_time(self, kind: str, prefix: Sequence[int], timed: Sequence[int]) -> float:
         """One repetition timed by the pipeline's PerfMetrics (runtimes.py, OPENVINO's
@@ -418,6 +420,23 @@ class OpenVinoBackend:
 
     def close(self) -> None:
         self.pipe = None
+
+
+def vocab_size(path: Path) -> int:
+    """The vocabulary's size as the model's files say: an exported folder's config.json,
+    a GGUF's token list. (The pipeline's tokenizer cannot list a byte-level vocabulary:
+    get_vocab_vector() fails to decode its byte tokens as UTF-8.)"""
+    if path.is_dir():
+        size = read_json_object(path / "config.json", "the model's config").get("vocab_size")
+    else:
+        vocabulary = read_gguf(path).vocabulary
+        size = vocabulary.size if vocabulary is not None else None
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise UserError(
+            f"{path}: no vocabulary size (config.json's vocab_size, a GGUF's token list) "
+            "to draw the bench's token ids from"
+        )
+    return size
 
 
 def probe_seconds(metrics: Any, kind: str, prompt: int, new: int) -> float:

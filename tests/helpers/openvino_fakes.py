@@ -27,7 +27,6 @@ import numpy as np
 import pytest
 
 BOS, EOS, OFFSET = 1, 2, 3
-VOCAB_SIZE = 256 + OFFSET  # every byte, after the special tokens
 END_TEXT = "<|im_end|>"
 PREFILL_S, STEP_S, TAIL_S = 0.050, 0.010, 0.004
 GRAMMAR_MS = 1.5  # XGrammar's compile, as PerfMetrics reports it
@@ -161,9 +160,6 @@ class Tokenizer:
 
     def get_eos_token_id(self) -> int:
         return EOS
-
-    def get_vocab_vector(self) -> list[str]:
-        return [f"<{i}>" for i in range(VOCAB_SIZE)]
 
 
 class StructuredOutputConfig:

@@ -17,23 +17,24 @@ import pytest
 from edgebench.backends import UnsupportedConstraint, backend_for
 from edgebench.backends.answer_end import EndPolicy
 from edgebench.backends.base import DecodeSettings
-from edgebench.backends.openvino import OpenVinoBackend, probe_seconds
+from edgebench.backends.openvino import OpenVinoBackend, probe_seconds, vocab_size
 from edgebench.backends.speed_test import SpeedPlan, SpeedTest, measure_speed
 from edgebench.constraints import request_for
 from edgebench.errors import UserError
 from edgebench.runfolder.records import FINISH_JSON_COMPLETE, FINISH_LENGTH, FINISH_STOP
 from edgebench.runtimes import runtime_for_format
 from tests.helpers import openvino_fakes as fakes
+from tests.helpers.gguf_factory import sample_metadata, write_gguf
 
+VOCAB = 256 + fakes.OFFSET  # every id the fake byte tokenizer decodes
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 PROMPT = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 
 
 @pytest.fixture
 def model(tmp_path: Path) -> Path:
-    path = tmp_path / "model.gguf"
-    path.write_bytes(b"GGUF")
-    return path
+    # a GGUF header with a vocabulary (the bench draws its ids from it)
+    return write_gguf(tmp_path / "model.gguf", sample_metadata(tokens=VOCAB))
 
 
 def loaded(model: Path, mode: str = "none") -> OpenVinoBackend:
@@ -249,7 +250,7 @@ def test_bench_rows_come_from_the_pipelines_perf_metrics(
     assert len(script.requests) == 3 * 3  # one warm-up and 2 repetitions of each row
     first_pp, first_tg, first_deep = script.requests[:3]
     assert len(first_pp["prompt"]) == 8 and first_pp["prompt"][0] == fakes.BOS
-    assert all(0 <= t < fakes.VOCAB_SIZE for t in first_pp["prompt"])
+    assert all(0 <= t < VOCAB for t in first_pp["prompt"])
     assert first_pp["config"].max_new_tokens == first_pp["config"].min_new_tokens == 1
     assert first_tg["prompt"] == [fakes.BOS]  # a prompt needs one token: the first timed
     assert len(first_deep["prompt"]) == 16  # the depth: prefilled, not timed
@@ -292,6 +293,21 @@ def test_a_pipeline_error_in_a_row_is_one_line(
     with pytest.raises(RuntimeError) as err:
         measure_speed(loaded(model), plan)
     assert str(err.value) == "OpenVINO GenAI failed on pp8: Exception from src/infer.cpp"
+
+
+def test_the_vocabulary_comes_from_the_models_files(tmp_path: Path) -> None:
+    folder = tmp_path / "exported"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"vocab_size": 49152}))
+    assert vocab_size(folder) == 49152
+    assert vocab_size(write_gguf(tmp_path / "m.gguf", sample_metadata(tokens=12))) == 12
+    (folder / "config.json").write_text("{}")
+    with pytest.raises(UserError) as err:
+        vocab_size(folder)
+    assert str(err.value) == (
+        f"{folder}: no vocabulary size (config.json's vocab_size, a GGUF's token list) to "
+        "draw the bench's token ids from"
+    )
 
 
 def perf(n_in: int, n_new: int, inference_ms: float, steps: list[float]) -> SimpleNamespace:

@@ -33,7 +33,8 @@ def made(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[int]:
     """The fake folder in an isolated cache and workers on the fake pipeline; the thread
     counts of the workers started."""
     isolate(monkeypatch, tmp_path)
-    exported(variant_dir(BASE, "int4"))
+    folder = exported(variant_dir(BASE, "int4"))
+    (folder / "config.json").write_text(json.dumps({"vocab_size": 256 + fakes.OFFSET}))
     script = fakes.install(monkeypatch)
     started: list[int] = []
 
