@@ -166,9 +166,10 @@ OPENVINO = Runtime(
     bench_timing=(
         "OpenVINO GenAI's own PerfMetrics, not a clock around forward passes: ppN is the "
         "inference duration of a generate() of the N-token prompt with 1 new token, tgN "
-        "the N intervals between new tokens of a generate() of N+1 new tokens with EOS "
-        "ignored (the first, from the prefill, left out); both include the pipeline's "
-        "per-step work (scheduling, sampling) besides the forward pass"
+        "N times the TPOT (the mean interval between new tokens, the first one's, from "
+        "the prefill, left out) of a generate() of N+1 new tokens with EOS ignored; both "
+        "include the pipeline's per-step work (scheduling, sampling) besides the forward "
+        "pass"
     ),
     no_pp_at_depth=(
         "OpenVINO GenAI's LLMPipeline prefills a whole prompt inside one generate(), never "

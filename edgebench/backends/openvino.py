@@ -401,9 +401,10 @@ class OpenVinoBackend:
     def probe_time(self, kind: str, prefix: Sequence[int], timed: Sequence[int]) -> float:
         """One repetition timed by the pipeline's PerfMetrics (runtimes.py, OPENVINO's
         `bench_timing`): pp, the inference of a generate() of the prompt `timed` with
-        one new token; tg, the `len(timed)` intervals between new tokens of a generate()
-        of one more new token with EOS ignored, after the prompt `prefix` (or the first
-        timed token: a prompt needs one). No streamer: nothing but the pipeline runs."""
+        one new token; tg, `len(timed)` times the mean interval between new tokens (TPOT)
+        of a generate() of one more new token with EOS ignored, after the prompt
+        `prefix` (or the first timed token: a prompt needs one). No streamer: nothing
+        but the pipeline runs."""
         n = len(timed)
         if kind == PROMPT and prefix:
             raise UserError(str(pp_depth_refusal(self.name, f"{kind}{n} @ d{len(prefix)}")))
@@ -440,9 +441,10 @@ def vocab_size(path: Path) -> int:
 
 
 def probe_seconds(metrics: Any, kind: str, prompt: int, new: int) -> float:
-    """The timed part of a bench generate() from its PerfMetrics (ms there), checked to
-    be the tokens asked for: pp, the inference duration (the prefill: one new token);
-    tg, the last `new - 1` inter-token durations (the first token's is the prefill)."""
+    """The timed part of a bench generate() from its PerfMetrics (getters in ms), checked
+    to be the tokens asked for: pp, the inference duration (the prefill: one new token);
+    tg, `new - 1` times TPOT, the mean of the intervals between new tokens (the first
+    token's, the prefill's, not one of them), when there are that many intervals."""
     got_in, got_new = metrics.get_num_input_tokens(), metrics.get_num_generated_tokens()
     if (got_in, got_new) != (prompt, new):
         raise RuntimeError(
@@ -451,9 +453,10 @@ def probe_seconds(metrics: Any, kind: str, prompt: int, new: int) -> float:
         )
     if kind == PROMPT:
         ms = float(metrics.get_inference_duration().mean)
-    else:
-        steps = [float(d) for d in metrics.raw_metrics.m_durations][-(new - 1) :]
-        ms = sum(steps) if len(steps) == new - 1 else -1.0
+    elif len(metrics.raw_metrics.m_durations) == new - 1:
+        ms = float(metrics.get_tpot().mean) * (new - 1)
+    else:  # a batch of tokens stamped at once: no interval per token
+        ms = -1.0
     if ms <= 0:
         raise RuntimeError(f"OpenVINO GenAI's PerfMetrics have no {kind} duration to time")
     return ms / 1000

@@ -108,8 +108,9 @@ class PerfMetrics:
     @property
     def raw_metrics(self) -> types.SimpleNamespace:
         times = [GRAMMAR_MS * 1000] if self.structured else []
-        # the intervals between new tokens, the first (the prefill's) not one of them
-        steps = [STEP_S * 1000] * max(self.n_generated - 1, 0)
+        # the intervals between new tokens (µs, as 2026.4 gives them), the first (the
+        # prefill's) not one of them
+        steps = [STEP_S * 1e6] * max(self.n_generated - 1, 0)
         return types.SimpleNamespace(grammar_compile_times=times, m_durations=steps)
 
 

@@ -311,11 +311,13 @@ def test_the_vocabulary_comes_from_the_models_files(tmp_path: Path) -> None:
 
 
 def perf(n_in: int, n_new: int, inference_ms: float, steps: list[float]) -> SimpleNamespace:
-    """PerfMetrics as `probe_seconds` reads them."""
+    """PerfMetrics as `probe_seconds` reads them (TPOT: the mean of the intervals, whose
+    raw unit, µs in 2026.4, the getters turn into ms)."""
     return SimpleNamespace(
         get_num_input_tokens=lambda: n_in,
         get_num_generated_tokens=lambda: n_new,
         get_inference_duration=lambda: fakes.MeanStd(inference_ms),
+        get_tpot=lambda: fakes.MeanStd(sum(steps) / len(steps) / 1000 if steps else -1.0),
         raw_metrics=SimpleNamespace(m_durations=steps),
     )
 
@@ -324,14 +326,12 @@ def test_probe_seconds_read_the_durations_and_refuse_missing_ones() -> None:
     """PerfMetrics give -1 for a duration they did not record, and fewer intervals than
     tokens when the pipeline stamped a batch of them at once: no row beats a wrong one."""
     assert probe_seconds(perf(8, 1, 40.0, []), "pp", 8, 1) == pytest.approx(0.040)
-    # the last 4 intervals; one before them (a prefill chunk) is not decode time
-    assert probe_seconds(perf(1, 5, 99.0, [7.0, 10.0, 10.0, 10.0, 12.0]), "tg", 1, 5) == (
-        pytest.approx(0.042)
-    )
+    steps = [9000.0, 10000.0, 11000.0, 12000.0]  # µs, as the raw list holds them
+    assert probe_seconds(perf(1, 5, 99.0, steps), "tg", 1, 5) == pytest.approx(0.042)
     with pytest.raises(RuntimeError, match="PerfMetrics have no pp duration to time"):
         probe_seconds(perf(8, 1, -1.0, []), "pp", 8, 1)
     with pytest.raises(RuntimeError, match="PerfMetrics have no tg duration to time"):
-        probe_seconds(perf(1, 5, 99.0, [10.0, 10.0]), "tg", 1, 5)
+        probe_seconds(perf(1, 5, 99.0, [20000.0, 20000.0]), "tg", 1, 5)
 
 
 def test_modes_it_cannot_decode_are_refused_with_their_reasons(model: Path) -> None:
