@@ -8,9 +8,10 @@ instead: the backend classes and the constraint modes each decodes (and why it c
 decode the others), the engine that enforces each mode, `--prefix-cache`, the memory
 the load holds, fidelity, the model card's library, the runtime block's version key, the
 packages `--version` and the manifest name, the install extra a fleet host needs, the
-`models convert` target that makes its files. Pure data and a leaf of the
-layers, so the command line, reports and `--version` read it without importing a
-runtime (docs/contributing/extending.md: adding a backend).
+`models convert` target that makes its files, how `edgebench bench` times its rows and
+which it cannot. Pure data and a leaf of the layers, so the command line, reports and
+`--version` read it without importing a runtime (docs/contributing/extending.md: adding
+a backend).
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ class Runtime:
     # (module, function) -> {label: value}: the installed runtime's versions and CPU
     # plugin, a section of `edgebench doctor` (llama.cpp's build has its own section)
     doctor_facts: tuple[str, str] | None = None
+    # how `edgebench bench` times its ppN/tgN rows when not by the wall clock around
+    # forward passes it asks for (the bench's record and table say it); None: that clock
+    bench_timing: str | None = None
+    # why its ppN @ dD rows cannot be timed (None: they can)
+    no_pp_at_depth: str | None = None
 
 
 def _modes(backend: str, names: tuple[str, ...], per_mode: bool) -> dict[str, Any]:
@@ -156,6 +162,19 @@ OPENVINO = Runtime(
     install_extra="openvino",
     conversion="openvino",
     doctor_facts=("edgebench.backends.openvino", "doctor_facts"),
+    # LLMPipeline evaluates tokens only inside generate(): its own PerfMetrics time it
+    bench_timing=(
+        "OpenVINO GenAI's own PerfMetrics, not a clock around forward passes: ppN is the "
+        "inference duration of a generate() of the N-token prompt with 1 new token, tgN "
+        "N times the TPOT (the mean interval between new tokens, the first one's, from "
+        "the prefill, left out) of a generate() of N+1 new tokens with EOS ignored; both "
+        "include the pipeline's per-step work (scheduling, sampling) besides the forward "
+        "pass"
+    ),
+    no_pp_at_depth=(
+        "OpenVINO GenAI's LLMPipeline prefills a whole prompt inside one generate(), never "
+        "N tokens after a kept KV cache"
+    ),
 )
 # The tests' scripted backend: every mode, no runtime to install.
 FAKE = Runtime(
@@ -207,6 +226,22 @@ def version_of(runtime: Mapping[str, Any]) -> Any:
 def needs_cpu_build(backends: Iterable[str]) -> bool:
     """Whether any of these backends runs a build compiled for one CPU (`cpu_build`)."""
     return any((r := RUNTIMES.get(b)) is not None and r.cpu_build for b in backends)
+
+
+def bench_timing(backends: Iterable[str]) -> dict[str, str]:
+    """runtime -> how bench times its rows, for the runtimes of `backends` that say
+    (`bench_timing`), in the order given."""
+    infos = (RUNTIMES.get(b) for b in dict.fromkeys(backends))
+    return {r.name: r.bench_timing for r in infos if r is not None and r.bench_timing}
+
+
+def pp_depth_refusal(runtime: str, test: str) -> str | None:
+    """Why bench row `test` (a ppN @ dD) cannot be measured on `runtime`, in one line;
+    None when it can."""
+    info = RUNTIMES.get(runtime)
+    if info is None or info.no_pp_at_depth is None:
+        return None
+    return f"{test} cannot be measured on {info.label}: {info.no_pp_at_depth}"
 
 
 def label_of(runtime: str) -> str:

@@ -21,6 +21,10 @@ per-step logits in Python, which the pipeline does not expose on its generation 
 `json` is XGrammar's any-JSON-object grammar through the same config. Greedy decoding by
 default; `temperature > 0` samples with the pipeline's own generator seeded by `seed`
 (multinomial over the whole vocabulary: top_k, top_p and min_p off).
+
+`edgebench bench`: the pipeline evaluates tokens only inside generate(), so its rows are a
+`TimedProbe` (backends/speed.py): one generate() per repetition, timed by its own
+PerfMetrics (runtimes.py: OPENVINO's `bench_timing` says how); ppN @ dD cannot be.
 """
 
 from __future__ import annotations
@@ -35,9 +39,13 @@ from typing import Any
 from edgebench.backends.base import DecodeSettings, Generation, LoadInfo, now
 from edgebench.backends.decoding import CompiledConstraints, DecodeState, require_fit
 from edgebench.backends.speed import ProbeVocab
+from edgebench.backends.speed_test import PROMPT
 from edgebench.constraints.spec import CompileReport, ConstraintRequest
 from edgebench.errors import UserError
+from edgebench.models.gguf import read_gguf
+from edgebench.readback import read_json_object
 from edgebench.runfolder.records import FINISH_ERROR, FINISH_LENGTH, FINISH_STOP
+from edgebench.runtimes import pp_depth_refusal
 
 OPENVINO_EXTRA_HINT = "pip install 'edgebench[openvino]'"
 _SUPPORTED = ("none", "json", "xgrammar")
@@ -45,10 +53,6 @@ _DEVICE = "CPU"
 # What the CPU plugin says of itself in the runtime block (cheap property reads).
 _CPU_PROPERTIES = ("FULL_DEVICE_NAME", "OPTIMIZATION_CAPABILITIES")
 NO_TOP_K = 2**64 - 1  # OpenVINO GenAI's "no top-k" (SIZE_MAX)
-NO_PROBE = (
-    "the openvino runtime has no pp/tg probe: OpenVINO GenAI's LLMPipeline evaluates "
-    "tokens only inside generate(), never a given batch on its KV cache"
-)
 
 
 # `json`: XGrammar's JSON grammar for any object (the hand-written grammars/json.gbnf is
@@ -391,16 +395,71 @@ class OpenVinoBackend:
 
     # -- speed probe (edgebench bench) ------------------------------------------------
     def probe_vocab(self) -> ProbeVocab:
-        raise UserError(NO_PROBE)
+        bos = self.bos_id if self.add_bos else None
+        return ProbeVocab(size=vocab_size(self.model_path), bos=bos)
 
-    def probe_clear(self) -> None:
-        raise UserError(NO_PROBE)
-
-    def probe_eval(self, tokens: Sequence[int]) -> None:
-        raise UserError(NO_PROBE)
+    def probe_time(self, kind: str, prefix: Sequence[int], timed: Sequence[int]) -> float:
+        """One repetition timed by the pipeline's PerfMetrics (runtimes.py, OPENVINO's
+        `bench_timing`): pp, the inference of a generate() of the prompt `timed` with
+        one new token; tg, `len(timed)` times the mean interval between new tokens (TPOT)
+        of a generate() of one more new token with EOS ignored, after the prompt
+        `prefix` (or the first timed token: a prompt needs one). No streamer: nothing
+        but the pipeline runs."""
+        n = len(timed)
+        if kind == PROMPT and prefix:
+            raise UserError(str(pp_depth_refusal(self.name, f"{kind}{n} @ d{len(prefix)}")))
+        prompt = list(timed) if kind == PROMPT else list(prefix or timed[:1])
+        new = 1 if kind == PROMPT else n + 1
+        config = self._config(DecodeSettings(max_tokens=new), None)
+        config.min_new_tokens = new
+        config.ignore_eos = True
+        try:
+            metrics = self.pipe.generate(self._inputs(prompt), config).perf_metrics
+        except Exception as exc:  # the pipeline's RuntimeError, as one line
+            raise RuntimeError(f"OpenVINO GenAI failed on {kind}{n}: {_first_line(exc)}") from None
+        return probe_seconds(metrics, kind, len(prompt), new)
 
     def close(self) -> None:
         self.pipe = None
+
+
+def vocab_size(path: Path) -> int:
+    """The vocabulary's size as the model's files say: an exported folder's config.json,
+    a GGUF's token list. (The pipeline's tokenizer cannot list a byte-level vocabulary:
+    get_vocab_vector() fails to decode its byte tokens as UTF-8.)"""
+    if path.is_dir():
+        size = read_json_object(path / "config.json", "the model's config").get("vocab_size")
+    else:
+        vocabulary = read_gguf(path).vocabulary
+        size = vocabulary.size if vocabulary is not None else None
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise UserError(
+            f"{path}: no vocabulary size (config.json's vocab_size, a GGUF's token list) "
+            "to draw the bench's token ids from"
+        )
+    return size
+
+
+def probe_seconds(metrics: Any, kind: str, prompt: int, new: int) -> float:
+    """The timed part of a bench generate() from its PerfMetrics (getters in ms), checked
+    to be the tokens asked for: pp, the inference duration (the prefill: one new token);
+    tg, `new - 1` times TPOT, the mean of the intervals between new tokens (the first
+    token's, the prefill's, not one of them), when there are that many intervals."""
+    got_in, got_new = metrics.get_num_input_tokens(), metrics.get_num_generated_tokens()
+    if (got_in, got_new) != (prompt, new):
+        raise RuntimeError(
+            f"OpenVINO GenAI read {got_in} prompt tokens and made {got_new} new ones; the "
+            f"bench asked for {prompt} and {new}"
+        )
+    if kind == PROMPT:
+        ms = float(metrics.get_inference_duration().mean)
+    elif len(metrics.raw_metrics.m_durations) == new - 1:
+        ms = float(metrics.get_tpot().mean) * (new - 1)
+    else:  # a batch of tokens stamped at once: no interval per token
+        ms = -1.0
+    if ms <= 0:
+        raise RuntimeError(f"OpenVINO GenAI's PerfMetrics have no {kind} duration to time")
+    return ms / 1000
 
 
 def perf_counters(metrics: Any) -> dict[str, float]:

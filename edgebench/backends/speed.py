@@ -7,6 +7,10 @@ bench owns the clock and the token ids; a backend only has to clear its state an
 evaluate tokens, synchronously. A runtime with a past/present key-value cache (ONNX
 Runtime) implements it as "drop the past" and "run the session on these ids, keep the
 present as the new past".
+
+A runtime that evaluates tokens only inside its own generation loop (OpenVINO GenAI's
+LLMPipeline) cannot do that: it is a `TimedProbe`, which runs one repetition of a test
+itself and reports the seconds its own counters give (runtimes.py: `bench_timing`).
 """
 
 from __future__ import annotations
@@ -45,4 +49,20 @@ class SpeedProbe(Protocol):
         """Evaluate `tokens` after those already in the cache, as one batch (split
         into the runtime's batch size if needed), and return when the logits of the
         last token are computed. One token: one decoding step."""
+        ...
+
+
+@runtime_checkable
+class TimedProbe(Protocol):
+    """Implemented by a backend that times a test itself; `load(n_ctx)` comes first."""
+
+    def load(self, n_ctx: int) -> LoadInfo: ...
+
+    def probe_vocab(self) -> ProbeVocab:
+        """Vocabulary size and BOS (after `load`)."""
+        ...
+
+    def probe_time(self, kind: str, prefix: Sequence[int], timed: Sequence[int]) -> float:
+        """One repetition from an empty KV cache: `prefix` untimed, then `timed` as one
+        batch (kind `pp`) or one token at a time (`tg`); the seconds the timed part took."""
         ...

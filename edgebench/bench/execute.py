@@ -47,7 +47,7 @@ from edgebench.runner.cooling import Waits, wait_until_cool
 from edgebench.runner.engine import status_of
 from edgebench.runner.spec import ModelUnderTest
 from edgebench.runner.workers import start_worker
-from edgebench.runtimes import needs_cpu_build
+from edgebench.runtimes import bench_timing, needs_cpu_build, pp_depth_refusal
 from edgebench.system.build_features import build_facts
 from edgebench.system.build_fit import check_build_fits
 from edgebench.system.device import current_thermal_state, device_info
@@ -145,6 +145,22 @@ def bench_context(tests: tuple[SpeedTest, ...], n_ctx: int | None, n_ctx_train: 
     return n_ctx
 
 
+def check_rows(model: ModelUnderTest, tests: tuple[SpeedTest, ...]) -> None:
+    """A row the model's runtime cannot measure (ppN @ dD on OpenVINO GenAI) is the
+    user's mistake, said in one line before anything loads."""
+    for test in tests:
+        refusal = test.kind == PROMPT and test.depth and pp_depth_refusal(model.backend, test.name)
+        if refusal:
+            raise UserError(f"{model.label}: {refusal}; use --prompt-tokens 0 with --depth")
+
+
+def _timing_block(models: Sequence[ModelUnderTest]) -> dict[str, Any]:
+    """`settings.timing`: how the rows of runtimes not timed by the bench's own clock
+    were measured (runtime -> the method), when any model runs on one."""
+    timing = bench_timing(m.backend for m in models)
+    return {"timing": timing} if timing else {}
+
+
 def default_path(model_label: str, started: str) -> Path:
     stamp = started.replace(":", "").replace("-", "").replace("+0000", "")[:15]
     slug = "".join(c if c.isalnum() or c in "._+-" else "-" for c in model_label)[:60]
@@ -183,8 +199,10 @@ def execute_bench(
     `device_name`: `--device-name` (None: $EDGEBENCH_DEVICE_NAME, else the hostname)."""
     waits = waits or Waits()
     tests = plan_tests(settings)
-    # every model's context is checked before the first one loads
+    # every model's context and rows are checked before the first one loads
     contexts = [bench_context(tests, settings.n_ctx, model.n_ctx_train) for model in models]
+    for model in models:
+        check_rows(model, tests)
     started = utc_now()
     label = models[0].label + (f"+{len(models) - 1}" if len(models) > 1 else "")
     path = settings.out or default_path(label, started)
@@ -206,7 +224,7 @@ def execute_bench(
     head = _Head(
         started_at=started,
         command=list(sys.argv),
-        settings=_settings_block(settings, tests, max(contexts), pinning),
+        settings=_settings_block(settings, tests, max(contexts), pinning) | _timing_block(models),
         models=[_model_block(model) for model in models],
         packages=package_versions(),
         git=GitCommit.from_json(commit) if (commit := git_commit()) else None,

@@ -61,7 +61,8 @@ def bench(
             "--depth",
             "-d",
             metavar="N[,N]",
-            help="Tokens already in the KV cache before each test (rows '@ dN'), comma-separated.",
+            help="Tokens already in the KV cache before each test (rows '@ dN'), "
+            "comma-separated; on OpenVINO GenAI models tgN rows only.",
         ),
     ] = "0",
     repetitions: Annotated[
@@ -138,6 +139,8 @@ def bench(
     """Prompt processing (ppN) and generation (tgN) speed, mean ± std, like llama-bench.
 
     ppN: N prompt tokens in one batch. tgN: N tokens decoded one at a time. KV cache cleared.
+
+    OpenVINO GenAI models: timed by the pipeline's own PerfMetrics (the table says how).
 
     One worker process per model and thread count (its peak RSS is reported), models in turn.
 

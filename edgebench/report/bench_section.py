@@ -19,6 +19,7 @@ from edgebench.report.bench_table import (
     rss_text,
     speed_rows,
     sustained_cells,
+    timing_note,
 )
 from edgebench.runfolder.read import read_bench
 from edgebench.runfolder.records import BenchRecord, BenchRow
@@ -71,10 +72,11 @@ class BenchView:
 def load_bench(path: Path, model: str | None = None) -> BenchView:
     """A bench file as a view; with `model`, that model's rows only."""
     read = read_bench(path)
-    repetitions, status = "the repetitions", "completed"
+    repetitions, status, timing = "the repetitions", "completed", ""
     if isinstance(read, BenchRecord):
         rows, status = speed_rows(read), read.status
         repetitions = repetitions_text(read.settings)
+        timing = timing_note(read.settings)
     else:
         rows = list(read)
     note = (
@@ -83,6 +85,7 @@ def load_bench(path: Path, model: str | None = None) -> BenchView:
     )
     if is_sustained(rows):
         note += f"; {SUSTAINED_NOTE}"
+    note += timing
     if model is not None:
         labels = list(dict.fromkeys(str(r.model) for r in rows))
         if model not in labels:

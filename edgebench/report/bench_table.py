@@ -15,6 +15,7 @@ from rich.table import Table
 from edgebench.io import json_text
 from edgebench.report.facts import runtime_label
 from edgebench.runfolder.records import BenchModel, BenchRecord, BenchRow
+from edgebench.runtimes import label_of
 from edgebench.system.cpu_share import CONTENDED_SHARE
 
 # A row whose repetitions spread more than this (std / mean), or during which other
@@ -201,6 +202,13 @@ def repetitions_text(settings: dict[str, Any]) -> str:
     return f"{reps} after {settings.get('warmup')} warm-up{pause}"
 
 
+def timing_note(settings: dict[str, Any]) -> str:
+    """For each runtime whose rows the bench did not time with its own clock
+    (`settings.timing`, absent in older files): "; OpenVINO GenAI rows: how"."""
+    timing = settings.get("timing") or {}
+    return "".join(f"; {label_of(runtime)} rows: {how}" for runtime, how in timing.items())
+
+
 def caption(report: BenchRecord) -> str:
     sustained = f"; {SUSTAINED_NOTE}" if report.settings.get("duration_s") else ""
     return (
@@ -208,7 +216,7 @@ def caption(report: BenchRecord) -> str:
         f"file; t/s: mean ± std over {repetitions_text(report.settings)}, KV cache cleared "
         "each time; ±%: std/mean; others: the most CPU other processes took during one "
         "repetition; RSS: peak of the worker process (one per model and thread count)"
-        f"{sustained}"
+        f"{sustained}{timing_note(report.settings)}"
     )
 
 

@@ -1077,7 +1077,9 @@ class BenchRecord(Record):
     kind: Literal["edgebench-bench"]  # what the file is
     status: RunStatus  # running, completed, interrupted, failed, crashed
     started_at: str  # UTC, ISO 8601
-    settings: dict[str, Any]  # the options: threads, prompt/gen tokens, depths, repetitions ...
+    # the options: threads, prompt/gen tokens, depths, repetitions ...; `timing`, when a
+    # model's runtime times its own rows (OpenVINO GenAI): runtime -> how it was timed
+    settings: dict[str, Any]
     device: Device  # the machine (`threads_used`: the first thread count)
     # the bench file's own version: 1 had one model (`model`), 2 lists `models`
     format: int = 2

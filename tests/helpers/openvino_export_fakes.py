@@ -1,6 +1,6 @@
 """Converted OpenVINO folders without optimum-intel or a model: the files an export
-writes (IR, tokenizer and detokenizer, configs), and a folder as `models convert --to
-openvino` leaves it in the model cache."""
+writes (IR, tokenizer and detokenizer, configs), a folder as `models convert --to
+openvino` leaves it in the model cache, and one that model resolution accepts."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from edgebench.models.openvino_convert import (
     TOKENIZER_XML,
     variant_name,
 )
+from edgebench.models.openvino_model import FOLDER_FILES
 
 EXPORT_FILES = (MODEL_XML, MODEL_BIN, TOKENIZER_XML, DETOKENIZER_XML)
+BASE = "smollm2-135m-instruct"
+TEMPLATE = "{% for m in messages %}<|im_start|>{{ m['content'] }}<|im_end|>{% endfor %}"
 
 
 def fake_export_files(out_dir: Path, weights: bytes = b"\1" * 64) -> None:
@@ -52,4 +55,24 @@ def fake_openvino_converted(
         },
     }
     (folder / PROVENANCE).write_text(json.dumps(provenance))
+    return folder
+
+
+def exported(folder: Path, **provenance: object) -> Path:
+    """A folder as `models convert --to openvino` leaves it, files of a few bytes, with a
+    provenance resolution accepts (`provenance` overrides its fields)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in FOLDER_FILES:
+        (folder / name).write_bytes(b"{}" if name.endswith(".json") else b"x" * 8)
+    record = {
+        "name": f"{BASE}@openvino-int4",
+        "source_gguf_sha256": "a" * 64,
+        "precision": "int4",
+        "weights_bytes": 8,
+        "context_length": 8192,
+        "source": {"architecture": "llama", "parameters": 134515008},
+        "prompt": {"style": "chat", "chat_template": TEMPLATE, "eos_token": "<|im_end|>"},
+        **provenance,
+    }
+    (folder / PROVENANCE).write_text(json.dumps(record))
     return folder

@@ -7,7 +7,9 @@ answer token by token on a virtual clock (`Clock`): `PREFILL_S` for the prompt, 
 `STEP_S` per token, then `TAIL_S` of its own bookkeeping before generate() returns; its
 PerfMetrics report the same figures. Module-level switches script the failures:
 `FAIL_LOAD` (an unsupported topology), `REFUSE_MARKER` (a schema XGrammar refuses),
-`CRASH_MARKER` (the native code dies: SIGSEGV), each read at call time.
+`CRASH_MARKER` (the native code dies: SIGSEGV), each read at call time. With
+`ignore_eos` it makes `min_new_tokens` tokens, the answer repeated (less `short_by`: a
+pipeline that stops early), as the bench's generate() asks.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ class Script:
     fail_load: str | None = None  # the message LLMPipeline raises
     refuse_marker: str = "x-refuse"  # a schema holding this key is refused
     crash_marker: str | None = None  # a prompt holding this dies with SIGSEGV
+    short_by: int = 0  # with ignore_eos: make this many tokens fewer than min_new_tokens
+    fail_generate: str | None = None  # the message generate() raises
     clock: Clock = field(default_factory=Clock)
     requests: list[dict[str, Any]] = field(default_factory=list)  # what generate() got
     pipeline_props: dict[str, Any] = field(default_factory=dict)
@@ -104,7 +108,10 @@ class PerfMetrics:
     @property
     def raw_metrics(self) -> types.SimpleNamespace:
         times = [GRAMMAR_MS * 1000] if self.structured else []
-        return types.SimpleNamespace(grammar_compile_times=times)
+        # the intervals between new tokens (µs, as 2026.4 gives them), the first (the
+        # prefill's) not one of them
+        steps = [STEP_S * 1e6] * max(self.n_generated - 1, 0)
+        return types.SimpleNamespace(grammar_compile_times=times, m_durations=steps)
 
 
 class Tensor:
@@ -218,11 +225,16 @@ class LLMPipeline:
         if SCRIPT.crash_marker is not None and SCRIPT.crash_marker in text:
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGSEGV)
+        if SCRIPT.fail_generate is not None:
+            raise RuntimeError(SCRIPT.fail_generate)
         clock = SCRIPT.clock
         start = clock()
         clock.advance(PREFILL_S)
         answer = _encode_text(SCRIPT.answer, special=False)
-        if SCRIPT.end_with_eos:
+        if config.ignore_eos:  # the answer over and over, never an end
+            count = config.min_new_tokens - SCRIPT.short_by
+            answer = (answer * count)[:count]
+        elif SCRIPT.end_with_eos:
             answer.append(EOS)
         out: list[int] = []
         ttft = None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.needs import unavailable
+from tests.helpers.openvino_real import convert_int4
 
 pytestmark = pytest.mark.model
 
@@ -16,19 +16,7 @@ pytestmark = pytest.mark.model
 @pytest.fixture(scope="session")
 def openvino_int4(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The int4 folder (about 1 minute on 2 cores)."""
-    from edgebench.errors import UserError
-    from edgebench.models.openvino_convert import check_openvino_extras, convert
-
-    try:
-        check_openvino_extras()
-    except UserError as exc:
-        unavailable(str(exc))
-    cache = tmp_path_factory.mktemp("openvino-cache")
-    (cache / "models").mkdir()
-    (cache / "models" / smollm2.name).symlink_to(smollm2)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("EDGEBENCH_CACHE", str(cache))
-        return convert("smollm2-135m-instruct", "int4", threads=2, say=lambda _: None).folder
+    return convert_int4(smollm2, tmp_path_factory.mktemp("openvino-cache"))
 
 
 def test_the_int4_folder_is_what_its_provenance_says(openvino_int4: Path) -> None:

@@ -1,7 +1,8 @@
 """The openvino backend on a fake `openvino_genai` (tests/helpers/openvino_fakes.py): every
 failure path in one line (missing extra, a topology the pipeline cannot load, a schema
-the structured output refuses, the speed probe it has not got), and the happy path's
-tokens, finish reasons and timing math on the fake pipeline's virtual clock. The worker
+the structured output refuses, a bench row it cannot time), the happy path's tokens,
+finish reasons and timing math on the fake pipeline's virtual clock, and the bench rows
+its PerfMetrics time. The worker
 crash is tests/system/test_openvino_worker.py."""
 
 from __future__ import annotations
@@ -9,29 +10,31 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from edgebench.backends import UnsupportedConstraint, backend_for
 from edgebench.backends.answer_end import EndPolicy
 from edgebench.backends.base import DecodeSettings
-from edgebench.backends.openvino import NO_PROBE, OpenVinoBackend
+from edgebench.backends.openvino import OpenVinoBackend, probe_seconds, vocab_size
 from edgebench.backends.speed_test import SpeedPlan, SpeedTest, measure_speed
 from edgebench.constraints import request_for
 from edgebench.errors import UserError
 from edgebench.runfolder.records import FINISH_JSON_COMPLETE, FINISH_LENGTH, FINISH_STOP
 from edgebench.runtimes import runtime_for_format
 from tests.helpers import openvino_fakes as fakes
+from tests.helpers.gguf_factory import sample_metadata, write_gguf
 
+VOCAB = 256 + fakes.OFFSET  # every id the fake byte tokenizer decodes
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 PROMPT = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 
 
 @pytest.fixture
 def model(tmp_path: Path) -> Path:
-    path = tmp_path / "model.gguf"
-    path.write_bytes(b"GGUF")
-    return path
+    # a GGUF header with a vocabulary (the bench draws its ids from it)
+    return write_gguf(tmp_path / "model.gguf", sample_metadata(tokens=VOCAB))
 
 
 def loaded(model: Path, mode: str = "none") -> OpenVinoBackend:
@@ -233,14 +236,102 @@ def test_a_prompt_over_the_context_is_one_line(
         backend.generate(PROMPT, DecodeSettings(max_tokens=8))
 
 
-def test_bench_says_in_one_line_why_there_is_no_probe(
+def test_bench_rows_come_from_the_pipelines_perf_metrics(
+    model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = fakes.install(monkeypatch)
+    tests = (SpeedTest("pp", 8), SpeedTest("tg", 4), SpeedTest("tg", 4, depth=16))
+    plan = SpeedPlan(tests=tests, repetitions=2, warmup=1, seed=0)
+    pp, tg, deep = measure_speed(loaded(model), plan, clock=script.clock)
+    # pp: the inference of the prefill (the fake's PREFILL_S, whatever the prompt's length);
+    # tg: the 4 intervals after the first new token, STEP_S each
+    assert pp.tok_s == pytest.approx([8 / fakes.PREFILL_S] * 2)
+    assert tg.tok_s == deep.tok_s == pytest.approx([1 / fakes.STEP_S] * 2)
+    assert len(script.requests) == 3 * 3  # one warm-up and 2 repetitions of each row
+    first_pp, first_tg, first_deep = script.requests[:3]
+    assert len(first_pp["prompt"]) == 8 and first_pp["prompt"][0] == fakes.BOS
+    assert all(0 <= t < VOCAB for t in first_pp["prompt"])
+    assert first_pp["config"].max_new_tokens == first_pp["config"].min_new_tokens == 1
+    assert first_tg["prompt"] == [fakes.BOS]  # a prompt needs one token: the first timed
+    assert len(first_deep["prompt"]) == 16  # the depth: prefilled, not timed
+    for sent in (first_tg, first_deep):
+        config = sent["config"]
+        assert (config.max_new_tokens, config.min_new_tokens, config.ignore_eos) == (5, 5, True)
+        assert config.apply_chat_template is False and config.do_sample is False
+    assert script.requests[3]["prompt"] == first_pp["prompt"]  # the same ids every time
+
+
+def test_pp_after_a_filled_cache_is_refused_in_one_line(
     model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fakes.install(monkeypatch)
-    plan = SpeedPlan(tests=(SpeedTest("pp", 8),), repetitions=1, warmup=0, seed=0)
+    plan = SpeedPlan(tests=(SpeedTest("pp", 8, depth=16),), repetitions=1, warmup=0, seed=0)
     with pytest.raises(UserError) as err:
         measure_speed(loaded(model), plan)
-    assert str(err.value) == NO_PROBE and "\n" not in NO_PROBE
+    message = str(err.value)
+    assert message.startswith("pp8 @ d16 cannot be measured on OpenVINO GenAI: ")
+    assert "\n" not in message
+
+
+def test_a_pipeline_that_makes_fewer_tokens_fails_the_row_in_one_line(
+    model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fakes.install(monkeypatch, fakes.Script(short_by=1))
+    plan = SpeedPlan(tests=(SpeedTest("tg", 4),), repetitions=1, warmup=0, seed=0)
+    with pytest.raises(RuntimeError) as err:
+        measure_speed(loaded(model), plan)
+    assert str(err.value) == (
+        "OpenVINO GenAI read 1 prompt tokens and made 4 new ones; the bench asked for 1 and 5"
+    )
+
+
+def test_a_pipeline_error_in_a_row_is_one_line(
+    model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fakes.install(monkeypatch, fakes.Script(fail_generate="Exception from src/infer.cpp\ntrace"))
+    plan = SpeedPlan(tests=(SpeedTest("pp", 8),), repetitions=1, warmup=0, seed=0)
+    with pytest.raises(RuntimeError) as err:
+        measure_speed(loaded(model), plan)
+    assert str(err.value) == "OpenVINO GenAI failed on pp8: Exception from src/infer.cpp"
+
+
+def test_the_vocabulary_comes_from_the_models_files(tmp_path: Path) -> None:
+    folder = tmp_path / "exported"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"vocab_size": 49152}))
+    assert vocab_size(folder) == 49152
+    assert vocab_size(write_gguf(tmp_path / "m.gguf", sample_metadata(tokens=12))) == 12
+    (folder / "config.json").write_text("{}")
+    with pytest.raises(UserError) as err:
+        vocab_size(folder)
+    assert str(err.value) == (
+        f"{folder}: no vocabulary size (config.json's vocab_size, a GGUF's token list) to "
+        "draw the bench's token ids from"
+    )
+
+
+def perf(n_in: int, n_new: int, inference_ms: float, steps: list[float]) -> SimpleNamespace:
+    """PerfMetrics as `probe_seconds` reads them (TPOT: the mean of the intervals, whose
+    raw unit, µs in 2026.4, the getters turn into ms)."""
+    return SimpleNamespace(
+        get_num_input_tokens=lambda: n_in,
+        get_num_generated_tokens=lambda: n_new,
+        get_inference_duration=lambda: fakes.MeanStd(inference_ms),
+        get_tpot=lambda: fakes.MeanStd(sum(steps) / len(steps) / 1000 if steps else -1.0),
+        raw_metrics=SimpleNamespace(m_durations=steps),
+    )
+
+
+def test_probe_seconds_read_the_durations_and_refuse_missing_ones() -> None:
+    """PerfMetrics give -1 for a duration they did not record, and fewer intervals than
+    tokens when the pipeline stamped a batch of them at once: no row beats a wrong one."""
+    assert probe_seconds(perf(8, 1, 40.0, []), "pp", 8, 1) == pytest.approx(0.040)
+    steps = [9000.0, 10000.0, 11000.0, 12000.0]  # µs, as the raw list holds them
+    assert probe_seconds(perf(1, 5, 99.0, steps), "tg", 1, 5) == pytest.approx(0.042)
+    with pytest.raises(RuntimeError, match="PerfMetrics have no pp duration to time"):
+        probe_seconds(perf(8, 1, -1.0, []), "pp", 8, 1)
+    with pytest.raises(RuntimeError, match="PerfMetrics have no tg duration to time"):
+        probe_seconds(perf(1, 5, 99.0, [20000.0, 20000.0]), "tg", 1, 5)
 
 
 def test_modes_it_cannot_decode_are_refused_with_their_reasons(model: Path) -> None:

@@ -5,7 +5,6 @@ under test they give."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ import pytest
 from edgebench.errors import UserError
 from edgebench.models import resolve
 from edgebench.models.openvino_model import (
-    FOLDER_FILES,
     MODEL_BIN,
     PROVENANCE,
     split_openvino_variant,
@@ -22,34 +20,13 @@ from edgebench.models.openvino_model import (
 from edgebench.models.resolve import resolve_model
 from edgebench.runner.prepare import model_under_test
 from tests.helpers.gguf_factory import CHAT_TEMPLATE, sample_metadata, write_gguf
-
-BASE = "smollm2-135m-instruct"
-TEMPLATE = "{% for m in messages %}<|im_start|>{{ m['content'] }}<|im_end|>{% endfor %}"
+from tests.helpers.openvino_export_fakes import BASE, TEMPLATE, exported
 
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("EDGEBENCH_CACHE", str(tmp_path / "cache"))
     return tmp_path / "cache"
-
-
-def exported(folder: Path, **provenance: object) -> Path:
-    """A folder as `models convert --to openvino` leaves it (files of a few bytes)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in FOLDER_FILES:
-        (folder / name).write_bytes(b"{}" if name.endswith(".json") else b"x" * 8)
-    record = {
-        "name": f"{BASE}@openvino-int4",
-        "source_gguf_sha256": "a" * 64,
-        "precision": "int4",
-        "weights_bytes": 8,
-        "context_length": 8192,
-        "source": {"architecture": "llama", "parameters": 134515008},
-        "prompt": {"style": "chat", "chat_template": TEMPLATE, "eos_token": "<|im_end|>"},
-        **provenance,
-    }
-    (folder / PROVENANCE).write_text(json.dumps(record))
-    return folder
 
 
 def test_variant_names_split_and_unknown_precisions_are_refused() -> None:
