@@ -4,26 +4,19 @@ benchmark, not here."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "openvino_parity.py"
+from tests.helpers.scripts import load_script
+
 EOG = frozenset({2, 9})
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("openvino_parity", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/openvino_parity.py")
 
 
 def test_a_sequence_is_cut_after_its_first_end_token(bench: ModuleType) -> None:
