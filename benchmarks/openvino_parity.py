@@ -371,6 +371,7 @@ def main(argv: list[str] | None = None) -> None:
         lambda: transformers_greedy(model.path, args.threads, args.steps),
         args.fresh_reference,
     )
+    gc.collect()  # the float32 model (about 540 MB for SmolLM2-135M) goes before the others load
     reference = [cut_at_end(ids, eog) for ids in reference]
     ref_len = sum(map(len, reference)) / len(reference)
     print(
