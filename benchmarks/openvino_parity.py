@@ -2,7 +2,7 @@
 built-in EdgeJSON prompts, every runtime fed the same prompt ids.
 
 Usage: flock /tmp/edgebench-cpu.lock python benchmarks/openvino_parity.py
-           [--model smollm2-135m-instruct] [--prompts 20] [--steps 64] [--threads 2]
+           [--model smollm2-135m-instruct] [--prompts 10] [--steps 64] [--threads 2]
            [--skip fp16,int4,gguf,llama.cpp] [--reference-cache FILE] [--fresh-reference]
 
 The first --prompts built-in EdgeJSON examples are rendered with the model's chat template
@@ -18,11 +18,15 @@ compared up to its end.
   fp16, int4 OpenVINO GenAI on the folders `models convert NAME --to openvino` wrote
              (NAME@openvino-fp16, NAME@openvino-int4; convert them first);
   gguf       OpenVINO GenAI reading the Q4_1 GGUF itself (NAME@openvino);
-  llama.cpp  llama-cpp-python on the same GGUF, argmax of each step's logits.
+  llama.cpp  edgebench's llama backend (llama-cpp-python) on the same GGUF, argmax of
+             each step's logits.
 The reference's ids are kept per prompt in --reference-cache (default
 $EDGEBENCH_CACHE/openvino_parity_reference.json), keyed by the model's sha256, the prompt
 ids, --steps and the torch and transformers versions: a rerun, or a run over more
 prompts, decodes only the prompts it lacks (--fresh-reference decodes them all again).
+The reference is the slow part: on 2 cores, uncontended, 26 s to read the GGUF and about
+8 s a prompt at 64 steps (prefill 5 ms a prompt token, 90 ms a step: float32 weights
+read at every step); the default 10 prompts keep a first run to a few minutes.
 Output, flushed as it comes: the reference's line (prompts from the cache, prompts
 decoded, its wall time), then one table row per candidate as soon as it finishes, its
 wall time (loading included) in the last column, so a stopped run shows what it did.
@@ -250,17 +254,18 @@ def openvino_greedy(path: Path, threads: int, steps: int) -> Greedy:
 
 
 def llama_greedy(gguf: Path, threads: int, steps: int) -> Greedy:
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(gguf), n_ctx=2048, n_threads=threads, n_batch=512, verbose=False)
+    """edgebench's llama backend, fed token by token: the logits of each step's last token
+    (llama-cpp-python's `Llama.eval` keeps no logits unless every position's are asked)."""
+    backend = LlamaCppBackend(str(gguf), threads)
+    backend.load(2048)
 
     def run(ids: list[int]) -> list[int]:
-        llm.reset()
-        llm.eval(ids)
+        backend.probe_clear()
+        backend.probe_eval(ids)
         tokens: list[int] = []
         for _ in range(steps):
-            tokens.append(int(np.argmax(llm.scores[llm.n_tokens - 1])))
-            llm.eval([tokens[-1]])
+            tokens.append(int(np.argmax(backend._last_logits())))
+            backend.probe_eval([tokens[-1]])
         return tokens
 
     return run
@@ -314,7 +319,7 @@ def candidate_row(
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--prompts", type=int, default=20)
+    parser.add_argument("--prompts", type=int, default=10)
     parser.add_argument("--steps", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--skip", default="", help="candidates left out: " + ",".join(CANDIDATES))

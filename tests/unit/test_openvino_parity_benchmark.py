@@ -234,5 +234,5 @@ def test_the_reference_cache_defaults_to_edgebench_s_cache(
     args = bench.parse_args(["--skip", "fp16,gguf"])
     assert args.reference_cache == tmp_path / "openvino_parity_reference.json"
     assert args.skip == {"fp16", "gguf"}
-    assert (args.prompts, args.steps, args.fresh_reference) == (20, 64, False)
+    assert (args.prompts, args.steps, args.fresh_reference) == (10, 64, False)
     assert bench.parse_args(["--reference-cache", "r.json"]).reference_cache == Path("r.json")
