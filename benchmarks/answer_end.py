@@ -47,7 +47,7 @@ COMPARED = ("json_exact", "field_f1", "schema_compliance")
 
 def policy_cost(examples: list, model_path: str) -> None:
     backend = LlamaCppBackend(model_path, 1)
-    backend.count_tokens(["x"])  # the vocabulary only
+    backend.load_vocab()
     buf = ctypes.create_string_buffer(64)
     answers = []
     for example in examples:

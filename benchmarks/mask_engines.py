@@ -51,7 +51,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from edgebench.backends.llama_cpp import LlamaCppBackend
+from edgebench.backends.llama_cpp import CandidateArray, LlamaCppBackend
 from edgebench.constraints import gbnf
 from edgebench.constraints.gbnf_depth import nesting_refusal
 from edgebench.constraints.llguidance_mask import (
@@ -107,7 +107,7 @@ class Vocab:
     @classmethod
     def load(cls, path: str) -> Vocab:
         backend = LlamaCppBackend(path, 1)
-        backend.count_tokens(["x"])  # loads the vocabulary only
+        backend.load_vocab()
         L, vocab = backend.L, backend.vocab
         return cls(backend, L.llama_vocab_n_tokens(vocab), L.llama_vocab_eos(vocab))
 
@@ -255,14 +255,14 @@ class XgrammarEngine:
 class GbnfWalker:
     """llama.cpp's grammar sampler over a full-vocabulary candidate array."""
 
-    def __init__(self, L: Any, sampler: Any, candidates: Candidates) -> None:
+    def __init__(self, L: Any, sampler: Any, candidates: CandidateArray) -> None:
         self.L, self.sampler, self.candidates = L, sampler, candidates
 
     def start(self) -> None:
         self.L.llama_sampler_reset(self.sampler)
 
     def prepare(self) -> None:
-        self.candidates.refill()  # the grammar wrote -inf into the last one
+        self.candidates.refill(0.0)  # the grammar wrote -inf into the last one
 
     def mask(self) -> None:
         self.L.llama_sampler_apply(self.sampler, self.candidates.pointer)
@@ -278,35 +278,13 @@ class GbnfWalker:
         self.L.llama_sampler_accept(self.sampler, token)
 
 
-class Candidates:
-    """A reusable llama_token_data_array over the vocabulary, refilled before each mask
-    (outside the timed call) because the grammar writes -inf into it."""
-
-    def __init__(self, L: Any, n_vocab: int) -> None:
-        fields = [("id", np.int32), ("logit", np.float32), ("p", np.float32)]
-        self.data = np.zeros(n_vocab, dtype=fields)
-        self.data["id"] = np.arange(n_vocab, dtype=np.int32)
-        self.array = L.llama_token_data_array(
-            data=self.data.ctypes.data_as(ctypes.POINTER(L.llama_token_data)),
-            size=n_vocab,
-            selected=-1,
-            sorted=False,
-        )
-        self.pointer = ctypes.pointer(self.array)
-        self.n_vocab = n_vocab
-
-    def refill(self) -> None:
-        self.array.size, self.array.selected, self.array.sorted = self.n_vocab, -1, False
-        self.data["logit"] = 0.0
-
-
 class GbnfEngine:
     name = "gbnf"
 
     def __init__(self, vocab: Vocab) -> None:
         self.L, self.vocab = vocab.backend.L, vocab.backend.vocab
         self.version = f"llama-cpp-python {self.L.__version__}"
-        self.candidates = Candidates(self.L, vocab.n_vocab)
+        self.candidates = CandidateArray(self.L, vocab.n_vocab)
         self.samplers: list[Any] = []
         self.last_text = ""
 

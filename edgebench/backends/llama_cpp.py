@@ -157,7 +157,7 @@ class LlamaCppBackend:
         self.llg: Any = None  # llguidance module and tokenizer, for the mask mode
         self.llg_tokenizer: Any = None
         self.token_mask: TokenMask | None = None
-        self._candidates: _Candidates | None = None
+        self._candidates: CandidateArray | None = None
         self._compiled = CompiledConstraints(constraint_mode, self._compile)
         self._kv_prefix: _KvPrefix | None = None  # what the KV cache holds (--prefix-cache)
         self._prefix_tokens: dict[str, list[int]] = {}
@@ -174,9 +174,13 @@ class LlamaCppBackend:
         self.model = model
         self.vocab = self.L.llama_model_get_vocab(model)
 
-    def count_tokens(self, prompts: list[str]) -> list[int]:
+    def load_vocab(self) -> None:
+        """The vocabulary alone (no weights), unless the model is loaded already."""
         if self.model is None:
             self._load_model(vocab_only=True)
+
+    def count_tokens(self, prompts: list[str]) -> list[int]:
+        self.load_vocab()
         return [len(self._tokenize(p)) for p in prompts]
 
     def load(self, n_ctx: int) -> LoadInfo:
@@ -527,9 +531,9 @@ class LlamaCppBackend:
         n_vocab = self.L.llama_vocab_n_tokens(self.vocab)
         return np.ctypeslib.as_array(self.L.llama_get_logits_ith(self.ctx, -1), shape=(n_vocab,))
 
-    def _candidate_buffer(self) -> _Candidates:
+    def _candidate_buffer(self) -> CandidateArray:
         if self._candidates is None:
-            self._candidates = _Candidates(self.L, self.L.llama_vocab_n_tokens(self.vocab))
+            self._candidates = CandidateArray(self.L, self.L.llama_vocab_n_tokens(self.vocab))
         return self._candidates
 
     # -- speed probe (edgebench bench) ------------------------------------------------
@@ -579,9 +583,10 @@ class _KvPrefix:
     valid: int
 
 
-class _Candidates:
+class CandidateArray:
     """A reusable llama_token_data_array over the whole vocabulary, backed by numpy, for
-    applying a llama.cpp sampler (the grammar) to the logits from Python."""
+    applying a llama.cpp sampler (the grammar) to logits from Python (also used by
+    benchmarks/mask_engines.py)."""
 
     def __init__(self, L: Any, n_vocab: int) -> None:
         fields = [("id", np.int32), ("logit", np.float32), ("p", np.float32)]
@@ -596,9 +601,10 @@ class _Candidates:
         self.pointer = ctypes.pointer(self.array)
         self.n_vocab = n_vocab
 
-    def refill(self, logits: np.ndarray) -> np.ndarray:
-        """Fresh logits in vocabulary order; returns them as a float array the grammar
-        marks with -inf (a view: `scores` and the C array are the same memory)."""
+    def refill(self, logits: np.ndarray | float) -> np.ndarray:
+        """Fresh logits in vocabulary order (a scalar: the same for every token); returns
+        them as a float array the grammar marks with -inf (a view: `scores` and the C
+        array are the same memory)."""
         self.array.size, self.array.selected, self.array.sorted = self.n_vocab, -1, False
         self.data["logit"] = logits
         return self.data["logit"]

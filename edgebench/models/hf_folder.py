@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from edgebench.environ import temporary_environ
 from edgebench.errors import UserError
@@ -58,24 +59,41 @@ def set_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
+def gguf_model(gguf: Path) -> Any:
+    """transformers' model read from the GGUF, weights de-quantized to float32 (what
+    `gguf_to_transformers` saves; benchmarks/openvino_parity.py decodes on it as is)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    with _readable(gguf):
+        return AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
+
+
 def gguf_to_transformers(gguf: Path, hf_dir: Path) -> None:
     """transformers reads the GGUF (weights de-quantized to float32, its tokenizer) and
     saves it as a plain transformers folder."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
+
+    with _readable(gguf):
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = gguf_model(gguf)
+    model.save_pretrained(hf_dir)
+    tokenizer.save_pretrained(hf_dir)
+
+
+@contextlib.contextmanager
+def _readable(gguf: Path) -> Iterator[None]:
+    """transformers' own messages muted; its refusals as one line."""
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-        )
+        yield
     except (ValueError, KeyError, NotImplementedError, RuntimeError) as exc:
         raise UserError(f"transformers cannot read {gguf.name}: {first_line(exc)}") from None
-    model.save_pretrained(hf_dir)
-    tokenizer.save_pretrained(hf_dir)
 
 
 def first_line(exc: BaseException) -> str:

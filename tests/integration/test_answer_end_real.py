@@ -77,7 +77,7 @@ def test_the_loop_rule_flags_no_answer_that_ended_by_itself(
     policy_run: Path, smollm2: Path
 ) -> None:
     backend = LlamaCppBackend(str(smollm2), 1)
-    backend.count_tokens(["x"])  # the vocabulary only
+    backend.load_vocab()
     ended = [
         s
         for samples in arms(policy_run).values()

@@ -4,24 +4,17 @@ benchmarks/gguf_header_memory.py prints it, through the same functions."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "gguf_header_memory.py"
+from tests.helpers.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gguf_header_memory", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/gguf_header_memory.py")
 
 
 # u16 arrays at the acceptance size; a vocabulary of one-byte tokens (every length walked)

@@ -4,19 +4,16 @@ marked `<!-- output: CMD -->` equals CMD's output over the stored example run
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
 from edgebench.cli.app import main
+from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).parents[2]
-_spec = importlib.util.spec_from_file_location("docs_outputs", ROOT / "scripts" / "docs_outputs.py")
-assert _spec is not None and _spec.loader is not None
-docs_outputs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(docs_outputs)
+docs_outputs = load_script("scripts/docs_outputs.py")
 
 MARKED = [page for page in docs_outputs.pages() if docs_outputs.MARK.search(page.read_text())]
 # Commands that build a whole run, database or dataset (about 1-2 s each on 2 cores): their

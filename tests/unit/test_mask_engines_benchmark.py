@@ -4,26 +4,18 @@ measured by running the benchmark, not here."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
-BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "mask_engines.py"
+from tests.helpers.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mask_engines", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/mask_engines.py")
 
 
 class FakeWalker:
