@@ -48,6 +48,11 @@ class PsutilTimes:
         return psutil.cpu_times()._asdict()
 
     def process(self, pid: int) -> float | None:
+        if pid == os.getpid():
+            # times(2), not /proc/self/stat: qemu-user (an emulated Pi) fakes that file
+            # with zero CPU times, which made all of our own work count as others'
+            own = os.times()
+            return own.user + own.system
         try:
             process = self._processes.get(pid) or psutil.Process(pid)
             self._processes[pid] = process

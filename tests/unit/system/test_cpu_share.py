@@ -3,11 +3,20 @@ and this process's CPU times."""
 
 from __future__ import annotations
 
+import os
 from collections import namedtuple
 
 import pytest
 
-from edgebench.system.cpu_share import CONTENDED_SHARE, CpuMeter, CpuShare, CpuSnapshot, contended
+from edgebench.system import cpu_share
+from edgebench.system.cpu_share import (
+    CONTENDED_SHARE,
+    CpuMeter,
+    CpuShare,
+    CpuSnapshot,
+    PsutilTimes,
+    contended,
+)
 
 # psutil.cpu_times() on Linux: guest time is already inside user time.
 Times = namedtuple("Times", "user nice system idle iowait irq softirq steal guest guest_nice")
@@ -72,6 +81,27 @@ def test_snapshots_read_this_machine_and_this_process() -> None:
     share = meter.share(before, after)
     assert share.others is not None and share.steal is not None
     assert 0.0 <= share.others <= 1.0 and 0.0 <= share.steal <= 1.0
+
+
+def test_our_own_time_comes_from_times_not_proc_stat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """qemu-user answers /proc/self/stat with zero CPU times: our own seconds are read
+    with times(2), which it passes through; other processes' still through psutil."""
+    fake = os.times_result((1.25, 0.5, 0.0, 0.0, 0.0))
+    monkeypatch.setattr(cpu_share.os, "times", lambda: fake)
+    monkeypatch.setattr(cpu_share.psutil, "Process", _ZeroProcess)
+    source = PsutilTimes()
+    assert source.process(os.getpid()) == pytest.approx(1.75)
+    assert source.process(os.getpid() + 1) == 0.0
+
+
+class _ZeroProcess:
+    """A psutil.Process whose /proc/PID/stat reads as zero CPU time (as under qemu-user)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def cpu_times(self) -> object:
+        return namedtuple("pcputimes", "user system")(0.0, 0.0)
 
 
 def test_the_worker_counts_as_ours_and_its_seconds_are_its_own() -> None:
