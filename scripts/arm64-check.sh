@@ -16,8 +16,8 @@
 # `python3 -m venv .venv && . .venv/bin/activate && ./install.sh`; then pulls the default
 # model, runs `edgebench doctor` and `edgebench run --limit 3 --constraint none,mask`
 # (with --retime none: emulated speed is not measured, and re-timing an example another
-# process slowed would only decode it again at ~3 tokens/s).
-# The emulated run takes about 1.5 h per CPU model; one stopped (SIGTERM) is resumed by
+# process slowed would only decode it again at ~1 token/s).
+# The emulated run takes about an hour per CPU model; one stopped (SIGTERM) is resumed by
 # the next check from where it stopped.
 # Last, the Cortex-A76 build under QEMU_CPU=cortex-a72 must be refused in one line
 # (exit 1) before any example. Every step prints its time.
@@ -179,7 +179,7 @@ check_cpu() {
   step "$cpu: edgebench doctor" in_root "$cpu" \
     "cd /root/edgebench && . $venv/bin/activate && edgebench doctor"
   [ "$no_run" -eq 0 ] || return 0
-  # An emulated run takes about 1.5 h per CPU model: a stopped one is resumed, not redone
+  # An emulated run takes about an hour per CPU model: a stopped one is resumed, not redone
   # (its run folder stays in the root; --clean starts over).
   step "$cpu: edgebench run --limit 3 --constraint none,mask" in_root "$cpu" \
     "cd /root/edgebench && . $venv/bin/activate && \
